@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# Build stage: dev dependencies, compile TypeScript, then drop dev dependencies.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY routes ./routes
+COPY scripts ./scripts
+RUN npm ci --no-audit --no-fund \
+ && npm prune --omit=dev --no-audit --no-fund
+
+# Run stage: production dependencies and the compiled app only.
+FROM node:20-bookworm-slim AS run
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=8080 \
+    SANDBOX_DB=/data/sandbox.db \
+    LOG_LEVEL=info \
+    LOG_PRETTY=false
+WORKDIR /app
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY migrations ./migrations
+COPY fixtures ./fixtures
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --start-interval=200ms --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_sandbox/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["node", "dist/src/cli.js"]
+CMD ["serve"]

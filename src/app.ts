@@ -1,0 +1,73 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import agencyRoutes from '../routes/vendor/agencies.js'
+import clientRoutes from '../routes/vendor/clients.js'
+import controlRoutes from '../routes/sandbox.js'
+import type { Config } from './config.js'
+import { closeDatabase, openDatabase } from './db/database.js'
+import { Clock } from './domain/clock.js'
+import { createSandbox, type Sandbox } from './domain/sandbox.js'
+import type { Fixture } from './fixture/schema.js'
+import { loggerOptions } from './logger.js'
+import { registerErrorHandling } from './plugins/errors.js'
+import { vendorPipeline } from './plugins/vendor.js'
+import { apiVersionConstraint } from './versions/index.js'
+
+export interface AppOptions {
+  /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
+  fixture?: Fixture
+  clock?: Clock
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sandbox: Sandbox
+  }
+}
+
+/** JSON bodies above this are refused (413); attachments have their own limit. */
+export const JSON_BODY_LIMIT = 1024 * 1024
+
+/**
+ * Builds the whole sandbox: database, domain, control plane and vendor API, registered
+ * explicitly and in this order. Used by the server, the CLI and the tests.
+ */
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const db = openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
+  let sandbox: Sandbox
+  try {
+    sandbox = await createSandbox({
+      db,
+      // Read (and validated) only when the database is empty or on reset: starts stay fast.
+      fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
+      fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
+      clock: options.clock ?? new Clock()
+    })
+  } catch (e) {
+    closeDatabase(db)
+    throw e
+  }
+
+  const app = Fastify({
+    logger: loggerOptions(config),
+    bodyLimit: JSON_BODY_LIMIT,
+    connectionTimeout: 60_000,
+    requestTimeout: 60_000,
+    keepAliveTimeout: 65_000,
+    return503OnClosing: true,
+    ajv: { customOptions: { allErrors: true, verbose: true } }
+  })
+  app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
+  app.decorate('sandbox', sandbox)
+  app.addHook('onClose', async () => closeDatabase(db))
+  registerErrorHandling(app)
+
+  await app.register(controlRoutes, { prefix: '/_sandbox', sandbox, config })
+
+  await app.register(async function vendorApi(vendor) {
+    await vendorPipeline(vendor, { sandbox })
+    await vendor.register(agencyRoutes, { sandbox })
+    await vendor.register(clientRoutes, { sandbox })
+  })
+
+  return app
+}

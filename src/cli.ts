@@ -1,0 +1,173 @@
+#!/usr/bin/env node
+import { writeFileSync } from 'node:fs'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
+import { FixtureError, loadFixtureFile } from './fixture/validate.js'
+import { closeOnSignals, startServer } from './server.js'
+
+/** Exit codes scripts can rely on. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
+
+const HELP: Record<string, string> = {
+  main: `agency-sandbox: a local sandbox of the Agency Integration API
+
+Usage: agency-sandbox <command> [options]
+
+Commands:
+  serve        start the sandbox (default command)
+  validate     check a fixture file and print every error with its path
+  generate     write a generated fixture of any size
+
+Run agency-sandbox <command> --help for its options.
+Exit codes: 0 success, 1 failure (invalid fixture, start-up error), 2 usage error.`,
+  serve: `Usage: agency-sandbox serve [options]
+
+Options (each overrides its environment setting):
+  --port N           PORT
+  --host ADDRESS     HOST
+  --db FILE          SANDBOX_DB (a file, or :memory:)
+  --fixtures FILE    SANDBOX_FIXTURES
+  --log-level LEVEL  LOG_LEVEL
+
+Environment settings:
+${SETTINGS.map((s) => `  ${s.env.padEnd(17)} ${s.meaning} (default ${s.default})`).join('\n')}`,
+  validate: `Usage: agency-sandbox validate FILE
+
+Checks a fixture document against the fixture schema and its cross-references.
+Prints every error with its path; exit 0 when valid, 1 when not.`,
+  generate: `Usage: agency-sandbox generate [options]
+
+Options:
+  --agencies N   number of agencies (default 1)
+  --clients M    clients per agency (default 1000)
+  --seed S       random seed; the same seed gives the same fixture (default 1)
+  --out FILE     where to write the fixture (default: standard output)`
+}
+
+class UsageError extends Error {}
+
+function parse(args: string[], options: ParseArgsConfig['options']): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    return { values: values as Record<string, string | boolean | undefined>, positionals }
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+}
+
+function intOption(name: string, value: string | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be a whole number >= ${min}, got '${value}'`)
+  return Number(value)
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' },
+    fixtures: { type: 'string' }, 'log-level': { type: 'string' }
+  })
+  if (values.help === true) return help('serve')
+  const env = { ...process.env }
+  if (typeof values.port === 'string') env.PORT = values.port
+  if (typeof values.host === 'string') env.HOST = values.host
+  if (typeof values.db === 'string') env.SANDBOX_DB = values.db
+  if (typeof values.fixtures === 'string') env.SANDBOX_FIXTURES = values.fixtures
+  if (typeof values['log-level'] === 'string') env.LOG_LEVEL = values['log-level']
+  const config: Config = loadConfig(env)
+  const server = await startServer(config)
+  const { sandbox } = server.app
+  server.app.log.info(
+    { url: server.url, db: config.db, seeded: sandbox.seededNow ? config.fixtures : 'kept existing data' },
+    `agency-sandbox ${config.version} listening on ${server.url}`
+  )
+  closeOnSignals(server, (code) => process.exit(code))
+  return -1
+}
+
+function validate(args: string[]): number {
+  const { positionals, values } = parse(args, {})
+  if (values.help === true) return help('validate')
+  if (positionals.length !== 1) throw new UsageError('validate takes exactly one FILE')
+  try {
+    loadFixtureFile(positionals[0])
+    console.log(`${positionals[0]}: valid fixture`)
+    return EXIT.ok
+  } catch (e) {
+    if (!(e instanceof FixtureError)) throw e
+    console.error(`${positionals[0]}: ${e.errors.length} error${e.errors.length === 1 ? '' : 's'}`)
+    for (const err of e.errors) console.error(`  ${err.field}: ${err.message}`)
+    return EXIT.failed
+  }
+}
+
+async function generate(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    agencies: { type: 'string' }, clients: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }
+  })
+  if (values.help === true) return help('generate')
+  const agencies = intOption('agencies', values.agencies as string | undefined, 1, 1)
+  const clients = intOption('clients', values.clients as string | undefined, 1000, 0)
+  const seed = intOption('seed', values.seed as string | undefined, 1, 0)
+  const out = values.out as string | undefined
+  const { generateFixture } = await import('./fixture/generate.js')
+  const started = Date.now()
+  const tty = process.stderr.isTTY === true && out !== undefined
+  const total = agencies * clients
+  const fixture = generateFixture({
+    agencies, clients, seed,
+    onProgress: tty
+      ? (done: number) => {
+          const width = 30
+          const filled = Math.round((done / Math.max(total, 1)) * width)
+          process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} clients`)
+        }
+      : undefined
+  })
+  const text = JSON.stringify(fixture) + '\n'
+  if (out === undefined) process.stdout.write(text)
+  else writeFileSync(out, text)
+  if (tty) process.stderr.write('\n')
+  if (out !== undefined) console.error(`wrote ${out}: ${agencies} agencies x ${clients} clients in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  return EXIT.ok
+}
+
+function help(command: string): number {
+  console.log(HELP[command] ?? HELP.main)
+  return EXIT.ok
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv
+  try {
+    switch (command) {
+      case undefined:
+      case 'serve':
+        return await serve(rest)
+      case '--help':
+      case '-h':
+      case 'help':
+        return help(rest[0] ?? 'main')
+      case 'validate':
+        return validate(rest)
+      case 'generate':
+        return await generate(rest)
+      default:
+        if (command.startsWith('-')) return await serve(argv)
+        throw new UsageError(`unknown command '${command}'`)
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      console.error(`agency-sandbox: ${e.message}\n\n${HELP[command ?? 'main'] ?? HELP.main}`)
+      return EXIT.usage
+    }
+    if (e instanceof ConfigError || e instanceof FixtureError) {
+      console.error(`agency-sandbox: ${e.message}`)
+      return EXIT.failed
+    }
+    console.error('agency-sandbox: failed to start:', e)
+    return EXIT.failed
+  }
+}
+
+const code = await main(process.argv.slice(2))
+if (code >= 0) process.exitCode = code

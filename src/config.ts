@@ -1,0 +1,83 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/**
+ * Settings of the sandbox. This is the only module that reads the environment
+ * (`loadConfig(process.env)` in the entry points); everything else receives a Config.
+ */
+
+export interface Config {
+  port: number
+  host: string
+  /** SQLite file, or ':memory:'. */
+  db: string
+  /** Fixture file that seeds an empty database and that reset returns to. */
+  fixtures: string
+  logLevel: string
+  /** Pretty, human-readable logs (default: when stdout is a terminal). */
+  prettyLogs: boolean
+  migrationsDir: string
+  version: string
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'ConfigError'
+  }
+}
+
+/** The package root (holds package.json, migrations/ and fixtures/), from src/ or dist/src/. */
+export const ROOT = (() => {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir)
+    if (up === dir) throw new Error('agency-sandbox: cannot find package.json above ' + fileURLToPath(import.meta.url))
+    dir = up
+  }
+  return dir
+})()
+
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** Documented settings: environment name, default, meaning (also printed by `--help`). */
+export const SETTINGS = [
+  { env: 'PORT', default: '8080', meaning: 'TCP port to listen on (0 picks a free port)' },
+  { env: 'HOST', default: '127.0.0.1', meaning: 'address to bind; 0.0.0.0 in containers' },
+  { env: 'SANDBOX_DB', default: './data/sandbox.db', meaning: 'SQLite database file, or :memory:' },
+  { env: 'SANDBOX_FIXTURES', default: '<package>/fixtures/demo.json', meaning: 'fixture that seeds an empty database and that reset returns to' },
+  { env: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
+  { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' }
+] as const
+
+function parseBool(name: string, value: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(value)) return true
+  if (/^(0|false|no|off)$/i.test(value)) return false
+  throw new ConfigError(`${name}=${value} is not a boolean; use true or false`)
+}
+
+export type Env = Record<string, string | undefined>
+
+/** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const portText = env.PORT ?? '8080'
+  const port = Number(portText)
+  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`PORT=${portText} is not a port number (0-65535)`)
+  const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase()
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL=${env.LOG_LEVEL} is not one of ${LOG_LEVELS.join(', ')}`)
+  const dbFile = env.SANDBOX_DB ?? './data/sandbox.db'
+  return {
+    port,
+    host: env.HOST ?? '127.0.0.1',
+    db: dbFile === ':memory:' ? dbFile : resolve(dbFile),
+    fixtures: resolve(env.SANDBOX_FIXTURES ?? join(ROOT, 'fixtures', 'demo.json')),
+    logLevel,
+    prettyLogs: env.LOG_PRETTY === undefined ? process.stdout.isTTY === true : parseBool('LOG_PRETTY', env.LOG_PRETTY),
+    migrationsDir: join(ROOT, 'migrations'),
+    version: PACKAGE_VERSION,
+    ...overrides
+  }
+}

@@ -1,0 +1,62 @@
+import Database from 'better-sqlite3'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+
+export type Db = Database.Database
+
+export interface OpenOptions {
+  /** File path, or ':memory:'. */
+  file: string
+  /** Folder of numbered `NNN-name.sql` migrations. */
+  migrationsDir: string
+}
+
+/**
+ * Opens (creating if needed) and migrates the database. WAL on file databases,
+ * foreign keys on, synchronous=NORMAL: in WAL mode a committed transaction survives a crash of the process (only an OS crash or power loss can lose the last commits).
+ */
+export function openDatabase({ file, migrationsDir }: OpenOptions): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+  const db = new Database(file, { timeout: 5000 })
+  if (file !== ':memory:') db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('foreign_keys = ON')
+  migrate(db, migrationsDir)
+  return db
+}
+
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export function listMigrations(dir: string): Migration[] {
+  return readdirSync(dir)
+    .map((name) => /^(\d+)-[\w-]+\.sql$/.exec(name))
+    .filter((m): m is RegExpExecArray => m !== null)
+    .map((m) => ({ version: Number(m[1]), name: m[0], sql: readFileSync(join(dir, m[0]), 'utf8') }))
+    .sort((a, b) => a.version - b.version)
+}
+
+/** Applies, each in its own transaction, every migration above PRAGMA user_version. */
+export function migrate(db: Db, dir: string): number {
+  const current = db.pragma('user_version', { simple: true }) as number
+  const pending = listMigrations(dir).filter((m) => m.version > current)
+  for (const m of pending) {
+    db.transaction(() => {
+      db.exec(m.sql)
+      db.pragma(`user_version = ${m.version}`)
+    }).immediate()
+  }
+  return db.pragma('user_version', { simple: true }) as number
+}
+
+export function closeDatabase(db: Db): void {
+  if (!db.open) return
+  try {
+    db.pragma('optimize')
+  } finally {
+    db.close()
+  }
+}

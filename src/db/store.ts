@@ -1,0 +1,326 @@
+import type { Db } from './database.js'
+
+/**
+ * Every SQL statement of the sandbox, prepared once per database, with row mappers at the
+ * edge: callers never see raw rows or 0/1 booleans.
+ */
+
+export interface IntegrationRow {
+  clientId: string
+  clientSecret: string
+  name: string
+}
+
+export interface AgencyRow {
+  agencyId: number
+  name: string
+  active: boolean
+  connected: boolean
+  supportsIncludes: boolean
+  defaultOfficeId: number
+  defaultUsers: Record<string, number>
+}
+
+export interface SubscriptionRow {
+  clientId: string
+  agencyId: number
+  scopes: string[]
+  optedOut: boolean
+}
+
+export interface OfficeRow {
+  officeId: number
+  officeDescription: string
+  subAgencyName: string
+  primaryOffice: boolean
+  addressLine1: string
+  addressLine2: string
+  city: string
+  state: string
+  zipcode: string
+}
+
+export interface UserRow {
+  userId: number
+  username: string
+  firstName: string | null
+  lastName: string | null
+  email: string | null
+  homeOffice: number | null
+  active: boolean
+}
+
+/** A client as stored: each data group is the JSON text the vendor API answers. */
+export interface ClientRow {
+  agencyId: number
+  clientNumber: number
+  deleted: boolean
+  modifiedMs: number
+  officeId: number
+  details: string
+  people: string
+  contacts: string
+  claims: string
+  policies: string
+  invoices: string
+}
+
+export interface PolicyKey {
+  policyId: string
+  policyNumber: string
+  policyIndex: number
+}
+
+const bool = (v: unknown): boolean => v === 1
+const int = (v: boolean | undefined): number => (v === true ? 1 : 0)
+
+interface RawAgency {
+  agency_id: number; name: string; active: number; connected: number; supports_includes: number
+  default_office_id: number; default_users: string
+}
+const toAgency = (r: RawAgency): AgencyRow => ({
+  agencyId: r.agency_id,
+  name: r.name,
+  active: bool(r.active),
+  connected: bool(r.connected),
+  supportsIncludes: bool(r.supports_includes),
+  defaultOfficeId: r.default_office_id,
+  defaultUsers: JSON.parse(r.default_users) as Record<string, number>
+})
+
+interface RawClient {
+  agency_id: number; client_number: number; deleted: number; modified_ms: number; office_id: number
+  details: string; people: string; contacts: string; claims: string; policies: string; invoices: string
+}
+const toClient = (r: RawClient): ClientRow => ({
+  agencyId: r.agency_id,
+  clientNumber: r.client_number,
+  deleted: bool(r.deleted),
+  modifiedMs: r.modified_ms,
+  officeId: r.office_id,
+  details: r.details,
+  people: r.people,
+  contacts: r.contacts,
+  claims: r.claims,
+  policies: r.policies,
+  invoices: r.invoices
+})
+
+interface RawUser {
+  user_id: number; username: string; first_name: string | null; last_name: string | null
+  email: string | null; home_office: number | null; active: number
+}
+const toUser = (r: RawUser): UserRow => ({
+  userId: r.user_id,
+  username: r.username,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  email: r.email,
+  homeOffice: r.home_office,
+  active: bool(r.active)
+})
+
+interface RawOffice {
+  office_id: number; office_description: string; sub_agency_name: string; primary_office: number
+  address_line1: string; address_line2: string; city: string; state: string; zipcode: string
+}
+const toOffice = (r: RawOffice): OfficeRow => ({
+  officeId: r.office_id,
+  officeDescription: r.office_description,
+  subAgencyName: r.sub_agency_name,
+  primaryOffice: bool(r.primary_office),
+  addressLine1: r.address_line1,
+  addressLine2: r.address_line2,
+  city: r.city,
+  state: r.state,
+  zipcode: r.zipcode
+})
+
+const CLIENT_COLUMNS =
+  'agency_id, client_number, deleted, modified_ms, office_id, details, people, contacts, claims, policies, invoices'
+
+export function createStore(db: Db) {
+  const s = {
+    getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+    setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+
+    getIntegration: db.prepare<[string], { client_id: string; client_secret: string; name: string }>(
+      'SELECT client_id, client_secret, name FROM integrations WHERE client_id = ?'
+    ),
+    listIntegrations: db.prepare<[], { client_id: string; client_secret: string; name: string }>(
+      'SELECT client_id, client_secret, name FROM integrations ORDER BY rowid'
+    ),
+    insertIntegration: db.prepare('INSERT INTO integrations (client_id, client_secret, name) VALUES (?, ?, ?)'),
+
+    getAgency: db.prepare<[number], RawAgency>('SELECT * FROM agencies WHERE agency_id = ?'),
+    listAgencies: db.prepare<[], RawAgency>('SELECT * FROM agencies ORDER BY rowid'),
+    insertAgency: db.prepare(
+      `INSERT INTO agencies (agency_id, name, active, connected, supports_includes, default_office_id, default_users)
+       VALUES (@agencyId, @name, @active, @connected, @supportsIncludes, @defaultOfficeId, @defaultUsers)`
+    ),
+
+    getSubscription: db.prepare<[string, number], { scopes: string; opted_out: number }>(
+      'SELECT scopes, opted_out FROM subscriptions WHERE client_id = ? AND agency_id = ?'
+    ),
+    listSubscriptions: db.prepare<[string], { agency_id: number; scopes: string; opted_out: number }>(
+      'SELECT agency_id, scopes, opted_out FROM subscriptions WHERE client_id = ? ORDER BY position, agency_id'
+    ),
+    listAllSubscriptions: db.prepare<[], { client_id: string; agency_id: number; scopes: string; opted_out: number }>(
+      'SELECT client_id, agency_id, scopes, opted_out FROM subscriptions ORDER BY client_id, position, agency_id'
+    ),
+    insertSubscription: db.prepare(
+      'INSERT INTO subscriptions (client_id, agency_id, scopes, opted_out, position) VALUES (?, ?, ?, ?, ?)'
+    ),
+
+    listOffices: db.prepare<[number], RawOffice>('SELECT * FROM offices WHERE agency_id = ? ORDER BY office_id'),
+    insertOffice: db.prepare(
+      `INSERT INTO offices (agency_id, office_id, office_description, sub_agency_name, primary_office,
+         address_line1, address_line2, city, state, zipcode)
+       VALUES (@agencyId, @officeId, @officeDescription, @subAgencyName, @primaryOffice,
+         @addressLine1, @addressLine2, @city, @state, @zipcode)`
+    ),
+
+    listUsers: db.prepare<[number], RawUser>('SELECT * FROM users WHERE agency_id = ? ORDER BY user_id'),
+    listActiveUsers: db.prepare<[number], RawUser>('SELECT * FROM users WHERE agency_id = ? AND active = 1 ORDER BY user_id'),
+    insertUser: db.prepare(
+      `INSERT INTO users (agency_id, user_id, username, first_name, last_name, email, home_office, active)
+       VALUES (@agencyId, @userId, @username, @firstName, @lastName, @email, @homeOffice, @active)`
+    ),
+
+    clientIdsAll: db
+      .prepare<{ agencyId: number; deleted: number; officeId: number | null }, number>(
+        `SELECT client_number FROM clients INDEXED BY clients_ids
+         WHERE agency_id = @agencyId AND deleted = @deleted AND (@officeId IS NULL OR office_id = @officeId)
+         ORDER BY client_number`
+      )
+      .pluck(),
+    clientIdsSince: db
+      .prepare<{ agencyId: number; deleted: number; officeId: number | null; since: number }, number>(
+        `SELECT client_number FROM clients INDEXED BY clients_changed
+         WHERE agency_id = @agencyId AND deleted = @deleted AND modified_ms > @since
+           AND (@officeId IS NULL OR office_id = @officeId)
+         ORDER BY client_number`
+      )
+      .pluck(),
+    getClient: db.prepare<[number, number], RawClient>(
+      `SELECT ${CLIENT_COLUMNS} FROM clients WHERE agency_id = ? AND client_number = ?`
+    ),
+    getClientsIn: db.prepare<[number, string], RawClient>(
+      `SELECT ${CLIENT_COLUMNS} FROM clients
+       WHERE agency_id = ? AND deleted = 0 AND client_number IN (SELECT value FROM json_each(?))`
+    ),
+    listClients: db.prepare<[number], RawClient>(
+      `SELECT ${CLIENT_COLUMNS} FROM clients WHERE agency_id = ? ORDER BY client_number`
+    ),
+    searchByPolicyNumber: db.prepare<{ agencyId: number; policyNumber: string }, RawClient>(
+      `SELECT ${CLIENT_COLUMNS.split(', ').map((c) => 'c.' + c).join(', ')} FROM clients c
+       WHERE c.agency_id = @agencyId AND c.deleted = 0 AND c.client_number IN
+         (SELECT p.client_number FROM policies p WHERE p.agency_id = @agencyId AND p.policy_number = @policyNumber)
+       ORDER BY c.client_number`
+    ),
+    insertClient: db.prepare(
+      `INSERT INTO clients (${CLIENT_COLUMNS})
+       VALUES (@agencyId, @clientNumber, @deleted, @modifiedMs, @officeId, @details, @people, @contacts, @claims, @policies, @invoices)`
+    ),
+    maxClientNumber: db.prepare<[number], { n: number | null }>('SELECT max(client_number) AS n FROM clients WHERE agency_id = ?'),
+    countClients: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM clients'),
+
+    insertPolicy: db.prepare(
+      'INSERT OR IGNORE INTO policies (agency_id, client_number, policy_id, policy_number, policy_index) VALUES (?, ?, ?, ?, ?)'
+    ),
+    listClientPolicies: db.prepare<[number, number], { policy_id: string; policy_number: string; policy_index: number }>(
+      'SELECT policy_id, policy_number, policy_index FROM policies WHERE agency_id = ? AND client_number = ? ORDER BY policy_index'
+    )
+  }
+
+  const parseSubscription = (clientId: string, r: { agency_id: number; scopes: string; opted_out: number }): SubscriptionRow => ({
+    clientId,
+    agencyId: r.agency_id,
+    scopes: JSON.parse(r.scopes) as string[],
+    optedOut: bool(r.opted_out)
+  })
+
+  return {
+    getMeta: (key: string): string | undefined => s.getMeta.get(key)?.value,
+    setMeta: (key: string, value: string): void => void s.setMeta.run(key, value),
+
+    getIntegration(clientId: string): IntegrationRow | undefined {
+      const r = s.getIntegration.get(clientId)
+      return r === undefined ? undefined : { clientId: r.client_id, clientSecret: r.client_secret, name: r.name }
+    },
+    listIntegrations: (): IntegrationRow[] =>
+      s.listIntegrations.all().map((r) => ({ clientId: r.client_id, clientSecret: r.client_secret, name: r.name })),
+    insertIntegration: (i: IntegrationRow): void => void s.insertIntegration.run(i.clientId, i.clientSecret, i.name),
+
+    getAgency(agencyId: number): AgencyRow | undefined {
+      const r = s.getAgency.get(agencyId)
+      return r === undefined ? undefined : toAgency(r)
+    },
+    listAgencies: (): AgencyRow[] => s.listAgencies.all().map(toAgency),
+    insertAgency(a: AgencyRow): void {
+      s.insertAgency.run({
+        agencyId: a.agencyId, name: a.name, active: int(a.active), connected: int(a.connected),
+        supportsIncludes: int(a.supportsIncludes), defaultOfficeId: a.defaultOfficeId, defaultUsers: JSON.stringify(a.defaultUsers)
+      })
+    },
+
+    getSubscription(clientId: string, agencyId: number): SubscriptionRow | undefined {
+      const r = s.getSubscription.get(clientId, agencyId)
+      return r === undefined ? undefined : parseSubscription(clientId, { agency_id: agencyId, ...r })
+    },
+    listSubscriptions: (clientId: string): SubscriptionRow[] =>
+      s.listSubscriptions.all(clientId).map((r) => parseSubscription(clientId, r)),
+    listAllSubscriptions: (): SubscriptionRow[] =>
+      s.listAllSubscriptions.all().map((r) => parseSubscription(r.client_id, r)),
+    insertSubscription(sub: SubscriptionRow, position: number): void {
+      s.insertSubscription.run(sub.clientId, sub.agencyId, JSON.stringify(sub.scopes), int(sub.optedOut), position)
+    },
+
+    listOffices: (agencyId: number): OfficeRow[] => s.listOffices.all(agencyId).map(toOffice),
+    insertOffice(agencyId: number, o: OfficeRow): void {
+      s.insertOffice.run({ agencyId, ...o, primaryOffice: int(o.primaryOffice) })
+    },
+
+    listUsers: (agencyId: number): UserRow[] => s.listUsers.all(agencyId).map(toUser),
+    listActiveUsers: (agencyId: number): UserRow[] => s.listActiveUsers.all(agencyId).map(toUser),
+    insertUser(agencyId: number, u: UserRow): void {
+      s.insertUser.run({ agencyId, ...u, active: int(u.active) })
+    },
+
+    clientIds(agencyId: number, opts: { deleted: boolean; officeId: number | null; sinceMs: number | null }): number[] {
+      const base = { agencyId, deleted: int(opts.deleted), officeId: opts.officeId }
+      return opts.sinceMs === null ? s.clientIdsAll.all(base) : s.clientIdsSince.all({ ...base, since: opts.sinceMs })
+    },
+    getClient(agencyId: number, clientNumber: number): ClientRow | undefined {
+      const r = s.getClient.get(agencyId, clientNumber)
+      return r === undefined ? undefined : toClient(r)
+    },
+    /** Live (not deleted) clients among the given numbers, in no particular order. */
+    getClientsIn: (agencyId: number, clientNumbers: number[]): ClientRow[] =>
+      s.getClientsIn.all(agencyId, JSON.stringify(clientNumbers)).map(toClient),
+    listClients: (agencyId: number): ClientRow[] => s.listClients.all(agencyId).map(toClient),
+    searchByPolicyNumber: (agencyId: number, policyNumber: string): ClientRow[] =>
+      s.searchByPolicyNumber.all({ agencyId, policyNumber }).map(toClient),
+    insertClient(c: ClientRow): void {
+      s.insertClient.run({ ...c, deleted: int(c.deleted) })
+    },
+    maxClientNumber: (agencyId: number): number => s.maxClientNumber.get(agencyId)?.n ?? 0,
+    countClients: (): number => s.countClients.get()?.n ?? 0,
+
+    insertPolicy(agencyId: number, clientNumber: number, p: PolicyKey): void {
+      s.insertPolicy.run(agencyId, clientNumber, p.policyId, p.policyNumber, p.policyIndex)
+    },
+    listClientPolicies: (agencyId: number, clientNumber: number): PolicyKey[] =>
+      s.listClientPolicies.all(agencyId, clientNumber).map((r) => ({
+        policyId: r.policy_id, policyNumber: r.policy_number, policyIndex: r.policy_index
+      })),
+
+    /** Deletes every row of the world (not the schema), children first. */
+    clearAll(): void {
+      db.exec('DELETE FROM policies; DELETE FROM clients; DELETE FROM users; DELETE FROM offices; DELETE FROM subscriptions; DELETE FROM agencies; DELETE FROM integrations;')
+    },
+    transaction: <T>(fn: () => T): T => db.transaction(fn)()
+  }
+}
+
+export type Store = ReturnType<typeof createStore>

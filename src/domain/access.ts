@@ -1,0 +1,52 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { AgencyRow, IntegrationRow, Store } from '../db/store.js'
+import { agencyUnavailable, scopeMissing } from '../errors.js'
+import type { AgencyEntry } from '../schemas/agency.js'
+import type { Scope } from '../schemas/common.js'
+
+/** What an integration may do with one agency. */
+export interface Grant {
+  agency: AgencyRow
+  scopes: ReadonlySet<string>
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest()
+const NO_SECRET = digest('\u0000no integration\u0000')
+
+export function createAccess(store: Store) {
+  return {
+    /** The integration these credentials belong to; the secret is compared in constant time. */
+    authenticate(clientId: string, clientSecret: string): IntegrationRow | undefined {
+      const integration = store.getIntegration(clientId)
+      const expected = integration === undefined ? NO_SECRET : digest(integration.clientSecret)
+      const matches = timingSafeEqual(expected, digest(clientSecret))
+      return integration !== undefined && matches ? integration : undefined
+    },
+
+    /**
+     * The integration's grant on an agency. Unknown, not subscribed, opted out and inactive
+     * agencies all answer the same 403, so nothing reveals which.
+     */
+    grant(clientId: string, agencyId: number): Grant {
+      const sub = store.getSubscription(clientId, agencyId)
+      if (sub === undefined || sub.optedOut) throw agencyUnavailable()
+      const agency = store.getAgency(agencyId)
+      if (agency === undefined || !agency.active) throw agencyUnavailable()
+      return { agency, scopes: new Set(sub.scopes) }
+    },
+
+    requireScope(grant: Grant, scope: Scope): void {
+      if (!grant.scopes.has(scope)) throw scopeMissing(scope)
+    },
+
+    /** Agencies listed for the integration: subscribed, not opted out, active. */
+    listAgencies(clientId: string): AgencyEntry[] {
+      return store
+        .listSubscriptions(clientId)
+        .filter((s) => !s.optedOut && store.getAgency(s.agencyId)?.active === true)
+        .map((s) => ({ agencyId: s.agencyId, scopes: s.scopes as Scope[] }))
+    }
+  }
+}
+
+export type Access = ReturnType<typeof createAccess>

@@ -1,0 +1,36 @@
+import { badRequest } from '../errors.js'
+import { CLIENT_GROUPS, DEFAULT_GROUPS, type ClientGroup } from '../schemas/client.js'
+
+export interface IncludeResult {
+  /** Groups to populate, in read-model order. */
+  groups: ClientGroup[]
+  /** Groups requested (or due) but not granted: the `Denied` header. */
+  denied: ClientGroup[]
+}
+
+const BY_NAME = new Map<string, ClientGroup>(CLIENT_GROUPS.map((g) => [g.toLowerCase(), g]))
+BY_NAME.set('polcies', 'Policies') // the spec spells it this way in one place
+
+/** Parses `include`: case-insensitive, comma-delimited, spaces trimmed, `Polcies` = `Policies`. */
+export function parseInclude(include: string | undefined): ClientGroup[] | undefined {
+  // An empty value binds as absent (the live service's model binding turns "" into null).
+  if (include === undefined || include.trim() === '') return undefined
+  const items = include.split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const unknown = items.filter((s) => !BY_NAME.has(s.toLowerCase()))
+  if (unknown.length > 0) {
+    const message = `unknown item ${unknown.map((u) => `'${u}'`).join(', ')}; valid items are ${CLIENT_GROUPS.join(', ')}`
+    throw badRequest(`include: ${message}`, [{ field: 'include', message }])
+  }
+  const wanted = new Set(items.map((s) => BY_NAME.get(s.toLowerCase()) as ClientGroup))
+  return CLIENT_GROUPS.filter((g) => wanted.has(g))
+}
+
+/**
+ * Which groups a read returns. `requested` undefined means the default groups; `all` returns
+ * every granted group whatever was requested (version 3.0 agencies without include support).
+ */
+export function resolveGroups(requested: ClientGroup[] | undefined, invoiceOptIn: boolean, all = false): IncludeResult {
+  const asked = all ? [...CLIENT_GROUPS] : requested ?? [...DEFAULT_GROUPS]
+  const denied: ClientGroup[] = asked.includes('Invoices') && !invoiceOptIn ? ['Invoices'] : []
+  return { groups: asked.filter((g) => !denied.includes(g)), denied }
+}

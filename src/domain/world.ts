@@ -1,0 +1,81 @@
+import type { ClientRow, Store } from '../db/store.js'
+import type { Fixture, FixtureClient } from '../fixture/schema.js'
+import { parseTimestamp } from './time.js'
+
+/** Turns a fixture client into its stored form (each group as the JSON the API answers). */
+export function clientToRow(agencyId: number, c: FixtureClient): ClientRow {
+  const policies = (c.policies ?? []).map((p, i) => (p.policyIndex === undefined ? { ...p, policyIndex: i } : p))
+  return {
+    agencyId,
+    clientNumber: c.clientNumber,
+    deleted: c.deleted === true,
+    modifiedMs: parseTimestamp(c.details.modified) ?? 0,
+    officeId: c.details.officeId,
+    details: JSON.stringify(c.details),
+    people: JSON.stringify(c.people ?? []),
+    contacts: JSON.stringify(c.contacts ?? []),
+    claims: JSON.stringify(c.claims ?? []),
+    policies: JSON.stringify(policies),
+    invoices: JSON.stringify(c.invoices ?? [])
+  }
+}
+
+/** Inserts a client and indexes its policies. */
+export function insertClient(store: Store, agencyId: number, c: FixtureClient): void {
+  const row = clientToRow(agencyId, c)
+  store.insertClient(row)
+  ;(c.policies ?? []).forEach((p, i) =>
+    store.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber, policyIndex: p.policyIndex ?? i })
+  )
+}
+
+/** Replaces the whole world with the fixture's, in one transaction. */
+export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso: string): void {
+  store.transaction(() => {
+    store.clearAll()
+    for (const a of fixture.agencies) {
+      store.insertAgency({
+        agencyId: a.agencyId,
+        name: a.name,
+        active: a.active ?? true,
+        connected: a.connected ?? true,
+        supportsIncludes: a.supportsIncludes ?? true,
+        defaultOfficeId: a.defaultOfficeId,
+        defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
+      })
+      for (const o of a.offices) {
+        store.insertOffice(a.agencyId, {
+          officeId: o.officeId,
+          officeDescription: o.officeDescription,
+          subAgencyName: o.subAgencyName,
+          primaryOffice: o.primaryOffice,
+          addressLine1: o.addressLine1,
+          addressLine2: o.addressLine2,
+          city: o.city,
+          state: o.state,
+          zipcode: o.zipcode
+        })
+      }
+      for (const u of a.users) {
+        store.insertUser(a.agencyId, {
+          userId: u.userId,
+          username: u.username,
+          firstName: u.firstName ?? null,
+          lastName: u.lastName ?? null,
+          email: u.email ?? null,
+          homeOffice: u.homeOffice ?? null,
+          active: u.active
+        })
+      }
+      for (const c of a.clients) insertClient(store, a.agencyId, c)
+    }
+    for (const i of fixture.integrations) {
+      store.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
+      i.agencies.forEach((s, position) =>
+        store.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, position)
+      )
+    }
+    store.setMeta('seeded_from', source)
+    store.setMeta('seeded_at', nowIso)
+  })
+}

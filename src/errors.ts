@@ -1,0 +1,108 @@
+import type { Problem } from './schemas/common.js'
+
+/**
+ * The one place error answers are made. The domain throws ApiError; the HTTP layer turns it
+ * into a response with `toResponse`. 401 and the agency 403 answer the documented sentences as
+ * text/plain; everything else is application/problem+json.
+ */
+
+export interface FieldError {
+  field: string
+  message: string
+}
+
+export const MESSAGES = {
+  unauthorized: 'The provided credentials are invalid',
+  agencyUnavailable: 'The requested agency is not available to the vendor',
+  noAgencies: 'No agencies are available to the vendor'
+} as const
+
+const PROBLEM_BASE = 'https://agency-sandbox.dev/problems/'
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    /** Answer the detail as a text/plain sentence instead of a problem body. */
+    readonly plain = false,
+    readonly headers: Record<string, string> = {}
+  ) {
+    super(detail)
+    this.name = 'ApiError'
+  }
+}
+
+export const unauthorized = () =>
+  new ApiError(401, 'unauthorized', 'Unauthorized', MESSAGES.unauthorized, undefined, true, {
+    'www-authenticate': 'Basic realm="Agency Integration API", charset="UTF-8"'
+  })
+
+export const agencyUnavailable = () =>
+  new ApiError(403, 'agency-unavailable', 'Forbidden', MESSAGES.agencyUnavailable, undefined, true)
+
+export const scopeMissing = (scope: string) =>
+  new ApiError(403, 'scope-missing', 'Forbidden',
+    `The agency has not granted the ${scope} scope to this integration; grant it with PATCH /_sandbox/integrations/{clientId}/agencies/{agencyId}`)
+
+export const clientNotFound = (clientNumber: number) =>
+  new ApiError(404, 'client-not-found', 'Not Found', `Client ${clientNumber} does not exist in this agency`)
+
+export const badRequest = (detail: string, errors?: FieldError[]) =>
+  new ApiError(400, 'bad-request', 'Bad Request', detail, errors)
+
+/** One field is wrong: a 400 naming it. */
+export const invalidField = (field: string, message: string) =>
+  badRequest(`${field}: ${message}`, [{ field, message }])
+
+export const validationFailed = (errors: FieldError[]) =>
+  badRequest(
+    errors.length === 1 ? `${errors[0].field}: ${errors[0].message}` : `${errors.length} fields are invalid; see errors`,
+    errors
+  )
+
+export const unsupportedVersion = (value: string) =>
+  new ApiError(400, 'unsupported-version', 'Bad Request',
+    `unsupported version '${value}'; use 4.0 or 3.0, or omit it for version 1`,
+    [{ field: 'version', message: 'must be 4.0 or 3.0, or omitted for version 1' }])
+
+export const routeNotFound = (method: string, path: string, hint?: string) =>
+  new ApiError(404, 'not-found', 'Not Found', `No operation ${method} ${path}${hint === undefined ? '' : `; ${hint}`}`)
+
+export const notFound = (detail: string) => new ApiError(404, 'not-found', 'Not Found', detail)
+
+export const conflict = (detail: string) => new ApiError(409, 'conflict', 'Conflict', detail)
+
+export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'too-many-requests', 'Too Many Requests', detail, undefined, false, {
+    'retry-after': String(retryAfterSeconds)
+  })
+
+export const payloadTooLarge = (detail: string) => new ApiError(413, 'payload-too-large', 'Payload Too Large', detail)
+
+export const unsupportedMediaType = (detail: string) =>
+  new ApiError(415, 'unsupported-media-type', 'Unsupported Media Type', detail)
+
+export const internalError = () =>
+  new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')
+
+export function problemBody(err: ApiError): Problem {
+  const body: Problem = { type: PROBLEM_BASE + err.code, title: err.title, status: err.status, detail: err.detail }
+  if (err.errors !== undefined && err.errors.length > 0) body.errors = err.errors
+  return body
+}
+
+/** Everything the HTTP layer needs to answer an ApiError. */
+export function toResponse(err: ApiError): { status: number; contentType: string; headers: Record<string, string>; body: string } {
+  if (err.plain) {
+    return { status: err.status, contentType: 'text/plain; charset=utf-8', headers: err.headers, body: err.detail }
+  }
+  return {
+    status: err.status,
+    contentType: 'application/problem+json; charset=utf-8',
+    headers: err.headers,
+    body: JSON.stringify(problemBody(err))
+  }
+}

@@ -1,0 +1,5 @@
+export { buildApp, type AppOptions } from './app.js'
+export { loadConfig, type Config } from './config.js'
+export { startServer, type RunningServer } from './server.js'
+export { validateFixture } from './fixture/validate.js'
+export type { Fixture } from './fixture/schema.js'

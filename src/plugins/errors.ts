@@ -1,0 +1,143 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  ApiError, badRequest, internalError, payloadTooLarge, routeNotFound, toResponse, unauthorized,
+  unsupportedMediaType, unsupportedVersion, validationFailed, type FieldError
+} from '../errors.js'
+import { rawVersion, versionOf, UNSUPPORTED } from '../versions/index.js'
+
+interface AjvError {
+  instancePath: string
+  keyword: string
+  message?: string
+  params: Record<string, unknown>
+  parentSchema?: { description?: string }
+}
+
+/** `/People/1/FirstName` → `People[1].FirstName` */
+function jsonPath(instancePath: string, context: string, prefix = ''): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+  let out = prefix
+  for (const p of parts) out = /^\d+$/.test(p) ? `${out}[${p}]` : out === '' ? p : `${out}.${p}`
+  return out === '' ? (context === 'body' ? '(body)' : context) : out
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false',
+  object: 'a JSON object', array: 'a JSON array', null: 'null'
+}
+
+function describe(e: AjvError): { sub?: string; message: string } {
+  const p = e.params
+  switch (e.keyword) {
+    case 'required':
+      return { sub: String(p.missingProperty), message: 'is required' }
+    case 'additionalProperties':
+      return { sub: String(p.additionalProperty), message: 'is not a known field' }
+    case 'type':
+      return { message: `must be ${String(p.type).split(',').map((t) => TYPE_NAMES[t] ?? t).join(' or ')}` }
+    case 'maxLength':
+      return { message: `must be at most ${String(p.limit)} characters` }
+    case 'minLength':
+      return { message: Number(p.limit) === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters` }
+    case 'maxItems':
+      return { message: `must have at most ${String(p.limit)} items` }
+    case 'minItems':
+      return { message: `must have at least ${String(p.limit)} item${Number(p.limit) === 1 ? '' : 's'}` }
+    case 'maximum':
+    case 'minimum':
+    case 'exclusiveMaximum':
+    case 'exclusiveMinimum':
+      return { message: `must be ${String(p.comparison)} ${String(p.limit)}` }
+    case 'pattern':
+    case 'format':
+      return { message: e.parentSchema?.description === undefined ? `has an invalid format (${e.message ?? ''})` : `must be ${e.parentSchema.description}` }
+    case 'enum':
+      return { message: `must be one of ${(p.allowedValues as unknown[]).join(', ')}` }
+    case 'uniqueItems':
+      return { message: 'must not repeat items' }
+    default:
+      return { message: e.message ?? 'is invalid' }
+  }
+}
+
+/** Turns ajv errors into field errors: one per field, unions of literals as "must be one of …". */
+export function fieldErrors(errors: AjvError[], context: string): FieldError[] {
+  const byPath = new Map<string, AjvError[]>()
+  for (const e of errors) byPath.set(e.instancePath, [...(byPath.get(e.instancePath) ?? []), e])
+  const out: FieldError[] = []
+  const seen = new Set<string>()
+  for (const [instancePath, list] of byPath) {
+    const consts = list.filter((e) => e.keyword === 'const')
+    const union = list.find((e) => e.keyword === 'anyOf')
+    let chosen: { field: string; message: string }[]
+    if (union !== undefined && consts.length > 0) {
+      const allowed = consts.map((e) => JSON.stringify(e.params.allowedValue)).join(', ')
+      chosen = [{ field: jsonPath(instancePath, context), message: `must be one of ${allowed}` }]
+    } else {
+      chosen = list
+        .filter((e) => e.keyword !== 'anyOf' || list.length === 1)
+        .map((e) => {
+          const d = describe(e)
+          const base = jsonPath(instancePath, context)
+          const field = d.sub === undefined ? base : base === '(body)' || base === context ? d.sub : jsonPath(`${instancePath}/${d.sub}`, context)
+          return { field, message: d.message }
+        })
+    }
+    for (const c of chosen) {
+      const key = `${c.field}\u0000${c.message}`
+      if (!seen.has(key)) {
+        seen.add(key)
+        out.push(c)
+      }
+    }
+  }
+  return out
+}
+
+/** Maps any error to the one body shape of src/errors.ts. */
+export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): ApiError {
+  if (err instanceof ApiError) return err
+  if (err.validation !== undefined) return validationFailed(fieldErrors(err.validation, err.validationContext ?? 'body'))
+  const status = err.statusCode ?? 500
+  if (status === 401) return unauthorized()
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return unsupportedMediaType(`Content-Type ${err.message.replace(/^Unsupported Media Type:?\s*/i, '')} is not accepted here; send application/json`)
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return payloadTooLarge('The request body is larger than this endpoint accepts')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return badRequest('The body is empty; send a JSON document', [{ field: '(body)', message: 'is required' }])
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case undefined:
+      if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+        return badRequest(`The body is not valid JSON: ${err.message}`, [{ field: '(body)', message: 'must be valid JSON' }])
+      }
+  }
+  if (status >= 400 && status < 500) return new ApiError(status, 'client-error', err.name || 'Bad Request', err.message)
+  return internalError()
+}
+
+export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+  const r = toResponse(err)
+  return reply.code(r.status).headers(r.headers).type(r.contentType).send(r.body)
+}
+
+/** Error and not-found handling for the whole app. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const err = toApiError(error)
+    if (err.status >= 500) request.log.error({ err: error }, 'request failed')
+    return sendError(reply, err)
+  })
+  app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
+    const url = request.url
+    const path = url.split('?')[0]
+    if (path.startsWith('/vendor/') && versionOf(url) === UNSUPPORTED) {
+      return sendError(reply, unsupportedVersion(rawVersion(url) ?? ''))
+    }
+    const hint = path.startsWith('/vendor/')
+      ? `version ${versionOf(url)} has no such operation (see the version matrix in the README)`
+      : undefined
+    return sendError(reply, routeNotFound(request.method, path, hint))
+  })
+}

@@ -1,0 +1,70 @@
+import fastifyBasicAuth from '@fastify/basic-auth'
+import type { TSchema } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Grant } from '../domain/access.js'
+import type { Sandbox } from '../domain/sandbox.js'
+import { unauthorized } from '../errors.js'
+import { bindKeys } from '../schemas/bind.js'
+import type { Scope } from '../schemas/common.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Client Id of the authenticated integration ('' before authentication). */
+    integrationId: string
+    /** The integration's grant on the path's agency, for routes with an {agencyId}. */
+    grant: Grant | null
+    /** Things the sandbox tolerated, such as ignored unknown keys (journaled). */
+    warnings: string[] | null
+  }
+  interface FastifyContextConfig {
+    /** Scope the agency must have granted; absent: the subscription alone suffices. */
+    scope?: Scope
+  }
+}
+
+const AGENCY_ID = /^\d{1,10}$/
+
+/**
+ * The vendor scope's request pipeline: Basic auth (onRequest), then the agency grant and
+ * scope (preValidation, so 403 comes before body errors), then case-insensitive body binding.
+ */
+export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
+  app.decorateRequest('integrationId', '')
+  app.decorateRequest('grant', null)
+  app.decorateRequest('warnings', null)
+
+  await app.register(fastifyBasicAuth, {
+    authenticate: false,
+    strictCredentials: false,
+    validate(clientId, clientSecret, request, _reply, done) {
+      const integration = sandbox.access.authenticate(clientId, clientSecret)
+      if (integration === undefined) return done(unauthorized())
+      request.integrationId = integration.clientId
+      done()
+    }
+  })
+  app.addHook('onRequest', app.basicAuth)
+
+  app.addHook('preValidation', async (request: FastifyRequest) => {
+    const params = request.params as Record<string, string> | undefined
+    const agencyId = params?.agencyId
+    if (agencyId !== undefined && AGENCY_ID.test(agencyId)) {
+      const grant = sandbox.access.grant(request.integrationId, Number(agencyId))
+      const scope = request.routeOptions.config.scope
+      if (scope !== undefined) sandbox.access.requireScope(grant, scope)
+      request.grant = grant
+    }
+    const bodySchema = request.routeOptions.schema?.body as TSchema | undefined
+    if (bodySchema !== undefined && request.body !== undefined && request.body !== null && typeof request.body === 'object') {
+      const warnings: string[] = []
+      request.body = bindKeys(request.body, bodySchema, warnings)
+      if (warnings.length > 0) request.warnings = warnings
+    }
+  })
+}
+
+/** The grant set by the pipeline; routes with {agencyId} always have one. */
+export function grantOf(request: FastifyRequest): Grant {
+  if (request.grant === null) throw new Error('route has no agency grant; is {agencyId} in its path?')
+  return request.grant
+}

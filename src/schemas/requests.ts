@@ -1,0 +1,46 @@
+import { Type } from '@sinclair/typebox'
+import { PositiveInt } from './common.js'
+
+/** Path and query schemas shared by the vendor routes. */
+
+export const VersionQuery = Type.Object({
+  version: Type.Optional(Type.String({ description: '4.0 or 3.0; omit for version 1' }))
+})
+
+export const AgencyParams = Type.Object({
+  agencyId: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'agency id' })
+})
+
+export const ClientParams = Type.Object({
+  agencyId: AgencyParams.properties.agencyId,
+  clientId: Type.Integer({ minimum: 1, maximum: 2147483647, description: 'client number' })
+})
+
+const include = Type.String({
+  description: 'comma-delimited groups: Details, People, Contacts, Claims, Policies, Invoices (default: all but Invoices)'
+})
+
+export const IncludeQuery = Type.Object({ ...VersionQuery.properties, include: Type.Optional(include) })
+
+export const ChangedClientsQuery = Type.Object({
+  ...VersionQuery.properties,
+  asOf: Type.Optional(Type.String({ description: 'ISO 8601 date-time; ids of clients changed after it (no zone means UTC)' })),
+  officeId: Type.Optional(PositiveInt),
+  deleted: Type.Optional(Type.Boolean({ description: 'true: only the ids of deleted clients' }))
+})
+
+export const SearchQuery = Type.Object({
+  ...IncludeQuery.properties,
+  policyNumber: Type.String({ minLength: 1, description: 'exact policy number' })
+})
+
+export const BatchBody = Type.Object(
+  {
+    clientNumbers: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), {
+      description: 'up to 200 client numbers (numeric strings accepted)'
+    })
+  },
+  { additionalProperties: false }
+)
+
+export const ClientIdList = Type.Array(Type.Integer())

@@ -1,0 +1,61 @@
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import type { TSchema } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, ROOT, type Config } from '../../src/config.js'
+import type { Clock } from '../../src/domain/clock.js'
+import type { Fixture } from '../../src/fixture/schema.js'
+import { validateFixture } from '../../src/fixture/validate.js'
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+let demo: Fixture | undefined
+
+/** The committed demo fixture, validated (a fresh copy each call). */
+export function demoFixture(): Fixture {
+  if (demo === undefined) {
+    const result = validateFixture(JSON.parse(readFileSync(join(ROOT, 'fixtures', 'demo.json'), 'utf8')))
+    if (!result.ok) throw new Error('demo fixture invalid: ' + JSON.stringify(result.errors.slice(0, 5)))
+    demo = result.fixture
+  }
+  return structuredClone(demo)
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return loadConfig({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false' }, overrides)
+}
+
+/** An app on an in-memory database seeded with the demo fixture (or the given one). */
+export async function build(t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock } = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(options.config), { fixture: options.fixture ?? demoFixture(), clock: options.clock })
+  t.teardown(() => app.close())
+  await app.ready()
+  return app
+}
+
+export const basic = (clientId: string, secret: string) =>
+  'Basic ' + Buffer.from(`${clientId}:${secret}`, 'utf8').toString('base64')
+
+/** Demo credentials (README). */
+export const DEMO = basic('abc', '123')
+export const NORTHWIND = basic('northwind-crm', 'nw-sandbox-secret')
+export const IDLE = basic('idle-vendor', 'idle-secret')
+
+/** Demo agencies of integration abc. */
+export const AGENCY = { main: 1001, limited: 1002, optedOut: 1003, disconnected: 1004, inactive: 1005, northwindOnly: 2001 } as const
+
+const compiled = new Map<TSchema, ReturnType<typeof TypeCompiler.Compile>>()
+
+/** Errors of `value` against `schema` ([] when valid), as `path: message` lines. */
+export function schemaErrors(schema: TSchema, value: unknown): string[] {
+  let check = compiled.get(schema)
+  if (check === undefined) {
+    check = TypeCompiler.Compile(schema)
+    compiled.set(schema, check)
+  }
+  return [...check.Errors(value)].slice(0, 10).map((e) => `${e.path}: ${e.message}`)
+}
