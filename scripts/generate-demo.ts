@@ -20,7 +20,49 @@ export function findRepoRoot(start: string): string {
   }
 }
 
-const toJson = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`
+const MAX_WIDTH = 160
+
+const isContainer = (value: unknown): value is object => value !== null && typeof value === 'object'
+/** 0 for a primitive, 1 for an object or array of primitives, 2 for an array of those, ... */
+const depth = (value: unknown): number =>
+  isContainer(value) ? 1 + Object.values(value).reduce((max: number, v) => Math.max(max, depth(v)), 0) : 0
+
+/** One line: `{ "a": 1, "b": [2, 3] }`. */
+function inline(value: unknown): string {
+  if (Array.isArray(value)) return value.length === 0 ? '[]' : `[${value.map(inline).join(', ')}]`
+  if (isContainer(value)) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined)
+    return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${inline(v)}`).join(', ')} }`
+  }
+  return JSON.stringify(value)
+}
+
+/**
+ * Pretty JSON with a 2-space indent, as JSON.stringify(value, null, 2) writes it, except that a
+ * small leaf value (an address, a coverage, a list of ids or of coverages: nothing nested deeper
+ * than an array of flat objects) is written on one line when that line fits in MAX_WIDTH
+ * columns. The demo fixture stays well under 2 MB and readable.
+ */
+export function formatJson(value: unknown, indent = '', column = 0): string {
+  if (!isContainer(value)) return JSON.stringify(value)
+  const entries = Object.entries(value).filter(([, v]) => v !== undefined)
+  if (entries.length === 0) return Array.isArray(value) ? '[]' : '{}'
+  if (depth(value) <= 2) {
+    const line = inline(value)
+    if (column + line.length + 1 <= MAX_WIDTH) return line
+  }
+  const inner = `${indent}  `
+  if (Array.isArray(value)) {
+    return `[\n${value.map((v) => inner + formatJson(v, inner, inner.length)).join(',\n')}\n${indent}]`
+  }
+  const lines = entries.map(([k, v]) => {
+    const key = `${JSON.stringify(k)}: `
+    return inner + key + formatJson(v, inner, inner.length + key.length)
+  })
+  return `{\n${lines.join(',\n')}\n${indent}}`
+}
+
+const toJson = (value: unknown): string => `${formatJson(value)}\n`
 
 export function writeFixtures(root: string): { demo: string; schema: string } {
   const dir = join(root, 'fixtures')

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import agencyRoutes from '../routes/vendor/agencies.js'
 import clientRoutes from '../routes/vendor/clients.js'
+import writeRoutes from '../routes/vendor/writes.js'
 import controlRoutes from '../routes/sandbox.js'
 import type { Config } from './config.js'
 import { closeDatabase, openDatabase } from './db/database.js'
@@ -67,6 +68,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     await vendorPipeline(vendor, { sandbox })
     await vendor.register(agencyRoutes, { sandbox })
     await vendor.register(clientRoutes, { sandbox })
+    await vendor.register(writeRoutes, { sandbox })
   })
 
   return app

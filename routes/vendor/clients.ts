@@ -2,15 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ClientRow } from '../../src/db/store.js'
-import type { Grant } from '../../src/domain/access.js'
-import { parseInclude, resolveGroups } from '../../src/domain/includes.js'
 import type { Sandbox } from '../../src/domain/sandbox.js'
 import { grantOf } from '../../src/plugins/vendor.js'
-import { ClientSchema } from '../../src/schemas/client.js'
 import {
-  BatchBody, ChangedClientsQuery, ClientIdList, ClientParams, IncludeQuery, AgencyParams, SearchQuery
+  AgencyParams, BatchBody, ChangedClientsQuery, ClientIdList, ClientParams, IncludeQuery, SearchQuery, VersionQuery
 } from '../../src/schemas/requests.js'
-import { renderClient, renderClients } from '../../src/versions/clients.js'
+import { clientReaders } from '../../src/versions/clients.js'
 import { API_VERSIONS, type ApiVersion } from '../../src/versions/index.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -26,23 +23,23 @@ function sendJson(reply: FastifyReply, json: string): void {
   reply.type(JSON_TYPE).send(json)
 }
 
-/** Client reads (spec endpoints 3 to 6). */
+/** Client reads (spec endpoints 3 to 6) in every version that has them. */
 export default async function clientRoutes(fastify: FastifyInstance, { sandbox }: { sandbox: Sandbox }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  /** Groups to return and the Denied header, per the version's include rules. */
-  function groupsFor(reply: FastifyReply, grant: Grant, include: string | undefined) {
-    const result = resolveGroups(parseInclude(include), grant.scopes.has('invoice-read'))
-    if (result.denied.length > 0) reply.header('denied', result.denied.join(','))
-    return result.groups
-  }
-
-  function answerClients(request: FastifyRequest, reply: FastifyReply, include: string | undefined, rows: ClientRow[]) {
-    const groups = groupsFor(reply, grantOf(request), include)
-    sendJson(reply, renderClients(rows, groups))
+  /** Answers clients in the version's shape, with the Denied header when a group was withheld. */
+  function answer(version: ApiVersion, request: FastifyRequest, reply: FastifyReply, rows: ClientRow[], one: boolean) {
+    const reader = clientReaders[version]
+    const { groups, denied } = reader.groups(grantOf(request), (request.query as { include?: string }).include)
+    if (denied.length > 0) reply.header('denied', denied.join(','))
+    const json = reader.render(rows, groups)
+    sendJson(reply, one ? json.slice(1, -1) : json)
   }
 
   for (const version of API_VERSIONS) {
+    const reader = clientReaders[version]
+    const readQuery = reader.include ? IncludeQuery : VersionQuery
+
     app.route({
       method: 'GET',
       url: '/vendor/agency/:agencyId/clients',
@@ -59,10 +56,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox }
         sendJson(reply, JSON.stringify(ids))
       }
     })
-  }
 
-  const READ_VERSIONS: ApiVersion[] = ['4.0']
-  for (const version of READ_VERSIONS) {
     app.route({
       method: 'GET',
       url: '/vendor/agency/:agencyId/client/:clientId',
@@ -72,14 +66,12 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox }
       schema: {
         summary: 'One client',
         params: ClientParams,
-        querystring: IncludeQuery,
-        response: { 200: ClientSchema }
+        querystring: readQuery,
+        response: { 200: reader.schema }
       },
       handler: (request, reply) => {
-        const grant = grantOf(request)
-        const row = sandbox.clients.get(grant.agency.agencyId, request.params.clientId)
-        const groups = groupsFor(reply, grant, request.query.include)
-        sendJson(reply, renderClient(row, groups))
+        const row = sandbox.clients.get(grantOf(request).agency.agencyId, request.params.clientId)
+        answer(version, request, reply, [row], true)
       }
     })
 
@@ -89,22 +81,25 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox }
       constraints: { apiVersion: version },
       config: { scope: 'client-read' },
       serializerCompiler: noSerializer,
-      // One caller posts a bare array of numbers: bind it as {clientNumbers}.
+      // 3.0/4.0: one caller posts a bare array of numbers; bind it as {clientNumbers}.
       preValidation: async (request) => {
-        if (Array.isArray(request.body)) request.body = { clientNumbers: request.body }
+        if (version !== '1' && Array.isArray(request.body)) request.body = { clientNumbers: request.body }
       },
       schema: {
         summary: 'Batch read of up to 200 clients',
         params: AgencyParams,
-        querystring: IncludeQuery,
-        body: BatchBody,
-        response: { 200: Type.Array(ClientSchema) }
+        querystring: readQuery,
+        body: version === '1' ? Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }) : BatchBody,
+        response: { 200: Type.Array(reader.schema) }
       },
       handler: (request, reply) => {
-        const rows = sandbox.clients.batch(grantOf(request).agency.agencyId, request.body.clientNumbers)
-        answerClients(request, reply, request.query.include, rows)
+        const body = request.body as number[] | { clientNumbers: number[] }
+        const numbers = Array.isArray(body) ? body : body.clientNumbers
+        answer(version, request, reply, sandbox.clients.batch(grantOf(request).agency.agencyId, numbers), false)
       }
     })
+
+    if (version === '1') continue // version 1 has no search
 
     app.route({
       method: 'GET',
@@ -116,11 +111,11 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox }
         summary: 'Clients with a policy of exactly this number',
         params: AgencyParams,
         querystring: SearchQuery,
-        response: { 200: Type.Array(ClientSchema) }
+        response: { 200: Type.Array(reader.schema) }
       },
       handler: (request, reply) => {
         const rows = sandbox.clients.searchByPolicyNumber(grantOf(request).agency.agencyId, request.query.policyNumber)
-        answerClients(request, reply, request.query.include, rows)
+        answer(version, request, reply, rows, false)
       }
     })
   }

@@ -65,6 +65,30 @@ export interface ClientRow {
   invoices: string
 }
 
+export type WriteKind = 'log' | 'attachment' | 'receipt' | 'client'
+export type WriteStatus = 'pending' | 'applied'
+
+export interface WriteRow {
+  seq: number
+  agencyId: number
+  clientNumber: number
+  kind: WriteKind
+  refId: string
+  integration: string
+  apiVersion: string
+  status: WriteStatus
+  fingerprint: string
+  receivedAt: string
+  appliedAt: string | null
+  data: Record<string, unknown>
+}
+
+export interface WriteFilter {
+  kind?: WriteKind
+  status?: WriteStatus
+  clientNumber?: number
+}
+
 export interface PolicyKey {
   policyId: string
   policyNumber: string
@@ -134,6 +158,25 @@ const toOffice = (r: RawOffice): OfficeRow => ({
   city: r.city,
   state: r.state,
   zipcode: r.zipcode
+})
+
+interface RawWrite {
+  seq: number; agency_id: number; client_number: number; kind: string; ref_id: string; integration: string
+  api_version: string; status: string; fingerprint: string; received_at: string; applied_at: string | null; data: string
+}
+const toWrite = (r: RawWrite): WriteRow => ({
+  seq: r.seq,
+  agencyId: r.agency_id,
+  clientNumber: r.client_number,
+  kind: r.kind as WriteKind,
+  refId: r.ref_id,
+  integration: r.integration,
+  apiVersion: r.api_version,
+  status: r.status as WriteStatus,
+  fingerprint: r.fingerprint,
+  receivedAt: r.received_at,
+  appliedAt: r.applied_at,
+  data: JSON.parse(r.data) as Record<string, unknown>
 })
 
 const CLIENT_COLUMNS =
@@ -228,6 +271,33 @@ export function createStore(db: Db) {
     insertPolicy: db.prepare(
       'INSERT OR IGNORE INTO policies (agency_id, client_number, policy_id, policy_number, policy_index) VALUES (?, ?, ?, ?, ?)'
     ),
+    updateClientDetails: db.prepare(
+      'UPDATE clients SET details = ?, modified_ms = ? WHERE agency_id = ? AND client_number = ?'
+    ),
+    setAgencyFlag: {
+      active: db.prepare('UPDATE agencies SET active = ? WHERE agency_id = ?'),
+      connected: db.prepare('UPDATE agencies SET connected = ? WHERE agency_id = ?'),
+      supportsIncludes: db.prepare('UPDATE agencies SET supports_includes = ? WHERE agency_id = ?'),
+      defaultOfficeId: db.prepare('UPDATE agencies SET default_office_id = ? WHERE agency_id = ?')
+    },
+    getWrite: db.prepare<[number, string, string], RawWrite>('SELECT * FROM writes WHERE agency_id = ? AND kind = ? AND ref_id = ?'),
+    getWriteByRef: db.prepare<[number, string], RawWrite>('SELECT * FROM writes WHERE agency_id = ? AND ref_id = ? ORDER BY seq LIMIT 1'),
+    insertWrite: db.prepare(
+      `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
+       VALUES (@agencyId, @clientNumber, @kind, @refId, @integration, @apiVersion, @status, @fingerprint, @receivedAt, @appliedAt, @data)`
+    ),
+    listWrites: db.prepare<{ agencyId: number; kind: string | null; status: string | null; clientNumber: number | null }, RawWrite>(
+      `SELECT * FROM writes WHERE agency_id = @agencyId
+         AND (@kind IS NULL OR kind = @kind) AND (@status IS NULL OR status = @status)
+         AND (@clientNumber IS NULL OR client_number = @clientNumber)
+       ORDER BY seq`
+    ),
+    markApplied: db.prepare("UPDATE writes SET status = 'applied', applied_at = ? WHERE seq = ?"),
+    countWrites: db.prepare<[], { pending: number | null; applied: number | null }>(
+      "SELECT sum(status = 'pending') AS pending, sum(status = 'applied') AS applied FROM writes"
+    ),
+    insertContent: db.prepare('INSERT INTO attachment_content (write_seq, content) VALUES (?, ?)'),
+    getContent: db.prepare<[number], { content: Buffer }>('SELECT content FROM attachment_content WHERE write_seq = ?'),
     listClientPolicies: db.prepare<[number, number], { policy_id: string; policy_number: string; policy_index: number }>(
       'SELECT policy_id, policy_number, policy_index FROM policies WHERE agency_id = ? AND client_number = ? ORDER BY policy_index'
     )
@@ -315,9 +385,41 @@ export function createStore(db: Db) {
         policyId: r.policy_id, policyNumber: r.policy_number, policyIndex: r.policy_index
       })),
 
+    updateClientDetails(agencyId: number, clientNumber: number, details: string, modifiedMs: number): void {
+      s.updateClientDetails.run(details, modifiedMs, agencyId, clientNumber)
+    },
+    setAgencyFlag(agencyId: number, flag: 'active' | 'connected' | 'supportsIncludes', value: boolean): void {
+      s.setAgencyFlag[flag].run(int(value), agencyId)
+    },
+    setDefaultOffice(agencyId: number, officeId: number): void {
+      s.setAgencyFlag.defaultOfficeId.run(officeId, agencyId)
+    },
+
+    getWrite(agencyId: number, kind: WriteKind, refId: string): WriteRow | undefined {
+      const r = s.getWrite.get(agencyId, kind, refId)
+      return r === undefined ? undefined : toWrite(r)
+    },
+    /** The first write with this RefId, of any kind. */
+    getWriteByRef(agencyId: number, refId: string): WriteRow | undefined {
+      const r = s.getWriteByRef.get(agencyId, refId)
+      return r === undefined ? undefined : toWrite(r)
+    },
+    insertWrite(w: Omit<WriteRow, 'seq'>): number {
+      return Number(s.insertWrite.run({ ...w, data: JSON.stringify(w.data) }).lastInsertRowid)
+    },
+    listWrites: (agencyId: number, f: WriteFilter = {}): WriteRow[] =>
+      s.listWrites.all({ agencyId, kind: f.kind ?? null, status: f.status ?? null, clientNumber: f.clientNumber ?? null }).map(toWrite),
+    markApplied: (seq: number, at: string): void => void s.markApplied.run(at, seq),
+    countWrites(): { pending: number; applied: number } {
+      const r = s.countWrites.get()
+      return { pending: r?.pending ?? 0, applied: r?.applied ?? 0 }
+    },
+    insertContent: (seq: number, content: Buffer): void => void s.insertContent.run(seq, content),
+    getContent: (seq: number): Buffer | undefined => s.getContent.get(seq)?.content,
+
     /** Deletes every row of the world (not the schema), children first. */
     clearAll(): void {
-      db.exec('DELETE FROM policies; DELETE FROM clients; DELETE FROM users; DELETE FROM offices; DELETE FROM subscriptions; DELETE FROM agencies; DELETE FROM integrations;')
+      db.exec('DELETE FROM attachment_content; DELETE FROM writes; DELETE FROM policies; DELETE FROM clients; DELETE FROM users; DELETE FROM offices; DELETE FROM subscriptions; DELETE FROM agencies; DELETE FROM integrations;')
     },
     transaction: <T>(fn: () => T): T => db.transaction(fn)()
   }

@@ -4,7 +4,17 @@ import type { Fixture } from '../fixture/schema.js'
 import { createAccess } from './access.js'
 import { createClients } from './clients.js'
 import { Clock } from './clock.js'
+import { createClientCreator } from './create-client.js'
 import { loadWorld } from './world.js'
+import { createWrites } from './writes.js'
+import { badRequest, notFound } from '../errors.js'
+
+export interface AgencyPatch {
+  connected?: boolean
+  active?: boolean
+  supportsIncludes?: boolean
+  defaultOfficeId?: number
+}
 
 export interface SandboxOptions {
   db: Db
@@ -29,12 +39,39 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
   }
   const access = createAccess(store)
   const clients = createClients(store)
+  const writes = createWrites(store, clock)
+  const creator = createClientCreator(store, clock)
+
+  /**
+   * Changes an agency's flags in one transaction; reconnecting applies its pending writes
+   * (in arrival order) before answering.
+   */
+  function patchAgency(agencyId: number, patch: AgencyPatch) {
+    const agency = store.getAgency(agencyId)
+    if (agency === undefined) throw notFound(`No agency ${agencyId}; GET /_sandbox/state lists the agencies`)
+    if (patch.defaultOfficeId !== undefined && !store.listOffices(agencyId).some((o) => o.officeId === patch.defaultOfficeId)) {
+      throw badRequest(`defaultOfficeId: office ${patch.defaultOfficeId} is not an office of agency ${agencyId}`, [
+        { field: 'defaultOfficeId', message: `office ${patch.defaultOfficeId} is not an office of agency ${agencyId}` }
+      ])
+    }
+    return store.transaction(() => {
+      for (const flag of ['active', 'connected', 'supportsIncludes'] as const) {
+        if (patch[flag] !== undefined) store.setAgencyFlag(agencyId, flag, patch[flag])
+      }
+      if (patch.defaultOfficeId !== undefined) store.setDefaultOffice(agencyId, patch.defaultOfficeId)
+      const applied = patch.connected === true ? writes.applyPending(agencyId) : 0
+      return { agency: store.getAgency(agencyId)!, applied }
+    })
+  }
 
   return {
     store,
     clock,
     access,
     clients,
+    writes,
+    creator,
+    patchAgency,
     /** True when this start seeded the database (false: existing data was kept). */
     seededNow,
     offices: (agencyId: number) => store.listOffices(agencyId),
@@ -44,7 +81,7 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
       loadWorld(store, next ?? (await initial()), source, clock.iso())
     },
     counts() {
-      return { clients: store.countClients() }
+      return { clients: store.countClients(), writes: store.countWrites() }
     }
   }
 }

@@ -125,7 +125,12 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 /** Error and not-found handling for the whole app. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const err = toApiError(error)
+    let err = toApiError(error)
+    const rename = request.routeOptions.config?.fieldName
+    const context = (error as { validationContext?: string }).validationContext
+    if (rename !== undefined && context !== undefined && err.errors !== undefined) {
+      err = validationFailed(err.errors.map((e) => ({ ...e, field: rename(e.field, context) })))
+    }
     if (err.status >= 500) request.log.error({ err: error }, 'request failed')
     return sendError(reply, err)
   })

@@ -19,6 +19,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Scope the agency must have granted; absent: the subscription alone suffices. */
     scope?: Scope
+    /** How validation errors name a field (e.g. the spec's PascalCase for write bodies). */
+    fieldName?: (field: string, context: string) => string
   }
 }
 

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto'
+import type { AgencyRow, Store } from '../db/store.js'
+import { validationFailed, type FieldError } from '../errors.js'
+import type { FixtureClient } from '../fixture/schema.js'
+import { LINES_OF_BUSINESS } from '../schemas/lob.js'
+import type { Clock } from './clock.js'
+import type { Origin, TaskCommand } from './writes.js'
+import { insertClient } from './world.js'
+
+/** ClientCreateRequest after binding and schema validation (camelCase). */
+export interface CreateClientCommand {
+  businessDetail?: {
+    businessType: string; companyName: string; dbaName?: string; feinNum?: string; licenseNum?: string; naics?: string; website?: string
+  }
+  contacts?: { type: string; value: string }[]
+  log: { channel: number; note: string; policyId?: string; ts: string }
+  mailingAddress?: { address1?: string; address2?: string; city?: string; state?: string; zip?: string }
+  officeId?: number
+  people: {
+    contacts?: { type: string; value: string }[]; dateOfBirth?: string; driverLicenseNumber?: string
+    firstName?: string; lastName?: string; mainContactType: string
+  }[]
+  policy?: { applicationType?: string; effectiveDate?: string; loBs?: string[]; policyNumber?: string; state?: string }
+  source?: string
+  status?: string
+  task?: TaskCommand
+}
+
+/** Task roles that need an agency default user, keyed by both spellings of the CSR role. */
+const ROLE_KEY: Record<string, string> = { Csr: 'Csr', CSR: 'Csr', Producer: 'Producer', Agent1: 'Agent1', Agent2: 'Agent2', Agent3: 'Agent3' }
+
+const dateTime = (d: string | undefined) => (d === undefined ? null : d.length === 10 ? `${d}T00:00:00` : d)
+
+export function createClientCreator(store: Store, clock: Clock) {
+  /** Rules beyond the schema, on a body that passed it. */
+  function check(agency: AgencyRow, cmd: CreateClientCommand): FieldError[] {
+    const errors: FieldError[] = []
+    if (cmd.officeId !== undefined && !store.listOffices(agency.agencyId).some((o) => o.officeId === cmd.officeId)) {
+      errors.push({ field: 'OfficeId', message: `office ${cmd.officeId} is not an office of this agency (see GET /vendor/agency/{agencyId}/offices)` })
+    }
+    const role = cmd.task?.assignedToRole
+    if (role !== undefined && ROLE_KEY[role] !== undefined) {
+      const userId = agency.defaultUsers[ROLE_KEY[role]]
+      if (userId === undefined || !store.listUsers(agency.agencyId).some((u) => u.userId === userId)) {
+        errors.push({ field: 'Task.AssignedToRole', message: `the agency has no default user for the ${role} role; assign the task to another role or to SpecifiedUser` })
+      }
+    }
+    if (role === 'SpecifiedUser') {
+      const email = cmd.task?.assignedToEmail?.trim() ?? ''
+      if (email === '') errors.push({ field: 'Task.AssignedToEmail', message: 'is required when AssignedToRole is SpecifiedUser' })
+      else if (!store.listActiveUsers(agency.agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
+        errors.push({ field: 'Task.AssignedToEmail', message: `${email} is not the email of an active user of this agency` })
+      }
+    }
+    return errors
+  }
+
+  return {
+    check,
+
+    /** Creates the client, its policy shell, log note and task; returns the new client number. */
+    create(agency: AgencyRow, cmd: CreateClientCommand, origin: Origin, ruleErrors: FieldError[] = []): number {
+      const errors = [...ruleErrors, ...check(agency, cmd)]
+      if (errors.length > 0) throw validationFailed(errors)
+      const now = clock.iso()
+      const users = store.listUsers(agency.agencyId)
+      const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username ?? null
+      return store.transaction(() => {
+        const clientNumber = store.maxClientNumber(agency.agencyId) + 1
+        let legacy = clientNumber * 100
+        const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
+        const people = cmd.people.map((p) => ({
+          ...record(), title: null, firstName: p.firstName ?? null, middleName: null, lastName: p.lastName ?? null,
+          mainContactType: p.mainContactType, relationship: null, dateOfBirth: dateTime(p.dateOfBirth), gender: null,
+          occupation: null, maritalStatus: null, driverLicenseNumber: p.driverLicenseNumber ?? null
+        }))
+        const contact = (c: { type: string; value: string }, personId: string | null) => ({
+          ...record(), type: c.type, data: c.value, personId, description: null, isBillingContact: false, allowMassEmail: false, priority: null
+        })
+        const contacts = [
+          ...(cmd.contacts ?? []).map((c) => contact(c, null)),
+          ...cmd.people.flatMap((p, i) => (p.contacts ?? []).map((c) => contact(c, people[i].id)))
+        ]
+        const officeId = cmd.officeId ?? agency.defaultOfficeId
+        const b = cmd.businessDetail
+        const address = cmd.mailingAddress === undefined ? null : {
+          address1: cmd.mailingAddress.address1 ?? null, address2: cmd.mailingAddress.address2 ?? null,
+          city: cmd.mailingAddress.city ?? null, state: cmd.mailingAddress.state ?? null, zip: cmd.mailingAddress.zip ?? null,
+          county: null, countryCode: 'US'
+        }
+        const policies = cmd.policy === undefined ? [] : [{
+          ...record(), policyNumber: cmd.policy.policyNumber ?? '', policyIndex: 0, status: null,
+          applicationType: cmd.policy.applicationType ?? null, policyState: cmd.policy.state ?? null,
+          effectiveDate: dateTime(cmd.policy.effectiveDate), officeId,
+          loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
+          coverages: [], drivers: [], autos: [], additionalInterests: [], locations: []
+        }]
+        insertClient(store, agency.agencyId, {
+          clientNumber,
+          details: {
+            id: randomUUID(), modified: now, clientType: 'Customer', status: (cmd.status ?? 'Prospect') as 'Prospect',
+            isPersonal: b === undefined, isCommercial: b !== undefined,
+            companyName: b?.companyName ?? null, dbaName: b?.dbaName ?? null,
+            businessType: (b?.businessType ?? null) as null, feinNum: b?.feinNum ?? null, website: b?.website ?? null,
+            licenseNum: b?.licenseNum ?? null, naics: b?.naics ?? null,
+            agencyNum: agency.agencyId, officeId, clientSince: now.slice(0, 10), allowCrossSell: true,
+            source: cmd.source ?? null, producer: username('Producer'), csr: username('Csr'),
+            mainContacts: people.filter((p) => p.mainContactType === 'First' || p.mainContactType === 'Second').map((p) => p.id),
+            mailingAddress: address, physicalAddress: null
+          } as FixtureClient['details'],
+          people, contacts, claims: [], policies, invoices: []
+        })
+        const task = cmd.task === undefined ? undefined : {
+          ...cmd.task,
+          assignedToUserId: ROLE_KEY[cmd.task.assignedToRole] === undefined ? undefined : agency.defaultUsers[ROLE_KEY[cmd.task.assignedToRole]]
+        }
+        const policyId = cmd.log.policyId ?? policies[0]?.id
+        store.insertWrite({
+          agencyId: agency.agencyId, clientNumber, kind: 'client', refId: randomUUID(), integration: origin.integration,
+          apiVersion: origin.apiVersion, status: 'applied', fingerprint: '', receivedAt: now, appliedAt: now,
+          data: { ...cmd.log, policyId, task }
+        })
+        return clientNumber
+      })
+    }
+  }
+}
+
+export type ClientCreator = ReturnType<typeof createClientCreator>

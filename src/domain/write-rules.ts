@@ -1,0 +1,224 @@
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { invalidField, type FieldError } from '../errors.js'
+import { ATTACHMENT_TYPES, type AttachmentVersion, type PersonCreate, type PolicyCreate } from '../schemas/writes.js'
+
+/**
+ * Rules of the write operations that a JSON schema cannot express, and the small helpers the write
+ * routes share: field paths in the spec's PascalCase, item-by-item validation (receipts), base64
+ * header decoding and attachment file types. Pure functions; no HTTP here.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Field paths
+// ---------------------------------------------------------------------------------------------
+
+/** Wire names whose spec spelling is not simply the capitalised camelCase name. */
+const SPEC_NAMES: Readonly<Record<string, string>> = {
+  loBs: 'LOBs',
+  lobs: 'LOBs',
+  dbaName: 'DBAName',
+  naics: 'NAICS',
+  ts: 'TS'
+}
+
+/**
+ * A camelCase field path as the spec's tables write it: `people[2].lastName` → `People[2].LastName`,
+ * `policy.loBs[1]` → `Policy.LOBs[1]`. Paths that do not start with a name, such as `(body)`, are
+ * returned unchanged.
+ */
+export function pascalPath(path: string): string {
+  return path.replace(/(^|\.)([A-Za-z_$][\w$]*)/g, (_match, lead: string, name: string) =>
+    lead + (SPEC_NAMES[name] ?? name.charAt(0).toUpperCase() + name.slice(1)))
+}
+
+/** A JSON pointer (`/invoices/0/amount`) as a field path (`invoices[0].amount`). */
+function pointerPath(pointer: string): string {
+  let out = ''
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
+    out = /^\d+$/.test(part) ? `${out}[${part}]` : out === '' ? part : `${out}.${part}`
+  }
+  return out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Create-client rules
+// ---------------------------------------------------------------------------------------------
+
+/** `found 2 (People[0], People[3])` */
+function found(indexes: number[]): string {
+  return indexes.length === 0 ? 'found 0' : `found ${indexes.length} (${indexes.map((i) => `People[${i}]`).join(', ')})`
+}
+
+/**
+ * Exactly one person with MainContactType First and at most one with Second. An empty list is left
+ * to the schema (People needs at least one item), so the caller does not get the same fault twice.
+ */
+export function checkPeopleRules(people: readonly PersonCreate[]): FieldError[] {
+  if (people.length === 0) return []
+  const withType = (type: string) =>
+    people.flatMap((p, i) => ((p as Partial<PersonCreate> | null)?.mainContactType === type ? [i] : []))
+  const errors: FieldError[] = []
+  const first = withType('First')
+  if (first.length !== 1) {
+    errors.push({ field: 'People', message: `exactly one person must have MainContactType First; ${found(first)}` })
+  }
+  const second = withType('Second')
+  if (second.length > 1) {
+    errors.push({ field: 'People', message: `at most one person may have MainContactType Second; ${found(second)}` })
+  }
+  return errors
+}
+
+const EPOCH = '1970-01-01'
+
+/**
+ * Policy.EffectiveDate is a real calendar date on or after 1970-01-01. The date part is compared as
+ * written (a time part, when sent, does not move it). A value the schema's pattern rejects is left
+ * to the schema.
+ */
+export function checkEffectiveDate(policy: Pick<PolicyCreate, 'effectiveDate'>): FieldError[] {
+  const value = (policy as Partial<PolicyCreate> | null)?.effectiveDate
+  if (typeof value !== 'string') return []
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
+  if (m === null) return []
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])]
+  const date = new Date(Date.UTC(year, month - 1, day))
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) {
+    return [{ field: 'Policy.EffectiveDate', message: `must be a real calendar date; ${m[0]} does not exist` }]
+  }
+  if (m[0] < EPOCH) return [{ field: 'Policy.EffectiveDate', message: `must be on or after ${EPOCH}` }]
+  return []
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item-by-item validation (receipts)
+// ---------------------------------------------------------------------------------------------
+
+const TYPE_MESSAGES: Partial<Record<ValueErrorType, string>> = {
+  [ValueErrorType.Object]: 'must be a JSON object',
+  [ValueErrorType.Array]: 'must be a JSON array',
+  [ValueErrorType.String]: 'must be a string',
+  [ValueErrorType.Number]: 'must be a number',
+  [ValueErrorType.Integer]: 'must be an integer',
+  [ValueErrorType.Boolean]: 'must be true or false',
+  [ValueErrorType.Null]: 'must be null',
+  [ValueErrorType.ObjectRequiredProperty]: 'is required',
+  [ValueErrorType.ObjectAdditionalProperties]: 'is not a known field',
+  [ValueErrorType.ArrayUniqueItems]: 'must not repeat items'
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
+
+/** Literal values of a union whose members are all literals (`literalUnion`), else undefined. */
+function literalMembers(schema: TSchema): unknown[] | undefined {
+  const members = schema.anyOf as TSchema[] | undefined
+  if (!Array.isArray(members) || !members.every((m) => 'const' in m)) return undefined
+  return members.map((m) => m.const)
+}
+
+/** A TypeBox value error in plain English, worded like the HTTP layer's schema messages. */
+function describeError(error: ValueError): string {
+  const s = error.schema
+  const fixed = TYPE_MESSAGES[error.type]
+  if (fixed !== undefined) return fixed
+  switch (error.type) {
+    case ValueErrorType.StringMinLength:
+      return s.minLength === 1 ? 'must not be empty' : `must be at least ${plural(s.minLength, 'character')}`
+    case ValueErrorType.StringMaxLength:
+      return `must be at most ${plural(s.maxLength, 'character')}`
+    case ValueErrorType.StringPattern:
+    case ValueErrorType.StringFormat:
+      return typeof s.description === 'string' ? `must be ${s.description}` : 'has an invalid format'
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+      return `must be at least ${s.minimum}`
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+      return `must be at most ${s.maximum}`
+    case ValueErrorType.NumberExclusiveMinimum:
+    case ValueErrorType.IntegerExclusiveMinimum:
+      return `must be greater than ${s.exclusiveMinimum}`
+    case ValueErrorType.NumberExclusiveMaximum:
+    case ValueErrorType.IntegerExclusiveMaximum:
+      return `must be less than ${s.exclusiveMaximum}`
+    case ValueErrorType.NumberMultipleOf:
+    case ValueErrorType.IntegerMultipleOf:
+      return `must be a multiple of ${s.multipleOf}`
+    case ValueErrorType.ArrayMinItems:
+      return `must have at least ${plural(s.minItems, 'item')}`
+    case ValueErrorType.ArrayMaxItems:
+      return `must have at most ${plural(s.maxItems, 'item')}`
+    case ValueErrorType.Literal:
+      return `must be ${String(s.const)}`
+    case ValueErrorType.Union: {
+      // One message per field for a union of literals, not one per member.
+      const values = literalMembers(s)
+      if (values !== undefined) return `must be one of ${values.map(String).join(', ')}`
+      return typeof s.description === 'string' ? `must be ${s.description}` : 'does not match any allowed form'
+    }
+    default:
+      return error.message
+  }
+}
+
+/**
+ * Compiles a schema into a validator that answers field errors: `[]` for a valid value, otherwise
+ * one entry per fault, with PascalCase paths (`Invoices[0].Amount`) and plain-English messages. A
+ * missing required field is reported once as "is required". `rootField` names a fault of the value
+ * itself (not an object, for instance).
+ */
+export function compileItemValidator(schema: TSchema, rootField = '(item)'): (value: unknown) => FieldError[] {
+  const check = TypeCompiler.Compile(schema)
+  return (value: unknown): FieldError[] => {
+    if (check.Check(value)) return []
+    // Group by path, keeping the order in which paths first fail.
+    const byPath = new Map<string, ValueError[]>()
+    for (const error of check.Errors(value)) byPath.set(error.path, [...(byPath.get(error.path) ?? []), error])
+    const out: FieldError[] = []
+    for (const [pointer, errors] of byPath) {
+      const path = pointerPath(pointer)
+      const field = path === '' ? rootField : pascalPath(path)
+      // A missing field also fails its type check; "is required" says it all. Optional fields are
+      // not visited when undefined, so an undefined value here is a required field left out.
+      const required = errors.some((e) => e.type === ValueErrorType.ObjectRequiredProperty || e.value === undefined)
+      const messages = required ? ['is required'] : [...new Set(errors.map(describeError))]
+      for (const message of messages) out.push({ field, message })
+    }
+    return out
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attachment headers
+// ---------------------------------------------------------------------------------------------
+
+/** Standard alphabet, padding optional, no whitespace; a length of 1 mod 4 is impossible. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * Decodes a base64 header value as UTF-8 text. Anything that is not strict base64 of valid UTF-8
+ * is a 400 naming the header (`name`, in the spec's spelling). The empty string is the empty text.
+ */
+export function decodeBase64Header(name: string, value: string): string {
+  if (!BASE64.test(value)) throw invalidField(name, 'must be base64 (UTF-8 text)')
+  try {
+    return UTF8.decode(Buffer.from(value, 'base64'))
+  } catch {
+    throw invalidField(name, 'must be base64 (UTF-8 text)')
+  }
+}
+
+/**
+ * The attachment's file type as stored: one leading dot removed, lower-cased, and one of the types
+ * of the version (`txt` only in version 1; `eml` and `msg` only in 3.0 and 4.0).
+ */
+export function normalizeFileExt(ext: string, version: AttachmentVersion): string {
+  const allowed: readonly string[] = ATTACHMENT_TYPES[version]
+  const type = (ext.startsWith('.') ? ext.slice(1) : ext).toLowerCase()
+  if (!allowed.includes(type)) throw invalidField('FileExt', `must be one of ${allowed.join(', ')}`)
+  return type
+}

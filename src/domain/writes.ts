@@ -1,0 +1,271 @@
+import { createHash, randomUUID } from 'node:crypto'
+import type { AgencyRow, Store, WriteFilter, WriteKind, WriteRow } from '../db/store.js'
+import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
+import type { Clock } from './clock.js'
+
+/**
+ * Log notes, attachments and receipts: validated against the client when received, then
+ * applied at once (the agency is connected: 200) or kept pending (disconnected: 202) and
+ * applied in arrival order when the agency reconnects. A repeated RefId is idempotent.
+ */
+
+export type Outcome = 'created' | 'saved'
+
+export interface TaskCommand {
+  assignedToRole: string
+  assignedToEmail?: string
+  /** Version 1 suspenses name the user by initials (the 3-letter username). */
+  assignedToInitials?: string
+  category?: string
+  description: string
+  dueDate: string
+  title: string
+}
+
+export interface LogNoteCommand {
+  refId: string
+  channel: number
+  note: string
+  ts: string
+  policyId?: string
+  /** Version 1 only: the log note's short description. */
+  description?: string
+  task?: TaskCommand
+}
+
+export interface AttachmentCommand {
+  refId: string
+  channel: number
+  ts: string
+  description: string
+  fileName: string
+  fileExt: string
+  logNote: string
+  /** Version 1 only: the log note's short description. */
+  logDescription?: string
+  policyId?: string
+  task?: TaskCommand
+  content: Buffer
+}
+
+export interface ReceiptCommand {
+  refId: string
+  channel: number
+  logNote: string
+  ts: string
+  invoices?: { invoiceId: string; amount: number }[]
+  officeId?: number
+  payMethod?: string
+  policyId?: string
+  total?: number
+  task?: TaskCommand
+}
+
+export interface ReceiptAnswer {
+  refId: string | null
+  code: number
+  message: string | null
+}
+
+/** Who sent a write, for the write listing. */
+export interface Origin {
+  integration: string
+  apiVersion: string
+}
+
+export const MIME_TYPES: Record<string, string> = {
+  pdf: 'application/pdf', jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', mp3: 'audio/mpeg',
+  eml: 'message/rfc822', msg: 'application/vnd.ms-outlook', txt: 'text/plain'
+}
+
+export const OUTCOME_TEXT: Record<Outcome, string> = {
+  created: 'Created',
+  saved: 'Saved; it will be created when the agency next connects'
+}
+
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
+
+/** Stable JSON (sorted keys) for fingerprints: key order and casing of the request do not matter. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return '[' + value.map(canonical).join(',') + ']'
+  if (value !== null && typeof value === 'object') {
+    return '{' + Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => JSON.stringify(k) + ':' + canonical((value as Record<string, unknown>)[k])).join(',') + '}'
+  }
+  return JSON.stringify(value)
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100
+
+export function createWrites(store: Store, clock: Clock) {
+  /** The client a write targets: must exist and not be deleted. */
+  function liveClient(agencyId: number, clientNumber: number) {
+    const row = store.getClient(agencyId, clientNumber)
+    if (row === undefined || row.deleted) throw clientNotFound(clientNumber)
+    return row
+  }
+
+  /** Moves the client's details.modified to now (every applied write does). */
+  function touch(agencyId: number, clientNumber: number, at: string): void {
+    const row = store.getClient(agencyId, clientNumber)
+    if (row === undefined) return
+    const details = JSON.parse(row.details) as Record<string, unknown>
+    details.modified = at
+    store.updateClientDetails(agencyId, clientNumber, JSON.stringify(details), Date.parse(at))
+  }
+
+  function checkPolicy(agencyId: number, clientNumber: number, policyId: string | undefined, field: string, errors: FieldError[]) {
+    if (policyId === undefined) return
+    const known = store.listClientPolicies(agencyId, clientNumber).some((p) => p.policyId.toLowerCase() === policyId.toLowerCase())
+    if (!known) errors.push({ field, message: `${policyId} is not a policy of client ${clientNumber}` })
+  }
+
+  /** A task's assignee: SpecifiedUser needs the email of an active agency user. */
+  function checkTask(agencyId: number, task: TaskCommand | undefined, prefix: string, errors: FieldError[]) {
+    if (task === undefined) return
+    if (task.assignedToRole === 'SpecifiedUser') {
+      const email = task.assignedToEmail?.trim()
+      const initials = task.assignedToInitials?.trim()
+      if ((email === undefined || email === '') && initials !== undefined && initials !== '') {
+        if (!store.listActiveUsers(agencyId).some((u) => u.username.toLowerCase() === initials.toLowerCase())) {
+          errors.push({ field: `${prefix}SuspendedForInitials`, message: `${initials} is not the username of an active user of this agency` })
+        }
+      } else if (email === undefined || email === '') {
+        errors.push({ field: `${prefix}AssignedToEmail`, message: 'is required when AssignedToRole is SpecifiedUser' })
+      } else if (!store.listActiveUsers(agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
+        errors.push({ field: `${prefix}AssignedToEmail`, message: `${email} is not the email of an active user of this agency (see GET /vendor/agency/{agencyId}/users)` })
+      }
+    }
+  }
+
+  /**
+   * Records one write: the same RefId again answers as before (409 when the body differs);
+   * otherwise it is applied now, or kept pending while the agency is disconnected.
+   */
+  function record(agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
+    origin: Origin, content?: Buffer): Outcome {
+    const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : sha256(content) }))
+    const existing = store.getWrite(agency.agencyId, kind, refId)
+    if (existing !== undefined) {
+      if (existing.fingerprint !== fingerprint) {
+        throw conflict(`RefId ${refId} was already used for a different ${kind === 'log' ? 'log note' : kind}; use a new RefId for a new ${kind === 'log' ? 'log note' : kind}`)
+      }
+      return existing.status === 'applied' ? 'created' : 'saved'
+    }
+    const now = clock.iso()
+    const applied = agency.connected
+    store.transaction(() => {
+      const seq = store.insertWrite({
+        agencyId: agency.agencyId, clientNumber, kind, refId, integration: origin.integration, apiVersion: origin.apiVersion,
+        status: applied ? 'applied' : 'pending', fingerprint, receivedAt: now, appliedAt: applied ? now : null, data
+      })
+      if (content !== undefined) store.insertContent(seq, content)
+      if (applied) touch(agency.agencyId, clientNumber, now)
+    })
+    return applied ? 'created' : 'saved'
+  }
+
+  return {
+    logNote(agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
+      liveClient(agency.agencyId, clientNumber)
+      const errors: FieldError[] = []
+      checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
+      checkTask(agency.agencyId, cmd.task, 'Task.', errors)
+      if (errors.length > 0) throw validationFailed(errors)
+      const { refId, ...data } = cmd
+      return record(agency, clientNumber, 'log', refId, data, origin)
+    },
+
+    attachment(agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin): Outcome {
+      liveClient(agency.agencyId, clientNumber)
+      const errors: FieldError[] = []
+      checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
+      checkTask(agency.agencyId, cmd.task, 'Task', errors)
+      if (errors.length > 0) throw validationFailed(errors)
+      const { refId, content, ...rest } = cmd
+      const data = { ...rest, size: content.length, sha256: sha256(content), contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }
+      return record(agency, clientNumber, 'attachment', refId, data, origin, content)
+    },
+
+    /**
+     * Receipts, each checked alone: `invalid` holds the schema errors of each item (by index).
+     * Valid items are recorded even when others fail.
+     */
+    receipts(agency: AgencyRow, clientNumber: number, items: (ReceiptCommand | FieldError[])[], origin: Origin): { outcome: Outcome; answers: ReceiptAnswer[] } {
+      const client = liveClient(agency.agencyId, clientNumber)
+      const invoices = new Map(
+        (JSON.parse(client.invoices) as { id: string; balance?: number }[]).map((i) => [i.id.toLowerCase(), i])
+      )
+      const offices = new Set(store.listOffices(agency.agencyId).map((o) => o.officeId))
+      const seen = new Set<string>()
+      // One transaction for the request: each valid item is recorded, nothing half-written.
+      const answers = store.transaction(() => items.map((item): ReceiptAnswer => {
+        if (Array.isArray(item)) return { refId: null, code: 400, message: item.map((e) => `${e.field}: ${e.message}`).join('; ') }
+        const errors: FieldError[] = []
+        if (seen.has(item.refId.toLowerCase())) errors.push({ field: 'RefId', message: 'repeats the RefId of an earlier receipt in this request' })
+        seen.add(item.refId.toLowerCase())
+        checkPolicy(agency.agencyId, clientNumber, item.policyId, 'PolicyId', errors)
+        checkTask(agency.agencyId, item.task, 'Task.', errors)
+        ;(item.invoices ?? []).forEach((inv, i) => {
+          if (!invoices.has(inv.invoiceId.toLowerCase())) {
+            errors.push({ field: `Invoices[${i}].InvoiceId`, message: `${inv.invoiceId} is not an open invoice of client ${clientNumber}` })
+          }
+        })
+        if (item.total !== undefined) {
+          const sum = round2((item.invoices ?? []).reduce((s, inv) => s + inv.amount, 0))
+          if (round2(item.total) !== sum) errors.push({ field: 'Total', message: `must equal the sum of the invoice amounts (${sum})` })
+        }
+        if (item.officeId !== undefined && !offices.has(item.officeId)) {
+          errors.push({ field: 'OfficeId', message: `office ${item.officeId} is not an office of this agency` })
+        }
+        if (errors.length > 0) return { refId: item.refId, code: 400, message: errors.map((e) => `${e.field}: ${e.message}`).join('; ') }
+        const { refId, ...rest } = item
+        const data = { ...rest, payMethod: item.payMethod ?? 'Other', officeId: item.officeId ?? client.officeId }
+        const before = store.getWrite(agency.agencyId, 'receipt', refId)
+        try {
+          record(agency, clientNumber, 'receipt', refId, data, origin)
+        } catch (e) {
+          if (e instanceof ApiError && e.status === 409) return { refId, code: 409, message: e.detail }
+          throw e
+        }
+        return before === undefined ? { refId, code: 200, message: null } : { refId, code: 200, message: 'duplicate refId; already recorded' }
+      }))
+      return { outcome: agency.connected ? 'created' : 'saved', answers }
+    },
+
+    /** Applies the agency's pending writes in arrival order; returns how many. */
+    applyPending(agencyId: number): number {
+      return store.transaction(() => {
+        const pending = store.listWrites(agencyId, { status: 'pending' })
+        for (const w of pending) {
+          const now = clock.iso()
+          store.markApplied(w.seq, now)
+          touch(agencyId, w.clientNumber, now)
+        }
+        return pending.length
+      })
+    },
+
+    list: (agencyId: number, filter: WriteFilter): WriteRow[] => store.listWrites(agencyId, filter),
+
+    /** The id of the client's policy at a 0-based index (version 1 PolicyIndex). */
+    policyIdAt(agencyId: number, clientNumber: number, index: number, field = 'PolicyIndex'): string {
+      liveClient(agencyId, clientNumber)
+      const policy = store.listClientPolicies(agencyId, clientNumber).find((p) => p.policyIndex === index)
+      if (policy === undefined) throw invalidField(field, `client ${clientNumber} has no policy at index ${index}`)
+      return policy.policyId
+    },
+
+    /** The stored bytes of an attachment and how to serve them. */
+    attachmentContent(agencyId: number, refId: string): { content: Buffer; contentType: string; fileName: string } {
+      const w = store.getWrite(agencyId, 'attachment', refId)
+      const content = w === undefined ? undefined : store.getContent(w.seq)
+      if (w === undefined || content === undefined) throw notFound(`No attachment with RefId ${refId} in agency ${agencyId}`)
+      return { content, contentType: String(w.data.contentType), fileName: `${String(w.data.fileName)}.${String(w.data.fileExt)}` }
+    },
+
+    newRefId: () => randomUUID()
+  }
+}
+
+export type Writes = ReturnType<typeof createWrites>

@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
+
+export const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')
+
+export const logNote = (over: Record<string, unknown> = {}) => ({
+  refId: randomUUID(), ts: '2026-11-20T10:00:00Z', channel: 29, note: '<p>Called about renewal</p>', ...over
+})
+
+/** Headers and gzip body of a version 3.0/4.0 attachment. */
+export function attachment(content: Buffer, over: Record<string, string | undefined> = {}) {
+  const headers: Record<string, string> = {
+    'content-type': 'application/octet-stream',
+    RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Channel: '33',
+    Desc: b64('Signed application'), FileName: b64('application signée'), FileExt: 'pdf', LogNote: b64('Application received')
+  }
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) delete headers[k]
+    else headers[k] = v
+  }
+  return { headers, payload: gzipSync(content) }
+}
+
+export const receipt = (over: Record<string, unknown> = {}) => ({
+  refId: randomUUID(), ts: '2026-11-20T10:00:00Z', channel: 4, logNote: 'Payment by card', ...over
+})
+
+/** A valid PascalCase create-client body, as one live caller sends it. */
+export const createClientBody = (over: Record<string, unknown> = {}) => ({
+  People: [
+    { FirstName: 'Ada', LastName: 'Lovelace', MainContactType: 'First', DateOfBirth: '1985-12-10',
+      Contacts: [{ Type: 'HomeEmail', Value: 'ada@example.com' }] },
+    { FirstName: 'William', LastName: 'King', MainContactType: 'Second' }
+  ],
+  Contacts: [{ Type: 'HomePhone', Value: '207-555-0100' }],
+  MailingAddress: { Address1: '12 Analytical Way', City: 'Portland', State: 'ME', Zip: '04101' },
+  Log: { Channel: 29, Note: 'New client from the partner portal', TS: '2026-11-20T10:00:00Z' },
+  Status: 'Prospect',
+  Policy: { PolicyNumber: 'NEW-POL-0001', LOBs: ['AUTOP', 'HOME'], EffectiveDate: '2026-12-01', State: 'ME', ApplicationType: 'Personal' },
+  Source: 'partner',
+  ...over
+})
