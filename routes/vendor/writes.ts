@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { gunzipSync } from 'node:zlib'
 import type { CreateClientCommand } from '../../src/domain/create-client.js'
@@ -18,8 +19,10 @@ import { SlidingWindowStore } from '../../src/plugins/sliding-window.js'
 import { bindKeys } from '../../src/schemas/bind.js'
 import { ClientParams, AgencyParams, VersionQuery } from '../../src/schemas/requests.js'
 import {
-  AGENT_ROLES, AttachmentHeadersSchema, ClientCreateRequestSchema, LogNoteBodySchema, ReceiptItemSchema, ReceiptsBodySchema
+  AGENT_ROLES, AttachmentHeadersSchema, ClientCreateRequestSchema, LogNoteBodySchema, ReceiptItemSchema, ReceiptsBodySchema,
+  V1AttachmentHeadersSchema, V1LogNoteBodySchema
 } from '../../src/schemas/writes.js'
+import { fromV1Attachment, fromV1LogNote } from '../../src/versions/writes.js'
 import { parseTimestamp } from '../../src/domain/time.js'
 import type { ApiVersion } from '../../src/versions/index.js'
 
@@ -46,7 +49,8 @@ const pascalFields = (field: string, context: string) => (context === 'body' ? p
 /** Spec spelling of the attachment headers, for error messages. */
 const HEADER_NAMES: Record<string, string> = Object.fromEntries(
   ['Channel', 'Desc', 'FileExt', 'FileName', 'LogNote', 'PolicyId', 'RefId', 'TS', 'TaskAssignedTo', 'TaskAssignedToEmail',
-    'TaskCategory', 'TaskDescription', 'TaskDueDate', 'TaskTitle'].map((h) => [h.toLowerCase(), h])
+    'TaskCategory', 'TaskDescription', 'TaskDueDate', 'TaskTitle', 'Action', 'LogBody', 'LogDescription', 'PolicyIndex',
+    'SuspendedFor', 'SuspendedForInitials', 'SuspenseCategory', 'SuspenseDueDate'].map((h) => [h.toLowerCase(), h])
 )
 const headerFields = (field: string, context: string) => (context === 'headers' ? HEADER_NAMES[field.toLowerCase()] ?? field : field)
 
@@ -142,7 +146,8 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
       handler: (request, reply) => {
         const warnings: string[] = request.warnings ?? []
         const items = (request.body as unknown[]).map((raw, i): ReceiptCommand | FieldError[] => {
-          const bound = bindKeys(raw, ReceiptItemSchema, warnings, `[${i}]`)
+          // Numbers sent as strings convert, as the other JSON bodies' validation coerces them.
+          const bound = Value.Convert(ReceiptItemSchema, bindKeys(raw, ReceiptItemSchema, warnings, `[${i}]`))
           const errors = validateReceipt(bound)
           return errors.length > 0 ? errors : (bound as ReceiptCommand)
         })
@@ -196,6 +201,61 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
           answerOutcome(reply, outcome)
         }
       })
+    }
+
+    typed.route({
+      method: 'POST',
+      url: '/vendor/agency/:agencyId/client/:clientId/attachment',
+      constraints: { apiVersion: '1' },
+      bodyLimit: MAX_ATTACHMENT_BODY,
+      config: { scope: 'create-log-attachment-task', fieldName: headerFields },
+      schema: {
+        summary: 'Version 1: attach a file (gzip body, metadata and suspense in headers)',
+        params: ClientParams,
+        headers: V1AttachmentHeadersSchema,
+        response: { 200: OutcomeSchema, 202: OutcomeSchema }
+      },
+      handler: (request, reply) => {
+        const h = request.headers
+        const content = gunzipAttachment(request.body)
+        const { agencyId, clientId } = request.params
+        const policyId = h.policyindex === undefined ? undefined : sandbox.writes.policyIdAt(agencyId, clientId, Number(h.policyindex))
+        const cmd = fromV1Attachment({
+          action: Number(h.action),
+          desc: decodeBase64Header('Desc', h.desc),
+          fileExt: normalizeFileExt(h.fileext, '1'),
+          fileName: decodeBase64Header('FileName', h.filename),
+          logBody: decodeBase64Header('LogBody', h.logbody),
+          logDescription: decodeBase64Header('LogDescription', h.logdescription),
+          refId: h.refid,
+          suspendedFor: h.suspendedfor,
+          suspendedForInitials: h.suspendedforinitials,
+          suspenseCategory: decodeBase64Header('SuspenseCategory', h.suspensecategory),
+          suspenseDueDate: h.suspenseduedate,
+          ts: h.ts
+        }, policyId, content)
+        answerOutcome(reply, sandbox.writes.attachment(grantOf(request).agency, clientId, cmd, originOf(request, '1')))
+      }
+    })
+  })
+
+  // Version 1 log note: POST on the client itself, with Action/Body/Description/Suspense.
+  app.route({
+    method: 'POST',
+    url: '/vendor/agency/:agencyId/client/:clientId',
+    constraints: { apiVersion: '1' },
+    config: { scope: 'create-log-attachment-task', fieldName: pascalFields },
+    schema: {
+      summary: 'Version 1: write a log note to the client (200 created, 202 saved until the agency connects)',
+      params: ClientParams,
+      body: V1LogNoteBodySchema,
+      response: { 200: OutcomeSchema, 202: OutcomeSchema }
+    },
+    handler: (request, reply) => {
+      const { agencyId, clientId } = request.params
+      const policyId = request.body.policyIndex === undefined ? undefined : sandbox.writes.policyIdAt(agencyId, clientId, request.body.policyIndex)
+      const outcome = sandbox.writes.logNote(grantOf(request).agency, clientId, fromV1LogNote(request.body, policyId), originOf(request, '1'))
+      answerOutcome(reply, outcome)
     }
   })
 

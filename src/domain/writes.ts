@@ -123,18 +123,22 @@ export function createWrites(store: Store, clock: Clock) {
   /** A task's assignee: SpecifiedUser needs the email of an active agency user. */
   function checkTask(agencyId: number, task: TaskCommand | undefined, prefix: string, errors: FieldError[]) {
     if (task === undefined) return
-    if (task.assignedToRole === 'SpecifiedUser') {
-      const email = task.assignedToEmail?.trim()
-      const initials = task.assignedToInitials?.trim()
-      if ((email === undefined || email === '') && initials !== undefined && initials !== '') {
-        if (!store.listActiveUsers(agencyId).some((u) => u.username.toLowerCase() === initials.toLowerCase())) {
-          errors.push({ field: `${prefix}SuspendedForInitials`, message: `${initials} is not the username of an active user of this agency` })
-        }
-      } else if (email === undefined || email === '') {
-        errors.push({ field: `${prefix}AssignedToEmail`, message: 'is required when AssignedToRole is SpecifiedUser' })
-      } else if (!store.listActiveUsers(agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
-        errors.push({ field: `${prefix}AssignedToEmail`, message: `${email} is not the email of an active user of this agency (see GET /vendor/agency/{agencyId}/users)` })
+    if (task.assignedToRole !== 'SpecifiedUser') return
+    if (task.assignedToInitials !== undefined) {
+      // Version 1: the suspense names its user by initials (the 3-letter username).
+      const field = prefix === 'Task' ? 'SuspendedForInitials' : 'Suspense.SuspendedForInitials'
+      const initials = task.assignedToInitials.trim()
+      if (initials === '') errors.push({ field, message: 'is required when SuspendedFor is SpecifiedUser' })
+      else if (!store.listActiveUsers(agencyId).some((u) => u.username.toLowerCase() === initials.toLowerCase())) {
+        errors.push({ field, message: `${initials} is not the username of an active user of this agency` })
       }
+      return
+    }
+    const email = task.assignedToEmail?.trim()
+    if (email === undefined || email === '') {
+      errors.push({ field: `${prefix}AssignedToEmail`, message: 'is required when AssignedToRole is SpecifiedUser' })
+    } else if (!store.listActiveUsers(agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
+      errors.push({ field: `${prefix}AssignedToEmail`, message: `${email} is not the email of an active user of this agency (see GET /vendor/agency/{agencyId}/users)` })
     }
   }
 

@@ -27,7 +27,7 @@ export interface V1LogNote {
 export function suspenseToTask(s: V1Suspense, title: string, description: string): TaskCommand {
   return {
     assignedToRole: s.suspendedFor,
-    ...(s.suspendedForInitials === undefined || s.suspendedForInitials === '' ? {} : { assignedToInitials: s.suspendedForInitials }),
+    assignedToInitials: s.suspendedForInitials ?? '',
     ...(s.category === undefined ? {} : { category: s.category }),
     description,
     dueDate: s.dueDate,

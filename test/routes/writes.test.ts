@@ -218,7 +218,7 @@ t.test('receipts: each item answered in order; valid ones recorded even when oth
   const badTotal = receipt({ invoices: [{ invoiceId: inv.id, amount: 10 }], total: 11 })
   const negative = receipt({ invoices: [{ invoiceId: inv.id, amount: -1 }] })
   const noNote = { ...receipt(), logNote: undefined }
-  const ok2 = receipt()
+  const ok2 = receipt({ channel: '4' })
   const res = await post(app, `${AGENCY.main}/client/${c.clientNumber}/receipts`, [ok1, badInvoice, badTotal, negative, noNote, ok2])
   t.equal(res.statusCode, 200)
   const body = res.json()
