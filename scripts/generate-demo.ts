@@ -31,21 +31,22 @@ const depth = (value: unknown): number =>
 function inline(value: unknown): string {
   if (Array.isArray(value)) return value.length === 0 ? '[]' : `[${value.map(inline).join(', ')}]`
   if (isContainer(value)) {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined)
+    const entries = Object.entries(value)
     return entries.length === 0 ? '{}' : `{ ${entries.map(([k, v]) => `${JSON.stringify(k)}: ${inline(v)}`).join(', ')} }`
   }
   return JSON.stringify(value)
 }
 
 /**
- * Pretty JSON with a 2-space indent, as JSON.stringify(value, null, 2) writes it, except that a
- * small leaf value (an address, a coverage, a list of ids or of coverages: nothing nested deeper
- * than an array of flat objects) is written on one line when that line fits in MAX_WIDTH
- * columns. The demo fixture stays well under 2 MB and readable.
+ * A JSON value (as JSON.parse returns it) as pretty JSON with a 2-space indent, like
+ * JSON.stringify(value, null, 2), except that a small leaf value (an address, a coverage, a list
+ * of ids or of coverages: nothing nested deeper than an array of flat objects) is written on one
+ * line when that line fits in MAX_WIDTH columns. Keeps the demo fixture well under 2 MB, and
+ * readable.
  */
 export function formatJson(value: unknown, indent = '', column = 0): string {
   if (!isContainer(value)) return JSON.stringify(value)
-  const entries = Object.entries(value).filter(([, v]) => v !== undefined)
+  const entries = Object.entries(value)
   if (entries.length === 0) return Array.isArray(value) ? '[]' : '{}'
   if (depth(value) <= 2) {
     const line = inline(value)
@@ -62,7 +63,8 @@ export function formatJson(value: unknown, indent = '', column = 0): string {
   return `{\n${lines.join(',\n')}\n${indent}}`
 }
 
-const toJson = (value: unknown): string => `${formatJson(value)}\n`
+/** The file text: JSON.stringify's view of the value (no undefined, no functions), formatted, with a final newline. */
+const toJson = (value: unknown): string => `${formatJson(JSON.parse(JSON.stringify(value)))}\n`
 
 export function writeFixtures(root: string): { demo: string; schema: string } {
   const dir = join(root, 'fixtures')

@@ -1,8 +1,9 @@
+import type {} from '@fastify/swagger' // schema summary/description typing
 import Fastify, { type FastifyInstance } from 'fastify'
 import agencyRoutes from '../routes/vendor/agencies.js'
 import clientRoutes from '../routes/vendor/clients.js'
 import writeRoutes from '../routes/vendor/writes.js'
-import controlRoutes from '../routes/sandbox.js'
+import controlPlane from '../routes/control/index.js'
 import type { Config } from './config.js'
 import { closeDatabase, openDatabase } from './db/database.js'
 import { Clock } from './domain/clock.js'
@@ -11,6 +12,7 @@ import type { Fixture } from './fixture/schema.js'
 import { loggerOptions } from './logger.js'
 import { registerErrorHandling } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
+import { observeVendorTraffic } from './plugins/observe.js'
 import { apiVersionConstraint } from './versions/index.js'
 
 export interface AppOptions {
@@ -41,7 +43,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       // Read (and validated) only when the database is empty or on reset: starts stay fast.
       fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
       fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
-      clock: options.clock ?? new Clock()
+      clock: options.clock ?? new Clock(),
+      journalSize: config.journalSize
     })
   } catch (e) {
     closeDatabase(db)
@@ -61,8 +64,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   app.decorate('sandbox', sandbox)
   app.addHook('onClose', async () => closeDatabase(db))
   registerErrorHandling(app)
+  observeVendorTraffic(app, sandbox)
 
-  await app.register(controlRoutes, { prefix: '/_sandbox', sandbox, config })
+  await app.register(controlPlane, { prefix: '/_sandbox', sandbox, config })
 
   await app.register(async function vendorApi(vendor) {
     await vendorPipeline(vendor, { sandbox })

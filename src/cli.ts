@@ -28,6 +28,8 @@ Options (each overrides its environment setting):
   --db FILE          SANDBOX_DB (a file, or :memory:)
   --fixtures FILE    SANDBOX_FIXTURES
   --log-level LEVEL  LOG_LEVEL
+  --control-token T  SANDBOX_CONTROL_TOKEN
+  --journal-size N   SANDBOX_JOURNAL_SIZE
 
 Environment settings:
 ${SETTINGS.map((s) => `  ${s.env.padEnd(17)} ${s.meaning} (default ${s.default})`).join('\n')}`,
@@ -64,7 +66,7 @@ function intOption(name: string, value: string | undefined, fallback: number, mi
 async function serve(args: string[]): Promise<number> {
   const { values } = parse(args, {
     port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' },
-    fixtures: { type: 'string' }, 'log-level': { type: 'string' }
+    fixtures: { type: 'string' }, 'log-level': { type: 'string' }, 'control-token': { type: 'string' }, 'journal-size': { type: 'string' }
   })
   if (values.help === true) return help('serve')
   const env = { ...process.env }
@@ -73,6 +75,8 @@ async function serve(args: string[]): Promise<number> {
   if (typeof values.db === 'string') env.SANDBOX_DB = values.db
   if (typeof values.fixtures === 'string') env.SANDBOX_FIXTURES = values.fixtures
   if (typeof values['log-level'] === 'string') env.LOG_LEVEL = values['log-level']
+  if (typeof values['control-token'] === 'string') env.SANDBOX_CONTROL_TOKEN = values['control-token']
+  if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
   const config: Config = loadConfig(env)
   const server = await startServer(config)
   const { sandbox } = server.app
@@ -80,8 +84,18 @@ async function serve(args: string[]): Promise<number> {
     { url: server.url, db: config.db, seeded: sandbox.seededNow ? config.fixtures : 'kept existing data' },
     `agency-sandbox ${config.version} listening on ${server.url}`
   )
+  if (!isLoopback(config.host) && config.controlToken === undefined) {
+    server.app.log.warn(
+      `WARNING: HOST=${config.host} exposes the control API (/_sandbox: reset, state with secrets, faults) to the network ` +
+      'without protection; set SANDBOX_CONTROL_TOKEN to require Authorization: Bearer <token>'
+    )
+  }
   closeOnSignals(server, (code) => process.exit(code))
   return -1
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host)
 }
 
 function validate(args: string[]): number {

@@ -19,6 +19,10 @@ export interface Config {
   prettyLogs: boolean
   migrationsDir: string
   version: string
+  /** When set, every control call but health needs `Authorization: Bearer <token>`. */
+  controlToken: string | undefined
+  /** Entries the request journal keeps. */
+  journalSize: number
 }
 
 export class ConfigError extends Error {
@@ -50,7 +54,9 @@ export const SETTINGS = [
   { env: 'SANDBOX_DB', default: './data/sandbox.db', meaning: 'SQLite database file, or :memory:' },
   { env: 'SANDBOX_FIXTURES', default: '<package>/fixtures/demo.json', meaning: 'fixture that seeds an empty database and that reset returns to' },
   { env: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
-  { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' }
+  { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' },
+  { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
+  { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' }
 ] as const
 
 function parseBool(name: string, value: string): boolean {
@@ -69,6 +75,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL=${env.LOG_LEVEL} is not one of ${LOG_LEVELS.join(', ')}`)
   const dbFile = env.SANDBOX_DB ?? './data/sandbox.db'
+  const journalText = env.SANDBOX_JOURNAL_SIZE ?? '1000'
+  if (!/^\d+$/.test(journalText) || Number(journalText) > 1_000_000) {
+    throw new ConfigError(`SANDBOX_JOURNAL_SIZE=${journalText} is not a whole number from 0 to 1000000`)
+  }
+  const token = env.SANDBOX_CONTROL_TOKEN
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -78,6 +89,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     prettyLogs: env.LOG_PRETTY === undefined ? process.stdout.isTTY === true : parseBool('LOG_PRETTY', env.LOG_PRETTY),
     migrationsDir: join(ROOT, 'migrations'),
     version: PACKAGE_VERSION,
+    controlToken: token === undefined || token === '' ? undefined : token,
+    journalSize: Number(journalText),
     ...overrides
   }
 }

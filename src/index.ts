@@ -1,5 +1,7 @@
+export { startSandbox, controlClient, ControlError, type StartOptions, type StartedSandbox, type Control } from './sdk.js'
 export { buildApp, type AppOptions } from './app.js'
 export { loadConfig, type Config } from './config.js'
 export { startServer, type RunningServer } from './server.js'
 export { validateFixture } from './fixture/validate.js'
-export type { Fixture } from './fixture/schema.js'
+export { generateFixture, generateDemoFixture } from './fixture/generate.js'
+export type { Fixture, FixtureClient } from './fixture/schema.js'

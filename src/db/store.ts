@@ -292,6 +292,29 @@ export function createStore(db: Db) {
          AND (@clientNumber IS NULL OR client_number = @clientNumber)
        ORDER BY seq`
     ),
+    listAllWrites: db.prepare<[], RawWrite>('SELECT * FROM writes ORDER BY seq'),
+    deleteClient: db.prepare('DELETE FROM clients WHERE agency_id = ? AND client_number = ?'),
+    deleteClientPolicies: db.prepare('DELETE FROM policies WHERE agency_id = ? AND client_number = ?'),
+    updateClient: db.prepare(
+      `UPDATE clients SET deleted = @deleted, modified_ms = @modifiedMs, office_id = @officeId, details = @details, people = @people,
+         contacts = @contacts, claims = @claims, policies = @policies, invoices = @invoices
+       WHERE agency_id = @agencyId AND client_number = @clientNumber`
+    ),
+    searchClients: db.prepare<{ agencyId: number; like: string; plain: string; limit: number }, RawClient>(
+      `SELECT ${CLIENT_COLUMNS} FROM clients WHERE agency_id = @agencyId
+         AND (details LIKE @like OR people LIKE @like OR policies LIKE @like OR CAST(client_number AS TEXT) = @plain)
+       ORDER BY client_number LIMIT @limit`
+    ),
+    deleteIntegration: db.prepare('DELETE FROM integrations WHERE client_id = ?'),
+    deleteAgency: db.prepare('DELETE FROM agencies WHERE agency_id = ?'),
+    deleteSubscription: db.prepare('DELETE FROM subscriptions WHERE client_id = ? AND agency_id = ?'),
+    updateSubscription: db.prepare('UPDATE subscriptions SET scopes = ?, opted_out = ? WHERE client_id = ? AND agency_id = ?'),
+    deleteOffice: db.prepare('DELETE FROM offices WHERE agency_id = ? AND office_id = ?'),
+    deleteUser: db.prepare('DELETE FROM users WHERE agency_id = ? AND user_id = ?'),
+    setDefaultUsers: db.prepare('UPDATE agencies SET default_users = ? WHERE agency_id = ?'),
+    countOfficeClients: db.prepare<[number, number], { n: number }>('SELECT count(*) AS n FROM clients WHERE agency_id = ? AND office_id = ?'),
+    countIntegrations: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM integrations'),
+    countAgencies: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM agencies'),
     markApplied: db.prepare("UPDATE writes SET status = 'applied', applied_at = ? WHERE seq = ?"),
     countWrites: db.prepare<[], { pending: number | null; applied: number | null }>(
       "SELECT sum(status = 'pending') AS pending, sum(status = 'applied') AS applied FROM writes"
@@ -410,6 +433,28 @@ export function createStore(db: Db) {
     listWrites: (agencyId: number, f: WriteFilter = {}): WriteRow[] =>
       s.listWrites.all({ agencyId, kind: f.kind ?? null, status: f.status ?? null, clientNumber: f.clientNumber ?? null }).map(toWrite),
     markApplied: (seq: number, at: string): void => void s.markApplied.run(at, seq),
+    listAllWrites: (): WriteRow[] => s.listAllWrites.all().map(toWrite),
+    /** Replaces a stored client's row (same agency and number). */
+    updateClient(c: ClientRow): void {
+      s.updateClient.run({ ...c, deleted: int(c.deleted) })
+    },
+    deleteClientPolicies: (agencyId: number, clientNumber: number): void => void s.deleteClientPolicies.run(agencyId, clientNumber),
+    deleteClient: (agencyId: number, clientNumber: number): void => void s.deleteClient.run(agencyId, clientNumber),
+    /** Clients whose name, details or policy numbers contain the text (or whose number is it). */
+    searchClients: (agencyId: number, text: string, limit: number): ClientRow[] =>
+      s.searchClients.all({ agencyId, like: `%${text.replace(/[%_\\]/g, '')}%`, plain: text.trim(), limit }).map(toClient),
+    deleteIntegration: (clientId: string): boolean => s.deleteIntegration.run(clientId).changes > 0,
+    deleteAgency: (agencyId: number): boolean => s.deleteAgency.run(agencyId).changes > 0,
+    deleteSubscription: (clientId: string, agencyId: number): boolean => s.deleteSubscription.run(clientId, agencyId).changes > 0,
+    updateSubscription(sub: SubscriptionRow): void {
+      s.updateSubscription.run(JSON.stringify(sub.scopes), int(sub.optedOut), sub.clientId, sub.agencyId)
+    },
+    deleteOffice: (agencyId: number, officeId: number): boolean => s.deleteOffice.run(agencyId, officeId).changes > 0,
+    deleteUser: (agencyId: number, userId: number): boolean => s.deleteUser.run(agencyId, userId).changes > 0,
+    setDefaultUsers: (agencyId: number, users: Record<string, number>): void => void s.setDefaultUsers.run(JSON.stringify(users), agencyId),
+    countOfficeClients: (agencyId: number, officeId: number): number => s.countOfficeClients.get(agencyId, officeId)?.n ?? 0,
+    countIntegrations: (): number => s.countIntegrations.get()?.n ?? 0,
+    countAgencies: (): number => s.countAgencies.get()?.n ?? 0,
     countWrites(): { pending: number; applied: number } {
       const r = s.countWrites.get()
       return { pending: r?.pending ?? 0, applied: r?.applied ?? 0 }

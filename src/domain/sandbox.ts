@@ -5,7 +5,11 @@ import { createAccess } from './access.js'
 import { createClients } from './clients.js'
 import { Clock } from './clock.js'
 import { createClientCreator } from './create-client.js'
-import { loadWorld } from './world.js'
+import { exportWorld, loadWorld } from './world.js'
+import { createAdmin } from './admin.js'
+import { Faults } from './faults.js'
+import { Journal } from './journal.js'
+import { createSimulator } from './simulator.js'
 import { createWrites } from './writes.js'
 import { badRequest, notFound } from '../errors.js'
 
@@ -25,10 +29,12 @@ export interface SandboxOptions {
   fixture: Fixture | (() => Promise<Fixture>)
   fixtureSource: string
   clock?: Clock
+  /** Entries the request journal keeps (oldest dropped). */
+  journalSize?: number
 }
 
 /** The emulated agency world: every rule of the vendor API, no HTTP. */
-export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock() }: SandboxOptions) {
+export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000 }: SandboxOptions) {
   const store = createStore(db)
   let startFixture = typeof fixture === 'function' ? undefined : fixture
   const initial = async () => (startFixture ??= await (fixture as () => Promise<Fixture>)())
@@ -40,6 +46,14 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
   const access = createAccess(store)
   const clients = createClients(store)
   const writes = createWrites(store, clock)
+  const admin = createAdmin(store, clock)
+  const journal = new Journal(journalSize)
+  const faults = new Faults()
+  const simulator = createSimulator(store, clock, async (seed) => {
+    const { createFaker, generateClient } = await import('../fixture/generate.js')
+    return { faker: createFaker(seed), generateClient }
+  })
+  let source = fixtureSource
   const creator = createClientCreator(store, clock)
 
   /**
@@ -71,17 +85,29 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
     clients,
     writes,
     creator,
+    admin,
+    journal,
+    faults,
+    simulator,
     patchAgency,
     /** True when this start seeded the database (false: existing data was kept). */
     seededNow,
     offices: (agencyId: number) => store.listOffices(agencyId),
     activeUsers: (agencyId: number) => store.listActiveUsers(agencyId),
-    /** Back to the start-up fixture, or to the given one. */
-    async reset(next?: Fixture, source = fixtureSource): Promise<void> {
-      loadWorld(store, next ?? (await initial()), source, clock.iso())
+    /** Back to the start-up fixture, or to the given one; the journal and fault rules are kept. */
+    async reset(next?: Fixture, nextSource = fixtureSource): Promise<void> {
+      loadWorld(store, next ?? (await initial()), nextSource, clock.iso())
+      source = nextSource
+    },
+    state: () => exportWorld(store),
+    get source() {
+      return source
     },
     counts() {
-      return { clients: store.countClients(), writes: store.countWrites() }
+      return {
+        integrations: store.countIntegrations(), agencies: store.countAgencies(), clients: store.countClients(),
+        writes: store.countWrites(), journal: journal.size, faults: faults.list().length
+      }
     }
   }
 }

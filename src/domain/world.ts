@@ -29,6 +29,57 @@ export function insertClient(store: Store, agencyId: number, c: FixtureClient): 
   )
 }
 
+/** The whole world as a fixture document: resetting to it reproduces every answer. */
+export function exportWorld(store: Store): Fixture {
+  const subscriptions = store.listAllSubscriptions()
+  const agencies = store.listAgencies().map((a) => ({
+    agencyId: a.agencyId,
+    name: a.name,
+    active: a.active,
+    connected: a.connected,
+    supportsIncludes: a.supportsIncludes,
+    defaultOfficeId: a.defaultOfficeId,
+    offices: store.listOffices(a.agencyId),
+    users: store.listUsers(a.agencyId).map((u) => ({
+      userId: u.userId, username: u.username,
+      ...(u.firstName === null ? {} : { firstName: u.firstName }),
+      ...(u.lastName === null ? {} : { lastName: u.lastName }),
+      ...(u.email === null ? {} : { email: u.email }),
+      ...(u.homeOffice === null ? {} : { homeOffice: u.homeOffice }),
+      active: u.active
+    })),
+    defaultUsers: a.defaultUsers,
+    clients: store.listClients(a.agencyId).map(rowToClient)
+  }))
+  const integrations = store.listIntegrations().map((i) => ({
+    ...i,
+    agencies: subscriptions.filter((s) => s.clientId === i.clientId).map((s) => ({ agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut }))
+  }))
+  const writes = store.listAllWrites().map((w) => {
+    const content = w.kind === 'attachment' ? store.getContent(w.seq) : undefined
+    return {
+      agencyId: w.agencyId, clientNumber: w.clientNumber, kind: w.kind, refId: w.refId, integration: w.integration,
+      version: w.apiVersion, status: w.status, receivedAt: w.receivedAt, appliedAt: w.appliedAt, fingerprint: w.fingerprint,
+      data: w.data, ...(content === undefined ? {} : { content: content.toString('base64') })
+    }
+  })
+  return { integrations, agencies, writes } as Fixture
+}
+
+/** A stored client back in fixture form (its groups parsed). */
+export function rowToClient(r: ClientRow): FixtureClient {
+  return {
+    clientNumber: r.clientNumber,
+    deleted: r.deleted,
+    details: JSON.parse(r.details) as FixtureClient['details'],
+    people: JSON.parse(r.people) as FixtureClient['people'],
+    contacts: JSON.parse(r.contacts) as FixtureClient['contacts'],
+    claims: JSON.parse(r.claims) as FixtureClient['claims'],
+    policies: JSON.parse(r.policies) as FixtureClient['policies'],
+    invoices: JSON.parse(r.invoices) as FixtureClient['invoices']
+  }
+}
+
 /** Replaces the whole world with the fixture's, in one transaction. */
 export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso: string): void {
   store.transaction(() => {
@@ -74,6 +125,14 @@ export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso
       i.agencies.forEach((s, position) =>
         store.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, position)
       )
+    }
+    for (const w of fixture.writes ?? []) {
+      const seq = store.insertWrite({
+        agencyId: w.agencyId, clientNumber: w.clientNumber, kind: w.kind, refId: w.refId, integration: w.integration,
+        apiVersion: w.version, status: w.status, fingerprint: w.fingerprint ?? '', receivedAt: w.receivedAt,
+        appliedAt: w.appliedAt, data: w.data
+      })
+      if (w.content !== undefined) store.insertContent(seq, Buffer.from(w.content, 'base64'))
     }
     store.setMeta('seeded_from', source)
     store.setMeta('seeded_at', nowIso)

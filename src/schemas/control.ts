@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { Guid } from './common.js'
+import { Guid, ScopeSchema } from './common.js'
 
 /** Schemas of the control plane (/_sandbox). */
 
@@ -50,3 +50,107 @@ export const AttachmentParams = Type.Object({
   agencyId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
   refId: Guid
 })
+
+export const ClientNumberParams = Type.Object({
+  agencyId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
+  clientNumber: Type.Integer({ minimum: 1, maximum: 2147483647 })
+})
+export const OfficeParams = Type.Object({ agencyId: Type.Integer({ minimum: 1 }), officeId: Type.Integer({ minimum: 1 }) })
+export const UserParams = Type.Object({ agencyId: Type.Integer({ minimum: 1 }), userId: Type.Integer({ minimum: 1 }) })
+export const IntegrationParams = Type.Object({ clientId: Type.String({ minLength: 1 }) })
+export const SubscriptionParams = Type.Object({ clientId: Type.String({ minLength: 1 }), agencyId: Type.Integer({ minimum: 1 }) })
+
+export const SubscriptionPatchBody = Type.Object(
+  {
+    scopes: Type.Optional(Type.Array(ScopeSchema, { uniqueItems: true })),
+    optedOut: Type.Optional(Type.Boolean())
+  },
+  { additionalProperties: false, minProperties: 1 }
+)
+
+export const ClientSearchQuery = Type.Object({
+  q: Type.Optional(Type.String({ description: 'text in a name, an address, a policy number, or the client number' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 }))
+})
+
+/** A client in read-model form (PUT): as in fixtures, `clientNumber` and `details.modified` optional. */
+export const ClientPutBody = Type.Object(
+  { clientNumber: Type.Optional(Type.Integer({ minimum: 1 })), details: Type.Object({}, { additionalProperties: true }) },
+  { additionalProperties: true, description: 'a client of the read model (see fixtures/schema.json); details.modified defaults to the sandbox clock' }
+)
+
+export const ClientPatchBody = Type.Object(
+  {
+    details: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'merged key by key into the stored details' })),
+    people: Type.Optional(Type.Array(Type.Unknown())),
+    contacts: Type.Optional(Type.Array(Type.Unknown())),
+    claims: Type.Optional(Type.Array(Type.Unknown())),
+    policies: Type.Optional(Type.Array(Type.Unknown())),
+    invoices: Type.Optional(Type.Array(Type.Unknown())),
+    deleted: Type.Optional(Type.Boolean())
+  },
+  { additionalProperties: false, minProperties: 1, description: 'groups given replace the stored ones; modified moves to the sandbox clock' }
+)
+
+export const ClockSchema = Type.Object({ now: Type.String(), frozen: Type.Boolean() })
+export const ClockPutBody = Type.Object(
+  {
+    now: Type.Optional(Type.String({ description: 'ISO 8601 date-time (no zone means UTC)' })),
+    frozen: Type.Optional(Type.Boolean({ description: 'true: time stands still until advanced' }))
+  },
+  { additionalProperties: false, minProperties: 1 }
+)
+export const ClockAdvanceBody = Type.Object(
+  { seconds: Type.Number({ exclusiveMinimum: 0, maximum: 315_360_000, description: 'how far to move the clock forward' }) },
+  { additionalProperties: false }
+)
+
+export const RequestsQuery = Type.Object({
+  method: Type.Optional(Type.String()),
+  path: Type.Optional(Type.String({ description: 'path glob: * within a segment, ** across' })),
+  agencyId: Type.Optional(Type.Integer()),
+  status: Type.Optional(Type.Integer()),
+  since: Type.Optional(Type.String({ description: 'an entry id (entries after it) or an ISO time' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000 }))
+})
+
+export const FaultInputBody = Type.Object(
+  {
+    match: Type.Optional(Type.Object(
+      {
+        method: Type.Optional(Type.String()),
+        path: Type.Optional(Type.String({ description: 'glob over the path: * within a segment, ** across (e.g. /vendor/agency/*/client)' })),
+        version: Type.Optional(Type.Union([Type.Literal('4.0'), Type.Literal('3.0'), Type.Literal('1')])),
+        clientId: Type.Optional(Type.String()),
+        agencyId: Type.Optional(Type.Integer())
+      },
+      { additionalProperties: false }
+    )),
+    effect: Type.Object(
+      {
+        status: Type.Optional(Type.Integer({ minimum: 100, maximum: 599 })),
+        body: Type.Optional(Type.Unknown()),
+        headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+        delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 120_000 })),
+        drop: Type.Optional(Type.Boolean({ description: 'close the connection without answering' }))
+      },
+      { additionalProperties: false }
+    ),
+    times: Type.Optional(Type.Integer({ minimum: 1, description: 'affect at most this many requests' })),
+    every: Type.Optional(Type.Integer({ minimum: 1, description: 'affect every Nth matching request' })),
+    probability: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    seed: Type.Optional(Type.Integer({ description: 'seed of the probability draws (default 1)' }))
+  },
+  { additionalProperties: false }
+)
+export const FaultIdParams = Type.Object({ id: Type.String() })
+
+export const SimulatorBody = Type.Object(
+  {
+    ratePerMinute: Type.Number({ exclusiveMinimum: 0, maximum: 60000, description: 'changes per minute' }),
+    seed: Type.Integer({ description: 'the same seed makes the same changes' }),
+    agencies: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { description: 'agencies to change (default: every active agency)' })),
+    clockTime: Type.Optional(Type.Boolean({ description: 'true: changes happen only when the clock is advanced (POST /_sandbox/clock/advance)' }))
+  },
+  { additionalProperties: false }
+)

@@ -1,0 +1,205 @@
+import autocannon from 'autocannon'
+import { randomUUID } from 'node:crypto'
+import { Agent, request as httpRequest } from 'node:http'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { UUID_PLACEHOLDER, type Budget, type LoadJob, type LoadMessage, type LoadResult, type RequestVariant, type SecondCount } from './protocol.js'
+
+/**
+ * The load generator: a child process of run.ts (forked with IPC). It receives one LoadJob,
+ * warms the server up, tells the parent it is measuring, runs the measured load and answers
+ * with a LoadResult. Closed-loop loads use autocannon; fixed-rate loads pace requests itself.
+ */
+
+/** Latencies of the answered requests, in a growable typed array. */
+class Latencies {
+  private values = new Float64Array(1 << 16)
+  private count = 0
+
+  add(ms: number): void {
+    if (this.count === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2)
+      bigger.set(this.values)
+      this.values = bigger
+    }
+    this.values[this.count++] = ms
+  }
+
+  get size(): number {
+    return this.count
+  }
+
+  summary(): { p50Ms: number; p99Ms: number; meanMs: number } {
+    if (this.count === 0) return { p50Ms: 0, p99Ms: 0, meanMs: 0 }
+    const sorted = this.values.slice(0, this.count).sort()
+    const at = (q: number) => sorted[Math.min(this.count - 1, Math.ceil(q * this.count) - 1)]
+    let sum = 0
+    for (const v of sorted) sum += v
+    return { p50Ms: at(0.5), p99Ms: at(0.99), meanMs: sum / this.count }
+  }
+}
+
+const fill = (body: string): string => (body.includes(UUID_PLACEHOLDER) ? body.split(UUID_PLACEHOLDER).join(randomUUID()) : body)
+
+function headersFor(job: LoadJob, variant: RequestVariant): Record<string, string> {
+  return variant.body === undefined
+    ? { authorization: job.authorization }
+    : { authorization: job.authorization, 'content-type': 'application/json' }
+}
+
+/** The autocannon request list: a static request when there is nothing to vary, else one rebuilt per request. */
+function requestsOf(job: LoadJob): autocannon.Request[] {
+  const { variants } = job
+  const dynamic = variants.length > 1 || variants.some((v) => v.body?.includes(UUID_PLACEHOLDER) === true)
+  if (!dynamic) {
+    const v = variants[0]
+    return [{ method: v.method, path: v.path, headers: headersFor(job, v), ...(v.body === undefined ? {} : { body: v.body }) }]
+  }
+  const headers = variants.map((v) => headersFor(job, v))
+  let next = 0
+  return [{
+    setupRequest: (req) => {
+      const i = next++ % variants.length
+      const v = variants[i]
+      return { ...req, method: v.method, path: v.path, headers: headers[i], body: v.body === undefined ? undefined : fill(v.body) }
+    }
+  }]
+}
+
+interface Tally {
+  latencies: Latencies
+  statuses: Map<number, number>
+  errors: number
+}
+
+function newTally(): Tally {
+  return { latencies: new Latencies(), statuses: new Map(), errors: 0 }
+}
+
+function count(tally: Tally, expect: Set<number>, status: number, ms: number): void {
+  tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1)
+  if (expect.has(status)) tally.latencies.add(ms)
+  else tally.errors++
+}
+
+function resultOf(tool: string, tally: Tally, seconds: number, perSecond?: SecondCount[]): LoadResult {
+  const requests = tally.latencies.size
+  return {
+    tool,
+    requests,
+    errors: tally.errors,
+    seconds,
+    rps: seconds > 0 ? requests / seconds : 0,
+    ...tally.latencies.summary(),
+    statuses: Object.fromEntries([...tally.statuses].map(([status, n]) => [String(status), n])),
+    ...(perSecond === undefined ? {} : { perSecond })
+  }
+}
+
+/**
+ * A closed loop of `job.connections` connections with autocannon; `tally` records the answers.
+ * Resolves with the seconds from the start to the last answer (autocannon itself stops on a
+ * one-second tick, which would round short loads up).
+ */
+function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<number> {
+  const expect = new Set(job.expect)
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    let last = started
+    const instance = autocannon({
+      url: job.origin,
+      connections: job.connections,
+      timeout: 30,
+      requests: requestsOf(job),
+      ...('amount' in budget ? { amount: budget.amount } : { duration: budget.seconds })
+    }, (error, result) => {
+      if (error !== null) return reject(error)
+      if (tally !== null) tally.errors += result.errors
+      resolve((last - started) / 1000)
+    })
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      last = performance.now()
+      if (tally !== null) count(tally, expect, status, ms)
+    })
+  })
+}
+
+/** One request over a keep-alive agent; status 0 on a socket error. */
+function send(job: LoadJob, agent: Agent, variant: RequestVariant): Promise<{ status: number; ms: number }> {
+  const started = performance.now()
+  return new Promise((resolve) => {
+    const req = httpRequest(job.origin + variant.path, { method: variant.method, headers: headersFor(job, variant), agent }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }))
+      res.on('error', () => resolve({ status: 0, ms: performance.now() - started }))
+    })
+    req.on('error', () => resolve({ status: 0, ms: performance.now() - started }))
+    req.end(variant.body === undefined ? undefined : fill(variant.body))
+  })
+}
+
+/** Offers `rate` requests per second at even intervals (whatever the answers take) and counts them by second. */
+async function fixedRate(job: LoadJob, rate: number, budget: Budget): Promise<LoadResult> {
+  const total = 'amount' in budget ? budget.amount : Math.round(budget.seconds * rate)
+  const interval = 1000 / rate
+  const agent = new Agent({ keepAlive: true, maxSockets: job.connections })
+  const expect = new Set(job.expect)
+  const tally = newTally()
+  const seconds = new Map<number, Map<number, number>>()
+  const pending: Promise<void>[] = []
+  const started = performance.now()
+  for (let i = 0; i < total; i++) {
+    const due = started + i * interval
+    const wait = due - performance.now()
+    if (wait > 0) await sleep(wait)
+    const second = Math.floor((performance.now() - started) / 1000)
+    const variant = job.variants[i % job.variants.length]
+    pending.push(send(job, agent, variant).then(({ status, ms }) => {
+      count(tally, expect, status, ms)
+      const bucket = seconds.get(second) ?? new Map<number, number>()
+      bucket.set(status, (bucket.get(status) ?? 0) + 1)
+      seconds.set(second, bucket)
+    }))
+  }
+  await Promise.all(pending)
+  const elapsed = (performance.now() - started) / 1000
+  agent.destroy()
+  const perSecond = [...seconds.keys()].sort((a, b) => a - b).map((second) => ({
+    second,
+    byStatus: Object.fromEntries([...(seconds.get(second) ?? new Map<number, number>())].map(([s, n]) => [String(s), n]))
+  }))
+  // requests/s is what was answered over the time the load was offered
+  return { ...resultOf('paced', tally, elapsed, perSecond), rps: tally.latencies.size / Math.max(elapsed, total / rate) }
+}
+
+async function run(job: LoadJob, tell: (m: LoadMessage) => void): Promise<LoadResult> {
+  if (job.rate !== undefined) {
+    if (job.warmup !== null) await fixedRate(job, job.rate, job.warmup)
+    tell({ type: 'measuring' })
+    return fixedRate(job, job.rate, job.measure)
+  }
+  if (job.warmup !== null) await closedLoop(job, job.warmup, null)
+  tell({ type: 'measuring' })
+  const tally = newTally()
+  const seconds = await closedLoop(job, job.measure, tally)
+  return resultOf('autocannon', tally, seconds)
+}
+
+const tell = (message: LoadMessage): Promise<void> =>
+  new Promise((resolve) => {
+    if (process.send === undefined) throw new Error('load.ts runs as a child process of run.ts (fork with IPC)')
+    process.send(message, () => resolve())
+  })
+
+process.once('message', (job: LoadJob) => {
+  run(job, (m) => void tell(m)).then(
+    async (result) => {
+      await tell({ type: 'result', result })
+      process.exit(0)
+    },
+    async (error: unknown) => {
+      await tell({ type: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) })
+      process.exit(1)
+    }
+  )
+})

@@ -1,0 +1,158 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { get as httpGet } from 'node:http'
+import { createServer } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+/** Server processes of the benchmark: start, wait until healthy, watch through /proc, stop. */
+
+/** A TCP port free right now on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** Status of one GET, or 0 when the connection fails. */
+function statusOf(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpGet(url, { agent: false, timeout: 2000 }, (res) => {
+      res.resume()
+      resolve(res.statusCode ?? 0)
+    })
+    req.on('timeout', () => req.destroy())
+    req.on('error', () => resolve(0))
+  })
+}
+
+export interface ServerProcess {
+  child: ChildProcess
+  pid: number
+  origin: string
+  /** From spawn to the first 200 on the health URL, milliseconds. */
+  startupMs: number
+  /** The last lines it printed (stdout and stderr). */
+  output(): string
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>
+}
+
+export interface SpawnOptions {
+  /** Arguments after the node executable (node flags, script, script arguments). */
+  args: string[]
+  env: Record<string, string>
+  port: number
+  healthPath: string
+  /** Poll interval of the health URL. */
+  pollMs: number
+  timeoutMs: number
+}
+
+const KEEP_OUTPUT = 64 * 1024
+
+/** Spawns a node process and polls its health URL until it answers 200. */
+export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
+  const origin = `http://127.0.0.1:${opts.port}`
+  let output = ''
+  const started = performance.now()
+  const child = spawn(process.execPath, opts.args, { env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-KEEP_OUTPUT)
+  }
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
+  let exitCode: number | null | undefined
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
+    exitCode = code
+    resolve(code)
+  }))
+
+  const stop = async (graceMs = 15_000): Promise<number | null> => {
+    if (exitCode !== undefined) return exitCode
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs)
+    const code = await exited
+    clearTimeout(timer)
+    return code
+  }
+
+  const deadline = started + opts.timeoutMs
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`${opts.args.join(' ')} exited with ${exitCode} before it was healthy:\n${output}`)
+    if ((await statusOf(origin + opts.healthPath)) === 200) break
+    if (performance.now() > deadline) {
+      await stop()
+      throw new Error(`${opts.args.join(' ')} was not healthy within ${opts.timeoutMs} ms:\n${output}`)
+    }
+    await sleep(opts.pollMs)
+  }
+  const startupMs = performance.now() - started
+  if (child.pid === undefined) throw new Error('spawned process has no pid')
+  return { child, pid: child.pid, origin, startupMs, output: () => output, stop }
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc readings (Linux)
+
+/** A field of /proc/<pid>/status in kB (VmRSS, VmHWM), or null once the process is gone. */
+export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m === null ? null : Number(m[1])
+  } catch {
+    return null
+  }
+}
+
+/** Clock ticks of a Linux process. */
+const TICKS_PER_SECOND = 100
+
+/** CPU time (user + system) the process has used, in seconds, or null once it is gone. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // fields after the command name, which is in parentheses and may contain spaces
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(rest[11]) + Number(rest[12])) / TICKS_PER_SECOND
+  } catch {
+    return null
+  }
+}
+
+/** Samples a process's resident set size at a fixed interval and keeps the peak. */
+export class RssSampler {
+  private timer: NodeJS.Timeout | undefined
+  peakKb = 0
+  samples = 0
+
+  constructor(private readonly pid: number, private readonly everyMs = 100) {}
+
+  start(): this {
+    this.sample()
+    this.timer = setInterval(() => this.sample(), this.everyMs)
+    this.timer.unref()
+    return this
+  }
+
+  sample(): number | null {
+    const kb = statusKb(this.pid, 'VmRSS')
+    if (kb !== null) {
+      this.samples++
+      if (kb > this.peakKb) this.peakKb = kb
+    }
+    return kb
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer)
+    this.timer = undefined
+  }
+}

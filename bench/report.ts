@@ -1,0 +1,253 @@
+import { readFileSync } from 'node:fs'
+import { cpus, release, type } from 'node:os'
+import type { ProfileSummary } from './profile.js'
+import { CREATE_LIMIT, CREATE_RATE, type ScenarioId } from './scenarios.js'
+
+/** The benchmark's results: their shape, the targets of issue 7, and RESULTS.md. */
+
+export interface Machine {
+  cpuModel: string
+  cpus: number
+  memoryMb: number
+  node: string
+  os: string
+}
+
+export interface Side {
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  meanMs: number
+  requests: number
+  errors: number
+  statuses: Record<string, number>
+  seconds: number
+  /** CPU used during the measurement, in cores (1 = one core busy all the time). */
+  serverCpu: number
+  loadCpu: number
+}
+
+export interface SecondRow {
+  second: number
+  accepted: number
+  limited: number
+  other: number
+}
+
+export interface ScenarioResult {
+  id: ScenarioId
+  title: string
+  sandbox: Side
+  ceiling: Side
+  /** sandbox requests/s ÷ ceiling requests/s. */
+  ratio: number
+  /** RSS of the sandbox once the scenario ran, MB. */
+  sandboxRssMb: number | null
+  /** Create client: answers by the second their request was sent in. */
+  perSecond?: SecondRow[]
+}
+
+export interface JournalResult {
+  /** Requests per round. */
+  requests: number
+  /** Status of GET /_sandbox/requests (404: no journal endpoint yet). */
+  endpointStatus: number
+  rssBeforeMb: number
+  rssAfterFirstMb: number
+  rssAfterSecondMb: number
+}
+
+export interface TargetResult {
+  target: string
+  measured: string
+  /** null: not measured in this run. */
+  pass: boolean | null
+}
+
+export interface Results {
+  date: string
+  command: string
+  machine: Machine
+  settings: {
+    quick: boolean
+    measure: string
+    warmup: string
+    connections: number
+    tool: string
+    profiled: boolean
+  }
+  data: {
+    agencyId: number
+    clients: number
+    liveClients: number
+    fixtureMb: number
+    databaseMb: number
+    built: { fixture?: number; database?: number }
+  }
+  startup: { samplesMs: number[]; medianMs: number } | null
+  memory: { peakRssMb: number; hwmMb: number | null; samples: number; journal: JournalResult | null }
+  scenarios: ScenarioResult[]
+  targets: TargetResult[]
+  profile?: ProfileSummary
+}
+
+export function machine(): Machine {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8')
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown'
+  const count = cpuinfo.match(/^processor\s*:/gm)?.length ?? cpus().length
+  const memKb = Number(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0)
+  return { cpuModel: model, cpus: count, memoryMb: Math.round(memKb / 1024), node: process.version, os: `${type()} ${release()}` }
+}
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length === 0 ? 0 : sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+// ---------------------------------------------------------------------------------------------
+// Targets of issue 7
+
+/** RSS growth over the second round of journal entries that still counts as flat. */
+export const FLAT_RSS_MB = 16
+
+const pct = (ratio: number) => `${(ratio * 100).toFixed(0)}%`
+const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2))
+
+export function evaluateTargets(r: Omit<Results, 'targets'>): TargetResult[] {
+  const s = (id: ScenarioId) => r.scenarios.find((x) => x.id === id)
+  const targets: TargetResult[] = []
+  const add = (target: string, measured: string | null, pass: boolean | null) =>
+    targets.push({ target, measured: measured ?? 'not measured', pass: measured === null ? null : pass })
+
+  const get = s('get-client')
+  add('get client (default includes): at least 60% of the ceiling\'s requests/s', get ? pct(get.ratio) : null, get ? get.ratio >= 0.6 : null)
+  const batch = s('batch-200')
+  add('batch of 200: p99 under 50 ms', batch ? `${ms(batch.sandbox.p99Ms)} ms` : null, batch ? batch.sandbox.p99Ms < 50 : null)
+  add('batch of 200: at least 50% of the ceiling', batch ? pct(batch.ratio) : null, batch ? batch.ratio >= 0.5 : null)
+  const all = s('changed-all')
+  add(`changed clients, all ${r.data.liveClients.toLocaleString('en-US')} ids: p50 under 30 ms`, all ? `${ms(all.sandbox.p50Ms)} ms` : null, all ? all.sandbox.p50Ms < 30 : null)
+  const recent = s('changed-recent')
+  add('changed clients, recent asOf: p50 under 3 ms', recent ? `${ms(recent.sandbox.p50Ms)} ms` : null, recent ? recent.sandbox.p50Ms < 3 : null)
+  const search = s('search-policy')
+  add('search by policy number: at least 60% of the ceiling', search ? pct(search.ratio) : null, search ? search.ratio >= 0.6 : null)
+  add(
+    `start-up to healthy with ${r.data.clients.toLocaleString('en-US')} clients: under 500 ms`,
+    r.startup ? `${r.startup.medianMs.toFixed(0)} ms (median of ${r.startup.samplesMs.length})` : null,
+    r.startup ? r.startup.medianMs < 500 : null
+  )
+  add('peak RSS under 200 MB', `${r.memory.peakRssMb.toFixed(0)} MB`, r.memory.peakRssMb < 200)
+  const j = r.memory.journal
+  add(
+    `RSS flat after the journal is full (growth over a second round of ${j?.requests.toLocaleString('en-US') ?? '?'} requests under ${FLAT_RSS_MB} MB)`,
+    j
+      ? `${j.rssBeforeMb.toFixed(0)} → ${j.rssAfterFirstMb.toFixed(0)} → ${j.rssAfterSecondMb.toFixed(0)} MB` +
+        (j.endpointStatus === 404 ? ' (no journal endpoint yet: GET /_sandbox/requests is 404)' : '')
+      : null,
+    j ? j.rssAfterSecondMb - j.rssAfterFirstMb < FLAT_RSS_MB : null
+  )
+  const create = s('create-client')
+  const rows = create?.perSecond ?? []
+  add(
+    `create client: exactly ${CREATE_LIMIT} accepted per second under ${CREATE_RATE}/s offered`,
+    create ? `accepted per second: ${rows.map((x) => x.accepted).join(', ')}` + (rows.some((x) => x.other > 0) ? ' (unexpected statuses)' : '') : null,
+    create ? rows.length > 0 && rows.every((x) => x.accepted === CREATE_LIMIT && x.other === 0) : null
+  )
+  return targets
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+const int = (v: number) => Math.round(v).toLocaleString('en-US')
+const verdict = (pass: boolean | null) => (pass === null ? '–' : pass ? 'PASS' : 'MISS')
+
+function table(header: string[], rows: string[][], align: ('l' | 'r')[]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`
+  return [line(header), line(align.map((a) => (a === 'r' ? '---:' : '---'))), ...rows.map(line)].join('\n')
+}
+
+export function scenarioTable(r: Results): string {
+  return table(
+    ['Scenario', 'Sandbox req/s', 'p50 ms', 'p99 ms', 'Ceiling req/s', 'p50 ms', 'p99 ms', 'Sandbox/ceiling', 'CPU sandbox · ceiling · load', 'Errors'],
+    r.scenarios.map((x) => [
+      x.title,
+      int(x.sandbox.rps), ms(x.sandbox.p50Ms), ms(x.sandbox.p99Ms),
+      int(x.ceiling.rps), ms(x.ceiling.p50Ms), ms(x.ceiling.p99Ms),
+      pct(x.ratio),
+      `${x.sandbox.serverCpu.toFixed(2)} · ${x.ceiling.serverCpu.toFixed(2)} · ${x.sandbox.loadCpu.toFixed(2)}`,
+      String(x.sandbox.errors + x.ceiling.errors)
+    ]),
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']
+  )
+}
+
+export function targetTable(r: Results): string {
+  return table(['Target (issue 7)', 'Measured', 'Result'], r.targets.map((t) => [t.target, t.measured, verdict(t.pass)]), ['l', 'l', 'l'])
+}
+
+export function renderMarkdown(r: Results): string {
+  const m = r.machine
+  const out: string[] = []
+  out.push('# Benchmark results', '')
+  out.push(`${r.date} · \`${r.command}\`${r.settings.quick ? ' · **quick smoke run: tiny data, not a measurement**' : ''}${r.settings.profiled ? ' · **sandbox under --cpu-prof: slower than normal**' : ''}`, '')
+  out.push('## Machine', '')
+  out.push(table(['CPU', 'Cores', 'Memory', 'Node', 'OS'], [[m.cpuModel, String(m.cpus), `${(m.memoryMb / 1024).toFixed(1)} GiB`, m.node, m.os]], ['l', 'r', 'r', 'l', 'l']), '')
+  out.push(
+    `Sandbox, ceiling and load generator share these ${m.cpus} cores. Load: ${r.settings.tool}, ${r.settings.connections} connections, ` +
+      `${r.settings.measure} per scenario after ${r.settings.warmup} of warm-up, from its own process. ` +
+      'The ceiling is a bare Fastify server (`bench/ceiling.ts`) answering the very bytes the sandbox answered for the same ' +
+      'request, from memory, on the same route patterns and behind the same Basic-auth check.',
+    ''
+  )
+  const d = r.data
+  out.push('## Data', '')
+  out.push(
+    `Agency ${d.agencyId}: ${int(d.clients)} clients (${int(d.liveClients)} not deleted), generated by \`generateFixture\` ` +
+      `(fixture ${d.fixtureMb.toFixed(0)} MB, database ${d.databaseMb.toFixed(0)} MB, each run on a fresh copy of it).` +
+      (d.built.fixture !== undefined ? ` Fixture generated in this run in ${d.built.fixture.toFixed(1)} s.` : '') +
+      (d.built.database !== undefined ? ` Database seeded in this run in ${d.built.database.toFixed(1)} s.` : ''),
+    ''
+  )
+  out.push('## Scenarios', '')
+  out.push(scenarioTable(r), '')
+  out.push(
+    'Requests/s counts answers with the expected status. Latencies are measured per request by the load generator. ' +
+      'CPU is in cores used during the measurement (1.00 = one core saturated); a load generator near 1.00 means ' +
+      'the ceiling figures are bounded by the load generator, which makes the ratios look better than they are.',
+    ''
+  )
+  const create = r.scenarios.find((x) => x.id === 'create-client')
+  if (create?.perSecond !== undefined) {
+    out.push('### Create client, second by second (sandbox)', '')
+    out.push(table(['Second', 'Accepted (200)', 'Limited (429)', 'Other'], create.perSecond.map((x) => [String(x.second + 1), String(x.accepted), String(x.limited), String(x.other)]), ['r', 'r', 'r', 'r']), '')
+  }
+  out.push('## Start-up and memory', '')
+  if (r.startup !== null) {
+    out.push(`- Start-up, spawn to the first 200 on \`/_sandbox/health\` (polled every 5 ms): median **${r.startup.medianMs.toFixed(0)} ms** of ${r.startup.samplesMs.map((v) => v.toFixed(0)).join(', ')} ms.`)
+  }
+  out.push(`- Peak RSS of the sandbox during the run (VmRSS sampled every 100 ms, ${r.memory.samples} samples): **${r.memory.peakRssMb.toFixed(0)} MB**` +
+    (r.memory.hwmMb !== null ? ` (kernel high-water mark VmHWM: ${r.memory.hwmMb.toFixed(0)} MB).` : '.'))
+  const j = r.memory.journal
+  if (j !== null) {
+    out.push(
+      `- Journal: RSS ${j.rssBeforeMb.toFixed(0)} MB before, ${j.rssAfterFirstMb.toFixed(0)} MB after ${int(j.requests)} requests ` +
+        `(\`GET /vendor/agencies?version=4.0\`), ${j.rssAfterSecondMb.toFixed(0)} MB after ${int(j.requests)} more. ` +
+        (j.endpointStatus === 404 ? '`GET /_sandbox/requests` answered 404: no journal endpoint in this build.' : `\`GET /_sandbox/requests\` answered ${j.endpointStatus}.`)
+    )
+  }
+  const rss = r.scenarios.filter((x) => x.sandboxRssMb !== null).map((x) => `${x.id} ${x.sandboxRssMb?.toFixed(0)}`)
+  if (rss.length > 0) out.push(`- RSS after each scenario (MB): ${rss.join(', ')}.`)
+  out.push('')
+  out.push('## Targets', '')
+  out.push(targetTable(r), '')
+  if (r.profile !== undefined) {
+    const p = r.profile
+    out.push('## CPU profile of the sandbox', '')
+    out.push(`\`${p.file}\`: ${int(p.busyMs)} ms busy, ${int(p.idleMs)} ms idle. Self time, share of busy time:`, '')
+    out.push(table(['Function', 'Location', 'Self ms', 'Share'], p.functions.map((f) => [f.name, f.location, int(f.selfMs), `${f.selfPct.toFixed(1)}%`]), ['l', 'l', 'r', 'r']), '')
+    out.push(table(['File or package', 'Self ms', 'Share'], p.files.map((f) => [f.name, int(f.selfMs), `${f.selfPct.toFixed(1)}%`]), ['l', 'r', 'r']), '')
+  }
+  out.push('Raw figures: `results.json` next to this file. Run again with `npm run bench` (`-- --help` for the options).', '')
+  return out.join('\n')
+}

@@ -1,0 +1,405 @@
+import { fork } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { ROOT } from '../src/config.js'
+import { prepareData, workingCopy, type BenchData } from './data.js'
+import { cpuSeconds, freePort, RssSampler, spawnServer, statusKb, type ServerProcess } from './processes.js'
+import { summarizeProfile } from './profile.js'
+import {
+  UUID_PLACEHOLDER, type Budget, type CeilingFile, type LoadJob, type LoadMessage, type LoadResult, type StoredResponse
+} from './protocol.js'
+import {
+  evaluateTargets, machine, median, renderMarkdown, scenarioTable, targetTable,
+  type JournalResult, type Results, type ScenarioResult, type Side
+} from './report.js'
+import { buildScenarios, SCENARIO_IDS, type Scenario, type ScenarioId, type ScenarioSizes } from './scenarios.js'
+
+/**
+ * The benchmark of issue 7 (`npm run bench`): the sandbox on a 100,000-client database against a
+ * bare Fastify ceiling serving the same bytes, scenario by scenario, with start-up time and
+ * memory. Writes RESULTS.md and results.json. `--help` lists the options.
+ */
+
+const HELP = `Usage: node dist/bench/run.js [options]
+
+  --duration S      seconds measured per scenario and server (default 10, after a warm-up)
+  --connections N   concurrent connections of the load generator (default 10)
+  --quick           smoke run: 1 agency x 2,000 clients in a temp dir, a few hundred requests per scenario
+  --out DIR         where RESULTS.md and results.json go (default bench/; a temp dir with --quick,
+                    bench/data/partial with --only or --profile)
+  --fresh           rebuild the fixture and the database
+  --only IDS        comma-separated scenarios (${SCENARIO_IDS.join(', ')}); skips start-up and journal
+  --profile         run the measured sandbox under node --cpu-prof and report its top self-time functions
+  --help            this text`
+
+const HERE = fileURLToPath(new URL('.', import.meta.url))
+const LOAD_SCRIPT = join(HERE, 'load.js')
+const CEILING_SCRIPT = join(HERE, 'ceiling.js')
+const CLI = join(ROOT, 'dist', 'src', 'cli.js')
+const HEALTH = '/_sandbox/health'
+const JOURNAL_PATH = '/vendor/agencies?version=4.0'
+
+interface Settings {
+  quick: boolean
+  clients: number
+  connections: number
+  measure: Budget
+  warmup: Budget
+  sizes: ScenarioSizes
+  startupRuns: number
+  journalRequests: number
+  scenarios: ScenarioId[]
+  partial: boolean
+  profile: boolean
+  fresh: boolean
+  out: string
+  dataDir: string
+  tempDir: string
+}
+
+class UsageError extends Error {}
+
+function positive(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got '${value}'`)
+  return n
+}
+
+function settingsOf(argv: string[]): Settings | null {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      options: {
+        duration: { type: 'string' }, connections: { type: 'string' }, quick: { type: 'boolean' }, out: { type: 'string' },
+        fresh: { type: 'boolean' }, only: { type: 'string' }, profile: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }
+      },
+      strict: true
+    }).values
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+  if (parsed.help === true) return null
+  const quick = parsed.quick === true
+  const scenarios = parsed.only === undefined ? [...SCENARIO_IDS] : parsed.only.split(',').map((s) => s.trim())
+  const unknown = scenarios.filter((s) => !(SCENARIO_IDS as readonly string[]).includes(s))
+  if (unknown.length > 0) throw new UsageError(`unknown scenario ${unknown.join(', ')}; use ${SCENARIO_IDS.join(', ')}`)
+  const partial = parsed.only !== undefined
+  const profile = parsed.profile === true
+  const tempDir = mkdtempSync(join(tmpdir(), 'agency-bench-'))
+  const duration = positive('duration', parsed.duration, 10)
+  const defaultOut = quick ? tempDir : partial || profile ? join(ROOT, 'bench', 'data', 'partial') : join(ROOT, 'bench')
+  return {
+    quick,
+    clients: quick ? 2000 : 100_000,
+    connections: Math.round(positive('connections', parsed.connections, 10)),
+    measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
+    warmup: quick && parsed.duration === undefined ? { amount: 50 } : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
+    sizes: quick ? { rotate: 50, batches: 3, writeClients: 10, rateSeconds: 2 } : { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 },
+    startupRuns: partial ? 0 : quick ? 2 : 5,
+    journalRequests: partial ? 0 : quick ? 2000 : 100_000,
+    scenarios: scenarios as ScenarioId[],
+    partial,
+    profile,
+    fresh: parsed.fresh === true,
+    out: resolve(parsed.out ?? defaultOut),
+    dataDir: quick ? tempDir : join(ROOT, 'bench', 'data'),
+    tempDir
+  }
+}
+
+const log = (line: string) => process.stderr.write(`[bench] ${line}\n`)
+const budgetText = (b: Budget) => ('amount' in b ? `${b.amount.toLocaleString('en-US')} requests` : `${b.seconds} s`)
+const mb = (kb: number | null) => (kb === null ? 0 : kb / 1024)
+const authorization = (d: BenchData) => 'Basic ' + Buffer.from(`${d.credentials.clientId}:${d.credentials.clientSecret}`).toString('base64')
+
+function sandboxArgs(settings: Settings, profileName?: string): string[] {
+  const prof = profileName === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(settings.out, 'profiles')}`, `--cpu-prof-name=${profileName}`]
+  return [...prof, CLI, 'serve']
+}
+
+async function startSandbox(settings: Settings, db: string, data: BenchData, profileName?: string): Promise<ServerProcess> {
+  const port = await freePort()
+  return spawnServer({
+    args: sandboxArgs(settings, profileName),
+    env: { PORT: String(port), SANDBOX_DB: db, SANDBOX_FIXTURES: data.fixtureFile, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+    port,
+    healthPath: HEALTH,
+    pollMs: 5,
+    timeoutMs: 60_000
+  })
+}
+
+/** Runs one load job in a child process; CPU is measured over the measured part only. */
+function runLoad(job: LoadJob, serverPid: number): Promise<{ result: LoadResult; serverCpu: number; loadCpu: number }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const childPid = child.pid ?? 0
+    let mark: { at: number; server: number; load: number } | undefined
+    let settled = false
+    const cpuOf = (pid: number) => cpuSeconds(pid) ?? 0
+    child.on('message', (message: LoadMessage) => {
+      if (message.type === 'measuring') {
+        mark = { at: performance.now(), server: cpuOf(serverPid), load: cpuOf(childPid) }
+      } else if (message.type === 'result') {
+        const elapsed = mark === undefined ? 0 : (performance.now() - mark.at) / 1000
+        const serverCpu = mark === undefined || elapsed === 0 ? 0 : (cpuOf(serverPid) - mark.server) / elapsed
+        const loadCpu = mark === undefined || elapsed === 0 ? 0 : (cpuOf(childPid) - mark.load) / elapsed
+        settled = true
+        resolvePromise({ result: message.result, serverCpu, loadCpu })
+      } else {
+        settled = true
+        reject(new Error(`load generator failed: ${message.message}`))
+      }
+    })
+    child.on('exit', (code) => {
+      if (!settled) reject(new Error(`load generator exited with ${code} without a result`))
+    })
+    child.send(job)
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Phases
+
+async function measureStartups(settings: Settings, db: string, data: BenchData): Promise<number[]> {
+  const samples: number[] = []
+  for (let i = 0; i < settings.startupRuns; i++) {
+    const sandbox = await startSandbox(settings, db, data)
+    samples.push(sandbox.startupMs)
+    const code = await sandbox.stop()
+    if (code !== 0) throw new Error(`the sandbox exited with ${code} on SIGTERM:\n${sandbox.output()}`)
+    log(`start-up ${i + 1}/${settings.startupRuns}: ${sandbox.startupMs.toFixed(0)} ms`)
+  }
+  return samples
+}
+
+/** RSS before and after two rounds of cheap requests, each adding as many journal entries. */
+async function measureJournal(settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<JournalResult> {
+  const job: LoadJob = {
+    origin: sandbox.origin,
+    authorization: authorization(data),
+    variants: [{ method: 'GET', path: JOURNAL_PATH }],
+    connections: settings.connections,
+    warmup: null,
+    measure: { amount: settings.journalRequests },
+    expect: [200]
+  }
+  const settle = () => sleep(500)
+  const before = mb(statusKb(sandbox.pid, 'VmRSS'))
+  const first = await runLoad(job, sandbox.pid)
+  await settle()
+  const afterFirst = mb(statusKb(sandbox.pid, 'VmRSS'))
+  const second = await runLoad(job, sandbox.pid)
+  await settle()
+  const afterSecond = mb(statusKb(sandbox.pid, 'VmRSS'))
+  for (const r of [first.result, second.result]) {
+    if (r.requests !== settings.journalRequests) throw new Error(`journal round answered ${r.requests} of ${settings.journalRequests}: ${JSON.stringify(r.statuses)}`)
+  }
+  const endpoint = await fetch(`${sandbox.origin}/_sandbox/requests?limit=1`)
+  await endpoint.arrayBuffer()
+  log(`journal: RSS ${before.toFixed(0)} → ${afterFirst.toFixed(0)} → ${afterSecond.toFixed(0)} MB over 2 x ${settings.journalRequests} requests`)
+  return { requests: settings.journalRequests, endpointStatus: endpoint.status, rssBeforeMb: before, rssAfterFirstMb: afterFirst, rssAfterSecondMb: afterSecond }
+}
+
+/** Asks the sandbox each distinct request of the scenarios once, for the ceiling to replay. */
+async function storeResponses(scenarios: Scenario[], origin: string, auth: string): Promise<StoredResponse[]> {
+  const stored: StoredResponse[] = []
+  const seen = new Set<string>()
+  for (const scenario of scenarios) {
+    for (const v of scenario.variants) {
+      const key = `${v.method} ${v.path} ${v.body ?? ''}`
+      if (seen.has(key)) continue
+      seen.add(key)
+      const body = v.body === undefined ? undefined : v.body.split(UUID_PLACEHOLDER).join(randomUUID())
+      const res = await fetch(origin + v.path, {
+        method: v.method,
+        headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body })
+      })
+      const payload = await res.text()
+      if (res.status !== 200) throw new Error(`${scenario.id}: ${v.method} ${v.path} answered ${res.status}: ${payload.slice(0, 500)}`)
+      stored.push({
+        method: v.method,
+        url: v.path,
+        ...(v.body === undefined ? {} : { body: v.body }),
+        status: res.status,
+        contentType: res.headers.get('content-type') ?? 'application/json; charset=utf-8',
+        payload
+      })
+    }
+  }
+  return stored
+}
+
+function sideOf(run: { result: LoadResult; serverCpu: number; loadCpu: number }): Side {
+  const r = run.result
+  return {
+    rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, meanMs: r.meanMs, requests: r.requests, errors: r.errors,
+    statuses: r.statuses, seconds: r.seconds, serverCpu: run.serverCpu, loadCpu: run.loadCpu
+  }
+}
+
+async function measureScenario(settings: Settings, scenario: Scenario, sandbox: ServerProcess, ceiling: ServerProcess, auth: string): Promise<ScenarioResult> {
+  const jobFor = (origin: string): LoadJob => ({
+    origin,
+    authorization: auth,
+    variants: scenario.variants,
+    connections: settings.connections,
+    expect: scenario.expect,
+    ...(scenario.rate === undefined
+      ? { warmup: settings.warmup, measure: settings.measure }
+      // the rate limit remembers the last second: no warm-up, and a pause before each run
+      : { warmup: null, measure: { seconds: scenario.rate.seconds }, rate: scenario.rate.perSecond })
+  })
+  if (scenario.rate !== undefined) await sleep(1100)
+  const onSandbox = await runLoad(jobFor(sandbox.origin), sandbox.pid)
+  const sandboxRss = statusKb(sandbox.pid, 'VmRSS')
+  await sleep(scenario.rate !== undefined ? 1100 : 200)
+  const onCeiling = await runLoad(jobFor(ceiling.origin), ceiling.pid)
+  const s = sideOf(onSandbox)
+  const c = sideOf(onCeiling)
+  const perSecond = onSandbox.result.perSecond?.map((row) => {
+    const accepted = row.byStatus['200'] ?? 0
+    const limited = row.byStatus['429'] ?? 0
+    const total = Object.values(row.byStatus).reduce((a, b) => a + b, 0)
+    return { second: row.second, accepted, limited, other: total - accepted - limited }
+  })
+  return {
+    id: scenario.id,
+    title: scenario.title,
+    sandbox: s,
+    ceiling: c,
+    ratio: c.rps > 0 ? s.rps / c.rps : 0,
+    sandboxRssMb: sandboxRss === null ? null : mb(sandboxRss),
+    ...(perSecond === undefined ? {} : { perSecond })
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function bench(settings: Settings, command: string): Promise<Results> {
+  mkdirSync(settings.dataDir, { recursive: true })
+  const data = await prepareData({ dir: settings.dataDir, clients: settings.clients, fresh: settings.fresh, cli: CLI, log })
+  const work = workingCopy(data, join(settings.dataDir, `work-${process.pid}.db`))
+  const cleanups: (() => Promise<unknown> | void)[] = [() => work.remove()]
+  try {
+    const startups = await measureStartups(settings, work.file, data)
+
+    const profileName = settings.profile ? `sandbox-${settings.scenarios.join('+')}-${Date.now()}.cpuprofile` : undefined
+    const sandbox = await startSandbox(settings, work.file, data, profileName)
+    cleanups.unshift(() => sandbox.stop())
+    const rss = new RssSampler(sandbox.pid, 100).start()
+    log(`sandbox ${sandbox.origin} (pid ${sandbox.pid}) healthy in ${sandbox.startupMs.toFixed(0)} ms`)
+
+    const journal = settings.journalRequests > 0 ? await measureJournal(settings, sandbox, data) : null
+
+    const auth = authorization(data)
+    const scenarios = buildScenarios(data, settings.sizes).filter((s) => settings.scenarios.includes(s.id))
+    const ceilingFile: CeilingFile = {
+      credentials: data.credentials,
+      routes: scenarios.map((s) => s.route),
+      responses: await storeResponses(scenarios, sandbox.origin, auth)
+    }
+    const responsesFile = join(settings.tempDir, 'ceiling-responses.json')
+    writeFileSync(responsesFile, JSON.stringify(ceilingFile))
+    const ceilingPort = await freePort()
+    const ceiling = await spawnServer({
+      args: [CEILING_SCRIPT, responsesFile, '--port', String(ceilingPort)],
+      env: {},
+      port: ceilingPort,
+      healthPath: '/_ceiling/health',
+      pollMs: 5,
+      timeoutMs: 30_000
+    })
+    cleanups.unshift(() => ceiling.stop())
+    log(`ceiling ${ceiling.origin} (pid ${ceiling.pid}) serving ${ceilingFile.responses.length} stored answers`)
+
+    const results: ScenarioResult[] = []
+    for (const scenario of scenarios) {
+      const r = await measureScenario(settings, scenario, sandbox, ceiling, auth)
+      results.push(r)
+      log(`${scenario.id}: sandbox ${r.sandbox.rps.toFixed(0)} req/s p50 ${r.sandbox.p50Ms.toFixed(2)} p99 ${r.sandbox.p99Ms.toFixed(2)} ms · ` +
+        `ceiling ${r.ceiling.rps.toFixed(0)} req/s p50 ${r.ceiling.p50Ms.toFixed(2)} p99 ${r.ceiling.p99Ms.toFixed(2)} ms · ${(100 * r.ratio).toFixed(0)}%`)
+    }
+
+    rss.sample()
+    rss.stop()
+    const hwm = statusKb(sandbox.pid, 'VmHWM')
+    await ceiling.stop()
+    const code = await sandbox.stop()
+    if (code !== 0) throw new Error(`the sandbox exited with ${code} on SIGTERM:\n${sandbox.output()}`)
+
+    const partial: Omit<Results, 'targets'> = {
+      date: new Date().toISOString(),
+      command,
+      machine: machine(),
+      settings: {
+        quick: settings.quick,
+        measure: budgetText(settings.measure),
+        warmup: budgetText(settings.warmup),
+        connections: settings.connections,
+        tool: `autocannon ${(createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version} (create client: an even-paced HTTP client)`,
+        profiled: settings.profile
+      },
+      data: {
+        agencyId: data.agencyId,
+        clients: data.clients,
+        liveClients: data.liveClientNumbers.length,
+        fixtureMb: data.fixtureBytes / 1024 / 1024,
+        databaseMb: data.dbBytes / 1024 / 1024,
+        built: data.built
+      },
+      startup: startups.length > 0 ? { samplesMs: startups, medianMs: median(startups) } : null,
+      memory: { peakRssMb: mb(rss.peakKb), hwmMb: hwm === null ? null : mb(hwm), samples: rss.samples, journal },
+      scenarios: results
+    }
+    if (profileName !== undefined) partial.profile = summarizeProfile(join(settings.out, 'profiles', profileName), ROOT)
+    return { ...partial, targets: evaluateTargets(partial) }
+  } finally {
+    for (const cleanup of cleanups) await cleanup()
+  }
+}
+
+async function main(): Promise<number> {
+  let settings: Settings | null
+  try {
+    settings = settingsOf(process.argv.slice(2))
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e
+    console.error(`bench: ${e.message}\n\n${HELP}`)
+    return 2
+  }
+  if (settings === null) {
+    console.log(HELP)
+    return 0
+  }
+  const command = ['node dist/bench/run.js', ...process.argv.slice(2)].join(' ')
+  try {
+    const started = performance.now()
+    const results = await bench(settings, command)
+    mkdirSync(settings.out, { recursive: true })
+    writeFileSync(join(settings.out, 'results.json'), JSON.stringify(results, null, 2) + '\n')
+    writeFileSync(join(settings.out, 'RESULTS.md'), renderMarkdown(results))
+    console.log(`\n${scenarioTable(results)}\n\n${targetTable(results)}\n`)
+    log(`wrote ${join(settings.out, 'RESULTS.md')} and results.json in ${((performance.now() - started) / 1000).toFixed(0)} s`)
+    return 0
+  } catch (e) {
+    console.error('bench: failed:', e instanceof Error ? e.stack ?? e.message : e)
+    return 1
+  } finally {
+    // the temp dir holds the quick run's data and the ceiling's answers; keep the quick run's output if it went there
+    if (settings.out !== settings.tempDir) rmSync(settings.tempDir, { recursive: true, force: true })
+    else for (const f of readdirSync(settings.tempDir)) if (!['RESULTS.md', 'results.json'].includes(f)) rmSync(join(settings.tempDir, f), { recursive: true, force: true })
+  }
+}
+
+process.exitCode = await main()

@@ -1,0 +1,69 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
+import type { FastifyInstance } from 'fastify'
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Config } from '../../src/config.js'
+import type { Sandbox } from '../../src/domain/sandbox.js'
+import { ApiError } from '../../src/errors.js'
+import agencyControl from './agencies.js'
+import clientControl from './clients.js'
+import timeAndTraffic from './traffic.js'
+import worldControl from './world.js'
+
+export interface ControlOptions {
+  sandbox: Sandbox
+  config: Config
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest()
+
+/**
+ * The control plane under /_sandbox: its own scope, outside vendor auth and rate limits.
+ * With SANDBOX_CONTROL_TOKEN set, every call but health needs `Authorization: Bearer <token>`.
+ */
+export default async function controlPlane(fastify: FastifyInstance, options: ControlOptions) {
+  const { config } = options
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+
+  // Control calls such as POST /reset are often sent with a JSON content type and no body.
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8')
+    if (text.trim() === '') return done(null, undefined)
+    try {
+      done(null, JSON.parse(text))
+    } catch (e) {
+      done(Object.assign(new SyntaxError((e as Error).message), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined)
+    }
+  })
+
+  if (config.controlToken !== undefined) {
+    const expected = digest(`Bearer ${config.controlToken}`)
+    app.addHook('onRequest', async (request) => {
+      if (request.url === '/_sandbox/health' || request.url.startsWith('/_sandbox/health?')) return
+      const given = request.headers.authorization
+      if (typeof given !== 'string' || !timingSafeEqual(digest(given.trim()), expected)) {
+        throw new ApiError(401, 'control-token', 'Unauthorized',
+          'This sandbox protects its control API: send Authorization: Bearer <SANDBOX_CONTROL_TOKEN>', undefined, false,
+          { 'www-authenticate': 'Bearer realm="agency-sandbox control"' })
+      }
+    })
+  }
+
+  app.route({
+    method: 'GET',
+    url: '/health',
+    schema: {
+      summary: 'Liveness: 200 once the sandbox serves (never needs the control token)',
+      response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String() }) }
+    },
+    handler: () => ({ status: 'ok' as const, version: config.version })
+  })
+
+  // Children inherit the /_sandbox prefix; pass only the dependencies on.
+  const deps: ControlOptions = { sandbox: options.sandbox, config }
+  await app.register(worldControl, deps)
+  await app.register(agencyControl, deps)
+  await app.register(clientControl, deps)
+  await app.register(timeAndTraffic, deps)
+}

@@ -1,0 +1,85 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { parseTimestamp } from '../../src/domain/time.js'
+import { badRequest, invalidField, notFound } from '../../src/errors.js'
+import {
+  ClockAdvanceBody, ClockPutBody, ClockSchema, FaultIdParams, FaultInputBody, RequestsQuery, SimulatorBody
+} from '../../src/schemas/control.js'
+import type { ControlOptions } from './index.js'
+
+/** The clock, the request journal and fault rules. */
+export default async function timeAndTraffic(fastify: FastifyInstance, { sandbox }: ControlOptions) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const { clock, journal, faults } = sandbox
+
+  app.get('/clock', { schema: { summary: 'The sandbox clock', response: { 200: ClockSchema } } }, () => clock.state())
+
+  app.put('/clock', {
+    schema: { summary: 'Set the clock, freeze or unfreeze it (a frozen clock does not go backwards)', body: ClockPutBody, response: { 200: ClockSchema } }
+  }, (request) => {
+    const { now, frozen } = request.body
+    let target = clock.nowMs()
+    if (now !== undefined) {
+      const ms = parseTimestamp(now)
+      if (ms === null) throw invalidField('now', `'${now}' is not an ISO 8601 date-time such as 2026-11-22T09:00:00Z`)
+      target = ms
+    }
+    const current = clock.state()
+    if (current.frozen && target < clock.nowMs()) {
+      throw invalidField('now', `the clock is frozen at ${current.now} and cannot go backwards; unfreeze it first ({"frozen": false}) or reset`)
+    }
+    clock.set(target, frozen ?? current.frozen)
+    return clock.state()
+  })
+
+  app.post('/clock/advance', {
+    schema: { summary: 'Move the clock forward (the simulator makes the changes of that period)', body: ClockAdvanceBody, response: { 200: ClockSchema } }
+  }, (request) => {
+    const from = clock.nowMs()
+    clock.advance(Math.round(request.body.seconds * 1000))
+    sandbox.simulator.onAdvance(from, clock.nowMs())
+    return clock.state()
+  })
+
+  app.post('/simulator', {
+    schema: { summary: 'Start the agency activity simulator (replaces a running one)', body: SimulatorBody }
+  }, async (request) => sandbox.simulator.start(request.body))
+
+  app.get('/simulator', { schema: { summary: 'Simulator status and the changes it made' } }, () => sandbox.simulator.status())
+
+  app.delete('/simulator', { schema: { summary: 'Stop the simulator' } }, () => sandbox.simulator.stop())
+
+  app.get('/requests', {
+    schema: { summary: 'The request journal, oldest first (limit keeps the newest)', querystring: RequestsQuery }
+  }, (request, reply) => {
+    reply.header('x-journal-capacity', String(journal.capacity)).send(journal.list(request.query))
+  })
+
+  app.delete('/requests', { schema: { summary: 'Clear the request journal' } }, (_request, reply) => {
+    journal.clear()
+    reply.code(204).send()
+  })
+
+  app.post('/faults', { schema: { summary: 'Add a fault rule', body: FaultInputBody } }, (request, reply) => {
+    const { effect } = request.body
+    if (effect.status === undefined && effect.delayMs === undefined && effect.drop !== true) {
+      throw badRequest('effect: give a status, a delayMs or drop: true', [{ field: 'effect', message: 'needs status, delayMs or drop' }])
+    }
+    if (effect.drop === true && effect.status !== undefined) {
+      throw badRequest('effect: drop closes the connection, so it cannot also answer a status', [{ field: 'effect.drop', message: 'cannot be combined with status' }])
+    }
+    reply.code(201).send(faults.add(request.body))
+  })
+
+  app.get('/faults', { schema: { summary: 'Fault rules with their match and hit counts' } }, () => faults.list())
+
+  app.delete('/faults', { schema: { summary: 'Remove every fault rule' } }, (_request, reply) => {
+    faults.clear()
+    reply.code(204).send()
+  })
+
+  app.delete('/faults/:id', { schema: { summary: 'Remove a fault rule', params: FaultIdParams } }, (request, reply) => {
+    if (!faults.remove(request.params.id)) throw notFound(`No fault rule ${request.params.id}`)
+    reply.code(204).send()
+  })
+}

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto'
+import type { Store } from '../db/store.js'
+import { badRequest, conflict, notFound, validationFailed, type FieldError } from '../errors.js'
+import type { FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
+import { clientErrors } from '../fixture/validate.js'
+import type { Clock } from './clock.js'
+import { clientToRow, insertClient, rowToClient } from './world.js'
+
+/**
+ * What the control plane changes in the world: integrations, subscriptions, agencies,
+ * offices, users, and agency-side client changes that a partner must sync (each moves
+ * `details.modified` to the sandbox clock).
+ */
+
+export interface SubscriptionPatch {
+  scopes?: string[]
+  optedOut?: boolean
+}
+
+/** A client as PUT by the control plane: the read model, `modified` optional. */
+export type ClientInput = Omit<FixtureClient, 'clientNumber' | 'details'> & {
+  clientNumber?: number
+  details: Omit<FixtureClient['details'], 'modified'> & { modified?: string }
+}
+
+/** A PATCH of a client: details merged key by key; any group given replaces the stored one. */
+export interface ClientPatch {
+  details?: Record<string, unknown>
+  people?: unknown[]
+  contacts?: unknown[]
+  claims?: unknown[]
+  policies?: unknown[]
+  invoices?: unknown[]
+  deleted?: boolean
+}
+
+export function createAdmin(store: Store, clock: Clock) {
+  const agencyOrThrow = (agencyId: number) => {
+    const agency = store.getAgency(agencyId)
+    if (agency === undefined) throw notFound(`No agency ${agencyId}`)
+    return agency
+  }
+  const officeIds = (agencyId: number) => new Set(store.listOffices(agencyId).map((o) => o.officeId))
+
+  function checkOffice(agencyId: number, officeId: number, field: string): void {
+    if (!officeIds(agencyId).has(officeId)) {
+      throw validationFailed([{ field, message: `office ${officeId} is not an office of agency ${agencyId}` }])
+    }
+  }
+
+  /** Stores a client (insert or replace), re-indexing its policies. */
+  function save(agencyId: number, client: FixtureClient, replace: boolean): void {
+    if (replace) {
+      store.deleteClientPolicies(agencyId, client.clientNumber)
+      store.updateClient(clientToRow(agencyId, client))
+      ;(client.policies ?? []).forEach((p, i) =>
+        store.insertPolicy(agencyId, client.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i })
+      )
+    } else {
+      insertClient(store, agencyId, client)
+    }
+  }
+
+  return {
+    listIntegrations() {
+      const subs = store.listAllSubscriptions()
+      return store.listIntegrations().map((i) => ({
+        clientId: i.clientId,
+        name: i.name,
+        agencies: subs.filter((s) => s.clientId === i.clientId).map((s) => ({ agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut }))
+      }))
+    },
+
+    addIntegration(i: FixtureIntegration): void {
+      if (store.getIntegration(i.clientId) !== undefined) throw conflict(`Integration ${i.clientId} already exists; DELETE it first or choose another clientId`)
+      const errors: FieldError[] = []
+      i.agencies.forEach((s, n) => {
+        if (store.getAgency(s.agencyId) === undefined) errors.push({ field: `agencies[${n}].agencyId`, message: `agency ${s.agencyId} does not exist` })
+      })
+      if (errors.length > 0) throw validationFailed(errors)
+      store.transaction(() => {
+        store.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
+        i.agencies.forEach((s, n) => store.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, n))
+      })
+    },
+
+    removeIntegration(clientId: string): void {
+      if (!store.deleteIntegration(clientId)) throw notFound(`No integration ${clientId}`)
+    },
+
+    /** Changes (or creates) an integration's subscription to an agency. */
+    patchSubscription(clientId: string, agencyId: number, patch: SubscriptionPatch) {
+      if (store.getIntegration(clientId) === undefined) throw notFound(`No integration ${clientId}`)
+      agencyOrThrow(agencyId)
+      return store.transaction(() => {
+        const current = store.getSubscription(clientId, agencyId)
+        const next = { clientId, agencyId, scopes: patch.scopes ?? current?.scopes ?? [], optedOut: patch.optedOut ?? current?.optedOut ?? false }
+        if (current === undefined) store.insertSubscription(next, store.listSubscriptions(clientId).length)
+        else store.updateSubscription(next)
+        return { agencyId, scopes: next.scopes, optedOut: next.optedOut, created: current === undefined }
+      })
+    },
+
+    removeSubscription(clientId: string, agencyId: number): void {
+      if (!store.deleteSubscription(clientId, agencyId)) throw notFound(`Integration ${clientId} is not subscribed to agency ${agencyId}`)
+    },
+
+    listAgencies() {
+      return store.listAgencies().map((a) => ({ ...a, offices: store.listOffices(a.agencyId), users: store.listUsers(a.agencyId) }))
+    },
+
+    addAgency(a: FixtureAgency): void {
+      if (store.getAgency(a.agencyId) !== undefined) throw conflict(`Agency ${a.agencyId} already exists; DELETE it first or choose another agencyId`)
+      const offices = new Set(a.offices.map((o) => o.officeId))
+      const errors: FieldError[] = []
+      if (!offices.has(a.defaultOfficeId)) errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is not among the agency's offices` })
+      if (new Set(a.clients.map((c) => c.clientNumber)).size !== a.clients.length) errors.push({ field: 'clients', message: 'client numbers must be unique' })
+      a.clients.forEach((c, i) => {
+        if (!offices.has(c.details.officeId)) errors.push({ field: `clients[${i}].details.officeId`, message: `office ${c.details.officeId} is not among the agency's offices` })
+      })
+      if (errors.length > 0) throw validationFailed(errors)
+      store.transaction(() => {
+        store.insertAgency({
+          agencyId: a.agencyId, name: a.name, active: a.active ?? true, connected: a.connected ?? true,
+          supportsIncludes: a.supportsIncludes ?? true, defaultOfficeId: a.defaultOfficeId,
+          defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
+        })
+        for (const o of a.offices) store.insertOffice(a.agencyId, { ...o })
+        for (const u of a.users) {
+          store.insertUser(a.agencyId, {
+            userId: u.userId, username: u.username, firstName: u.firstName ?? null, lastName: u.lastName ?? null,
+            email: u.email ?? null, homeOffice: u.homeOffice ?? null, active: u.active
+          })
+        }
+        for (const c of a.clients) insertClient(store, a.agencyId, c)
+      })
+    },
+
+    removeAgency(agencyId: number): void {
+      if (!store.deleteAgency(agencyId)) throw notFound(`No agency ${agencyId}`)
+    },
+
+    addOffice(agencyId: number, o: FixtureOffice): void {
+      agencyOrThrow(agencyId)
+      if (officeIds(agencyId).has(o.officeId)) throw conflict(`Agency ${agencyId} already has office ${o.officeId}`)
+      store.insertOffice(agencyId, { ...o })
+    },
+
+    removeOffice(agencyId: number, officeId: number): void {
+      const agency = agencyOrThrow(agencyId)
+      if (agency.defaultOfficeId === officeId) throw conflict(`Office ${officeId} is the agency's default office; PATCH defaultOfficeId first`)
+      const used = store.countOfficeClients(agencyId, officeId)
+      if (used > 0) throw conflict(`Office ${officeId} has ${used} clients; move them first`)
+      if (!store.deleteOffice(agencyId, officeId)) throw notFound(`Agency ${agencyId} has no office ${officeId}`)
+    },
+
+    addUser(agencyId: number, u: FixtureUser): void {
+      agencyOrThrow(agencyId)
+      const users = store.listUsers(agencyId)
+      if (users.some((x) => x.userId === u.userId)) throw conflict(`Agency ${agencyId} already has user ${u.userId}`)
+      if (u.homeOffice !== undefined) checkOffice(agencyId, u.homeOffice, 'homeOffice')
+      store.insertUser(agencyId, {
+        userId: u.userId, username: u.username, firstName: u.firstName ?? null, lastName: u.lastName ?? null,
+        email: u.email ?? null, homeOffice: u.homeOffice ?? null, active: u.active
+      })
+    },
+
+    removeUser(agencyId: number, userId: number): void {
+      const agency = agencyOrThrow(agencyId)
+      const roles = Object.entries(agency.defaultUsers).filter(([, id]) => id === userId).map(([role]) => role)
+      store.transaction(() => {
+        if (!store.deleteUser(agencyId, userId)) throw notFound(`Agency ${agencyId} has no user ${userId}`)
+        if (roles.length > 0) {
+          store.setDefaultUsers(agencyId, Object.fromEntries(Object.entries(agency.defaultUsers).filter(([, id]) => id !== userId)))
+        }
+      })
+    },
+
+    /** A client as stored (read model with every group and the deleted flag), or 404. */
+    getClient(agencyId: number, clientNumber: number): FixtureClient {
+      agencyOrThrow(agencyId)
+      const row = store.getClient(agencyId, clientNumber)
+      if (row === undefined) throw notFound(`Agency ${agencyId} has no client ${clientNumber}`)
+      return rowToClient(row)
+    },
+
+    searchClients(agencyId: number, text: string, limit: number) {
+      agencyOrThrow(agencyId)
+      return store.searchClients(agencyId, text, limit).map(rowToClient)
+    },
+
+    /** Creates or replaces a client as the agency would; `modified` moves to now unless given. */
+    putClient(agencyId: number, clientNumber: number, input: ClientInput): { created: boolean; client: FixtureClient } {
+      agencyOrThrow(agencyId)
+      if (input.clientNumber !== undefined && input.clientNumber !== clientNumber) {
+        throw badRequest(`clientNumber ${input.clientNumber} in the body differs from ${clientNumber} in the path`, [{ field: 'clientNumber', message: `must be ${clientNumber} or absent` }])
+      }
+      checkOffice(agencyId, input.details.officeId, 'details.officeId')
+      const client: FixtureClient = {
+        ...input,
+        clientNumber,
+        details: { ...input.details, modified: input.details.modified ?? clock.iso() }
+      }
+      const errors = clientErrors(client)
+      if (errors.length > 0) throw validationFailed(errors)
+      const created = store.getClient(agencyId, clientNumber) === undefined
+      store.transaction(() => save(agencyId, client, !created))
+      return { created, client: rowToClient(store.getClient(agencyId, clientNumber)!) }
+    },
+
+    /** Merges a change into a client and moves its modified time. */
+    patchClient(agencyId: number, clientNumber: number, patch: ClientPatch): FixtureClient {
+      agencyOrThrow(agencyId)
+      const row = store.getClient(agencyId, clientNumber)
+      if (row === undefined) throw notFound(`Agency ${agencyId} has no client ${clientNumber}`)
+      const current = rowToClient(row)
+      const details = { ...current.details, ...(patch.details ?? {}), modified: clock.iso() } as FixtureClient['details']
+      if (patch.details?.officeId !== undefined) checkOffice(agencyId, details.officeId, 'details.officeId')
+      const next = {
+        ...current,
+        details,
+        ...(patch.people === undefined ? {} : { people: patch.people }),
+        ...(patch.contacts === undefined ? {} : { contacts: patch.contacts }),
+        ...(patch.claims === undefined ? {} : { claims: patch.claims }),
+        ...(patch.policies === undefined ? {} : { policies: patch.policies }),
+        ...(patch.invoices === undefined ? {} : { invoices: patch.invoices }),
+        ...(patch.deleted === undefined ? {} : { deleted: patch.deleted })
+      } as FixtureClient
+      const errors = clientErrors(next)
+      if (errors.length > 0) throw validationFailed(errors)
+      store.transaction(() => save(agencyId, next, true))
+      return rowToClient(store.getClient(agencyId, clientNumber)!)
+    },
+
+    /** Marks a client deleted (changed-clients with deleted=true finds it). */
+    deleteClient(agencyId: number, clientNumber: number): FixtureClient {
+      return this.patchClient(agencyId, clientNumber, { deleted: true })
+    },
+
+    newId: () => randomUUID()
+  }
+}
+
+export type Admin = ReturnType<typeof createAdmin>

@@ -1,0 +1,129 @@
+import { globToRegExp } from './journal.js'
+
+/**
+ * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, or a
+ * dropped connection), for the next N matches, every Nth match, or with a probability that is
+ * reproducible from the rule's seed.
+ */
+export interface FaultMatch {
+  method?: string
+  /** Path glob: `*` within a segment, `**` across segments. */
+  path?: string
+  version?: string
+  clientId?: string
+  agencyId?: number
+}
+
+export interface FaultEffect {
+  status?: number
+  body?: unknown
+  headers?: Record<string, string>
+  delayMs?: number
+  /** Close the connection without answering. */
+  drop?: boolean
+}
+
+export interface FaultInput {
+  match?: FaultMatch
+  effect: FaultEffect
+  /** Apply to at most this many requests. */
+  times?: number
+  /** Apply to every Nth matching request (3: the 3rd, 6th, …). */
+  every?: number
+  /** Chance (0-1) that a matching request is affected; reproducible from `seed`. */
+  probability?: number
+  seed?: number
+}
+
+export interface FaultRule extends FaultInput {
+  id: string
+  match: FaultMatch
+  /** Requests that matched the rule. */
+  matched: number
+  /** Requests the rule affected. */
+  hits: number
+  exhausted: boolean
+}
+
+export interface FaultRequest {
+  method: string
+  path: string
+  version: string
+  clientId: string | null
+  agencyId: number | null
+}
+
+/** mulberry32: a small seeded generator, so probabilistic rules replay identically. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+interface Compiled {
+  rule: FaultRule
+  path: RegExp | undefined
+  random: () => number
+}
+
+export class Faults {
+  private rules: Compiled[] = []
+  private nextId = 1
+
+  add(input: FaultInput): FaultRule {
+    const rule: FaultRule = { ...input, match: input.match ?? {}, id: `fault-${this.nextId++}`, matched: 0, hits: 0, exhausted: false }
+    this.rules.push({
+      rule,
+      path: rule.match.path === undefined ? undefined : globToRegExp(rule.match.path),
+      random: seeded(input.seed ?? 1)
+    })
+    return rule
+  }
+
+  list(): FaultRule[] {
+    return this.rules.map((c) => c.rule)
+  }
+
+  remove(id: string): boolean {
+    const before = this.rules.length
+    this.rules = this.rules.filter((c) => c.rule.id !== id)
+    return this.rules.length < before
+  }
+
+  clear(): void {
+    this.rules = []
+  }
+
+  get active(): boolean {
+    return this.rules.length > 0
+  }
+
+  /** The first rule that affects this request (counting its match and hit), if any. */
+  decide(req: FaultRequest): FaultRule | undefined {
+    for (const c of this.rules) {
+      const { rule } = c
+      if (rule.exhausted || !matches(c, req)) continue
+      rule.matched++
+      if (rule.every !== undefined && rule.matched % rule.every !== 0) continue
+      if (rule.probability !== undefined && c.random() >= rule.probability) continue
+      rule.hits++
+      if (rule.times !== undefined && rule.hits >= rule.times) rule.exhausted = true
+      return rule
+    }
+    return undefined
+  }
+}
+
+function matches(c: Compiled, req: FaultRequest): boolean {
+  const m = c.rule.match
+  return (m.method === undefined || m.method.toUpperCase() === req.method) &&
+    (c.path === undefined || c.path.test(req.path)) &&
+    (m.version === undefined || m.version === req.version) &&
+    (m.clientId === undefined || m.clientId === req.clientId) &&
+    (m.agencyId === undefined || m.agencyId === req.agencyId)
+}

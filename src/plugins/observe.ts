@@ -1,0 +1,125 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { createHash } from 'node:crypto'
+import type { Sandbox } from '../domain/sandbox.js'
+import type { FaultRule } from '../domain/faults.js'
+import { versionOf } from '../versions/index.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The body as the partner sent it (before key binding), for the journal. */
+    sentBody: unknown
+    /** Fault rule that answered this request. */
+    faultId: string | null
+  }
+}
+
+const AGENCY_IN_PATH = /^\/vendor\/agency\/(\d{1,10})(?:\/|$)/
+const MAX_JOURNALED_BODY = 64 * 1024
+/** Headers never journaled. */
+const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
+
+const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/')
+const pathOf = (url: string) => {
+  const q = url.indexOf('?')
+  return q === -1 ? url : url.slice(0, q)
+}
+const agencyOf = (path: string) => {
+  const m = AGENCY_IN_PATH.exec(path)
+  return m === null ? null : Number(m[1])
+}
+
+/** The Client Id a request claims (Basic user name), without checking the secret. */
+function claimedClientId(request: FastifyRequest): string | null {
+  const header = request.headers.authorization
+  if (typeof header !== 'string' || !/^\s*basic\s+/i.test(header)) return null
+  const decoded = Buffer.from(header.replace(/^\s*basic\s+/i, '').trim(), 'base64').toString('utf8')
+  const colon = decoded.indexOf(':')
+  return colon > 0 ? decoded.slice(0, colon) : null
+}
+
+/** What the journal keeps of a write's body: JSON as sent (capped), binary summarised. */
+function journalBody(request: FastifyRequest): unknown {
+  if (request.method === 'GET' || request.method === 'HEAD') return undefined
+  const body = request.sentBody
+  if (Buffer.isBuffer(body)) {
+    const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => !PRIVATE_HEADERS.has(k)))
+    return {
+      binary: true, bytes: body.length, gzip: body.length > 1 && body[0] === 0x1f && body[1] === 0x8b,
+      sha256: createHash('sha256').update(body).digest('hex'), headers
+    }
+  }
+  if (body === undefined) return undefined
+  const text = JSON.stringify(body)
+  return text.length > MAX_JOURNALED_BODY ? { truncated: true, bytes: text.length, start: text.slice(0, 1024) } : body
+}
+
+function answerFault(request: FastifyRequest, reply: FastifyReply, rule: FaultRule): FastifyReply | undefined {
+  const { effect } = rule
+  request.faultId = rule.id
+  if (effect.drop === true) {
+    reply.hijack()
+    request.raw.socket?.destroy()
+    return reply
+  }
+  if (effect.status === undefined) return undefined
+  reply.code(effect.status).headers(effect.headers ?? {})
+  if (effect.body === undefined) {
+    return reply.type('application/problem+json; charset=utf-8').send(JSON.stringify({
+      type: 'https://agency-sandbox.dev/problems/injected-fault', title: 'Injected fault', status: effect.status,
+      detail: `Answered by sandbox fault rule ${rule.id}`
+    }))
+  }
+  return typeof effect.body === 'string' ? reply.send(effect.body) : reply.type('application/json; charset=utf-8').send(JSON.stringify(effect.body))
+}
+
+/**
+ * Root hooks for vendor requests: fault rules first (before authentication, so a fault can
+ * stand in for any answer), then the request journal when the answer is sent.
+ */
+export function observeVendorTraffic(app: FastifyInstance, sandbox: Sandbox): void {
+  app.decorateRequest('sentBody', undefined)
+  app.decorateRequest('faultId', null)
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (!isVendor(request) || !sandbox.faults.active) return
+    const path = pathOf(request.url)
+    const rule = sandbox.faults.decide({
+      method: request.method, path, version: versionOf(request.url), clientId: claimedClientId(request), agencyId: agencyOf(path)
+    })
+    if (rule === undefined) return
+    if (rule.effect.delayMs !== undefined && rule.effect.delayMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, rule.effect.delayMs))
+    }
+    const answered = answerFault(request, reply, rule)
+    if (answered !== undefined && rule.effect.drop === true) record(request, 0, rule.effect.delayMs ?? 0)
+    return answered
+  })
+
+  app.addHook('preValidation', async (request) => {
+    if (isVendor(request)) request.sentBody = request.body
+  })
+
+  function record(request: FastifyRequest, status: number, durationMs: number): void {
+    const path = pathOf(request.url)
+    const query = Object.fromEntries(new URLSearchParams(request.url.slice(path.length + 1)))
+    const body = journalBody(request)
+    sandbox.journal.record({
+      time: sandbox.clock.iso(),
+      method: request.method,
+      path,
+      version: versionOf(request.url),
+      query,
+      integration: request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId,
+      agencyId: agencyOf(path),
+      status,
+      durationMs: Math.round(durationMs * 100) / 100,
+      warnings: request.warnings ?? [],
+      ...(body === undefined ? {} : { body }),
+      ...(request.faultId === null ? {} : { fault: request.faultId })
+    })
+  }
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime)
+  })
+}
