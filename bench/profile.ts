@@ -73,10 +73,15 @@ export function summarizeProfile(file: string, root: string, count = 20): Profil
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
   const own = `file://${root}/`
   const stacks = new Map<number, string[]>()
+  const frames = new Map<string, { name: string; location: string }>()
   const frameKey = (id: number): string | null => {
     const frame = nodes.get(id)?.callFrame
     if (frame === undefined || !frame.url.startsWith(own) || frame.url.includes('/node_modules/')) return null
-    return `${frame.functionName === '' ? '(anonymous)' : frame.functionName} ${shorten(frame.url, root)}:${frame.lineNumber + 1}`
+    const name = frame.functionName === '' ? '(anonymous)' : frame.functionName
+    const location = `${shorten(frame.url, root)}:${frame.lineNumber + 1}`
+    const key = `${name}\t${location}`
+    frames.set(key, { name, location })
+    return key
   }
   const stackOf = (id: number): string[] => {
     // climb to the nearest node already known, then fill in on the way back down
@@ -116,8 +121,7 @@ export function summarizeProfile(file: string, root: string, count = 20): Profil
     fn.ms += ms
     byFunction.set(`${name} ${location}`, fn)
     for (const key of stackOf(id)) {
-      const space = key.indexOf(' ')
-      const entry = inclusive.get(key) ?? { name: key.slice(0, space), location: key.slice(space + 1), ms: 0 }
+      const entry = inclusive.get(key) ?? { ...(frames.get(key) ?? { name: key, location: '' }), ms: 0 }
       entry.ms += ms
       inclusive.set(key, entry)
     }

@@ -10,7 +10,7 @@ import { Clock } from './domain/clock.js'
 import { createSandbox, type Sandbox } from './domain/sandbox.js'
 import type { Fixture } from './fixture/schema.js'
 import { loggerOptions } from './logger.js'
-import { registerErrorHandling } from './plugins/errors.js'
+import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { apiVersionConstraint } from './versions/index.js'
@@ -58,6 +58,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     requestTimeout: 60_000,
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // Router-level failures (bad percent-encoding, over-long path parameters) answer problem bodies too.
+    frameworkErrors: (error, _request, reply) => {
+      void sendError(reply, toApiError(error))
+    },
     ajv: { customOptions: { allErrors: true, verbose: true } }
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])

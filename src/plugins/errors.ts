@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   ApiError, badRequest, internalError, payloadTooLarge, routeNotFound, toResponse, unauthorized,
@@ -113,7 +114,7 @@ export function toApiError(err: FastifyError & { validation?: AjvError[]; valida
         return badRequest(`The body is not valid JSON: ${err.message}`, [{ field: '(body)', message: 'must be valid JSON' }])
       }
   }
-  if (status >= 400 && status < 500) return new ApiError(status, 'client-error', err.name || 'Bad Request', err.message)
+  if (status >= 400 && status < 500) return new ApiError(status, 'client-error', STATUS_CODES[status] ?? 'Bad Request', err.message)
   return internalError()
 }
 

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Grant } from '../domain/access.js'
 import type { Sandbox } from '../domain/sandbox.js'
-import { unauthorized } from '../errors.js'
+import { invalidField, unauthorized } from '../errors.js'
 import { bindKeys } from '../schemas/bind.js'
 import type { Scope } from '../schemas/common.js'
 
@@ -49,8 +49,13 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
 
   app.addHook('preValidation', async (request: FastifyRequest) => {
     const params = request.params as Record<string, string> | undefined
+    // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
+    for (const name of ['agencyId', 'clientId'] as const) {
+      const value = params?.[name]
+      if (value !== undefined && !AGENCY_ID.test(value)) throw invalidField(name, `must be a positive whole number, got '${value.slice(0, 40)}'`)
+    }
     const agencyId = params?.agencyId
-    if (agencyId !== undefined && AGENCY_ID.test(agencyId)) {
+    if (agencyId !== undefined) {
       const grant = sandbox.access.grant(request.integrationId, Number(agencyId))
       const scope = request.routeOptions.config.scope
       if (scope !== undefined) sandbox.access.requireScope(grant, scope)
