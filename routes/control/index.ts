@@ -9,6 +9,7 @@ import agencyControl from './agencies.js'
 import clientControl from './clients.js'
 import timeAndTraffic from './traffic.js'
 import worldControl from './world.js'
+import consoleUi from './ui.js'
 
 export interface ControlOptions {
   sandbox: Sandbox
@@ -66,4 +67,5 @@ export default async function controlPlane(fastify: FastifyInstance, options: Co
   await app.register(agencyControl, deps)
   await app.register(clientControl, deps)
   await app.register(timeAndTraffic, deps)
+  await app.register(consoleUi, deps)
 }
