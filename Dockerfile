@@ -26,6 +26,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY fixtures ./fixtures
+COPY public ./public
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -52,6 +52,10 @@ export interface JournalResult {
   requests: number
   /** Status of GET /_sandbox/requests (404: no journal endpoint yet). */
   endpointStatus: number
+  /** Entries the journal keeps (its x-journal-capacity header). */
+  capacity: number | null
+  /** Id of the newest entry once both rounds ran: entries recorded since start. */
+  recorded: number | null
   rssBeforeMb: number
   rssAfterFirstMb: number
   rssAfterSecondMb: number
@@ -195,7 +199,7 @@ export function renderMarkdown(r: Results): string {
   out.push(table(['CPU', 'Cores', 'Memory', 'Node', 'OS'], [[m.cpuModel, String(m.cpus), `${(m.memoryMb / 1024).toFixed(1)} GiB`, m.node, m.os]], ['l', 'r', 'r', 'l', 'l']), '')
   out.push(
     `Sandbox, ceiling and load generator share these ${m.cpus} cores. Load: ${r.settings.tool}, ${r.settings.connections} connections, ` +
-      `${r.settings.measure} per scenario after ${r.settings.warmup} of warm-up, from its own process. ` +
+      `${r.settings.measure} per scenario and server` + (r.settings.warmup === 'none' ? ' without warm-up' : ` after ${r.settings.warmup} of warm-up`) + ', from its own process. ' +
       'The ceiling is a bare Fastify server (`bench/ceiling.ts`) answering the very bytes the sandbox answered for the same ' +
       'request, from memory, on the same route patterns and behind the same Basic-auth check.',
     ''
@@ -233,7 +237,9 @@ export function renderMarkdown(r: Results): string {
     out.push(
       `- Journal: RSS ${j.rssBeforeMb.toFixed(0)} MB before, ${j.rssAfterFirstMb.toFixed(0)} MB after ${int(j.requests)} requests ` +
         `(\`GET /vendor/agencies?version=4.0\`), ${j.rssAfterSecondMb.toFixed(0)} MB after ${int(j.requests)} more. ` +
-        (j.endpointStatus === 404 ? '`GET /_sandbox/requests` answered 404: no journal endpoint in this build.' : `\`GET /_sandbox/requests\` answered ${j.endpointStatus}.`)
+        (j.endpointStatus === 404
+          ? '`GET /_sandbox/requests` answered 404: no journal in this build.'
+          : `Journal capacity ${j.capacity === null ? 'unknown' : int(j.capacity)} entries; ${j.recorded === null ? 'no' : int(j.recorded)} requests journaled since start.`)
     )
   }
   const rss = r.scenarios.filter((x) => x.sandboxRssMb !== null).map((x) => `${x.id} ${x.sandboxRssMb?.toFixed(0)}`)

@@ -51,7 +51,8 @@ interface Settings {
   clients: number
   connections: number
   measure: Budget
-  warmup: Budget
+  /** None in the quick smoke run. */
+  warmup: Budget | null
   sizes: ScenarioSizes
   startupRuns: number
   journalRequests: number
@@ -102,7 +103,7 @@ function settingsOf(argv: string[]): Settings | null {
     clients: quick ? 2000 : 100_000,
     connections: Math.round(positive('connections', parsed.connections, 10)),
     measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
-    warmup: quick && parsed.duration === undefined ? { amount: 50 } : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
+    warmup: quick ? null : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
     sizes: quick ? { rotate: 50, batches: 3, writeClients: 10, rateSeconds: 2 } : { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 },
     startupRuns: partial ? 0 : quick ? 2 : 5,
     journalRequests: partial ? 0 : quick ? 2000 : 100_000,
@@ -204,10 +205,20 @@ async function measureJournal(settings: Settings, sandbox: ServerProcess, data: 
   for (const r of [first.result, second.result]) {
     if (r.requests !== settings.journalRequests) throw new Error(`journal round answered ${r.requests} of ${settings.journalRequests}: ${JSON.stringify(r.statuses)}`)
   }
+  // the journal's capacity, and the id of its newest entry (entries recorded so far)
   const endpoint = await fetch(`${sandbox.origin}/_sandbox/requests?limit=1`)
-  await endpoint.arrayBuffer()
+  const newest = endpoint.status === 200 ? ((await endpoint.json()) as { id?: number }[])[0]?.id ?? null : (await endpoint.arrayBuffer(), null)
+  const capacity = endpoint.headers.get('x-journal-capacity')
   log(`journal: RSS ${before.toFixed(0)} → ${afterFirst.toFixed(0)} → ${afterSecond.toFixed(0)} MB over 2 x ${settings.journalRequests} requests`)
-  return { requests: settings.journalRequests, endpointStatus: endpoint.status, rssBeforeMb: before, rssAfterFirstMb: afterFirst, rssAfterSecondMb: afterSecond }
+  return {
+    requests: settings.journalRequests,
+    endpointStatus: endpoint.status,
+    capacity: capacity === null ? null : Number(capacity),
+    recorded: newest,
+    rssBeforeMb: before,
+    rssAfterFirstMb: afterFirst,
+    rssAfterSecondMb: afterSecond
+  }
 }
 
 /** Asks the sandbox each distinct request of the scenarios once, for the ceiling to replay. */
@@ -345,7 +356,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
       settings: {
         quick: settings.quick,
         measure: budgetText(settings.measure),
-        warmup: budgetText(settings.warmup),
+        warmup: settings.warmup === null ? 'none' : budgetText(settings.warmup),
         connections: settings.connections,
         tool: `autocannon ${(createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version} (create client: an even-paced HTTP client)`,
         profiled: settings.profile

@@ -1,4 +1,3 @@
-import type {} from '@fastify/swagger' // schema summary/description typing
 import Fastify, { type FastifyInstance } from 'fastify'
 import agencyRoutes from '../routes/vendor/agencies.js'
 import clientRoutes from '../routes/vendor/clients.js'
@@ -13,7 +12,8 @@ import { loggerOptions } from './logger.js'
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
-import { apiVersionConstraint } from './versions/index.js'
+import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
+import { documentScope, serveDocuments, type Documents } from './plugins/openapi.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
@@ -24,7 +24,15 @@ export interface AppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     sandbox: Sandbox
+    /** Every route registered: method, URL and API version (vendor routes). */
+    routeTable: RegisteredRoute[]
   }
+}
+
+export interface RegisteredRoute {
+  method: string
+  url: string
+  version: string | undefined
 }
 
 /** JSON bodies above this are refused (413); attachments have their own limit. */
@@ -66,18 +74,34 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
   app.decorate('sandbox', sandbox)
+  const routeTable: RegisteredRoute[] = []
+  app.decorate('routeTable', routeTable)
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const version = (route.constraints as { apiVersion?: string } | undefined)?.apiVersion
+    for (const method of methods) routeTable.push({ method: String(method), url: route.url, version })
+  })
   app.addHook('onClose', async () => closeDatabase(db))
   registerErrorHandling(app)
   observeVendorTraffic(app, sandbox)
 
-  await app.register(controlPlane, { prefix: '/_sandbox', sandbox, config })
-
-  await app.register(async function vendorApi(vendor) {
-    await vendorPipeline(vendor, { sandbox })
-    await vendor.register(agencyRoutes, { sandbox })
-    await vendor.register(clientRoutes, { sandbox })
-    await vendor.register(writeRoutes, { sandbox })
+  const docs: Documents = {}
+  await app.register(async function control(scope) {
+    await documentScope(scope, 'control', config.version, docs)
+    await scope.register(controlPlane, { prefix: '/_sandbox', sandbox, config })
   })
+
+  // The vendor API: one scope per version, each with its own OpenAPI document.
+  for (const version of API_VERSIONS) {
+    await app.register(async function vendorApi(vendor) {
+      await documentScope(vendor, version, config.version, docs)
+      await vendorPipeline(vendor, { sandbox })
+      await vendor.register(agencyRoutes, { sandbox, version })
+      await vendor.register(clientRoutes, { sandbox, version })
+      await vendor.register(writeRoutes, { sandbox, version })
+    })
+  }
+  await serveDocuments(app, docs)
 
   return app
 }

@@ -1,18 +1,16 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import type { Sandbox } from '../../src/domain/sandbox.js'
-import { grantOf } from '../../src/plugins/vendor.js'
+import { grantOf, type VendorRouteOptions } from '../../src/plugins/vendor.js'
 import { AgencyUserSchema, OfficeSchema } from '../../src/schemas/agency.js'
 import { AgencyParams, VersionQuery } from '../../src/schemas/requests.js'
 import { agencyListSchema, mapAgencyList } from '../../src/versions/agencies.js'
-import { API_VERSIONS } from '../../src/versions/index.js'
 
 /** Agencies, offices and users (spec endpoints 1, 2 and 11). */
-export default async function agencyRoutes(fastify: FastifyInstance, { sandbox }: { sandbox: Sandbox }) {
+export default async function agencyRoutes(fastify: FastifyInstance, { sandbox, version }: VendorRouteOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  for (const version of API_VERSIONS) {
+  {
     app.route({
       method: 'GET',
       url: '/vendor/agencies',
@@ -38,6 +36,8 @@ export default async function agencyRoutes(fastify: FastifyInstance, { sandbox }
       handler: (request) => sandbox.offices(grantOf(request).agency.agencyId)
     })
   }
+
+  if (version !== '4.0') return // users exist in 4.0 only
 
   app.route({
     method: 'GET',

@@ -2,13 +2,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ClientRow } from '../../src/db/store.js'
-import type { Sandbox } from '../../src/domain/sandbox.js'
-import { grantOf } from '../../src/plugins/vendor.js'
+import { grantOf, type VendorRouteOptions } from '../../src/plugins/vendor.js'
 import {
   AgencyParams, BatchBody, ChangedClientsQuery, ClientIdList, ClientParams, IncludeQuery, SearchQuery, VersionQuery
 } from '../../src/schemas/requests.js'
 import { clientReaders } from '../../src/versions/clients.js'
-import { API_VERSIONS, type ApiVersion } from '../../src/versions/index.js'
+import type { ApiVersion } from '../../src/versions/index.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -24,7 +23,7 @@ function sendJson(reply: FastifyReply, json: string): void {
 }
 
 /** Client reads (spec endpoints 3 to 6) in every version that has them. */
-export default async function clientRoutes(fastify: FastifyInstance, { sandbox }: { sandbox: Sandbox }) {
+export default async function clientRoutes(fastify: FastifyInstance, { sandbox, version }: VendorRouteOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   /** Answers clients in the version's shape, with the Denied header when a group was withheld. */
@@ -36,7 +35,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox }
     sendJson(reply, one ? json.slice(1, -1) : json)
   }
 
-  for (const version of API_VERSIONS) {
+  {
     const reader = clientReaders[version]
     const readQuery = reader.include ? IncludeQuery : VersionQuery
 
@@ -99,7 +98,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox }
       }
     })
 
-    if (version === '1') continue // version 1 has no search
+    if (version === '1') return // version 1 has no search
 
     app.route({
       method: 'GET',

@@ -5,7 +5,6 @@ import { Value } from '@sinclair/typebox/value'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { gunzipSync } from 'node:zlib'
 import type { CreateClientCommand } from '../../src/domain/create-client.js'
-import type { Sandbox } from '../../src/domain/sandbox.js'
 import {
   checkEffectiveDate, checkPeopleRules, compileItemValidator, decodeBase64Header, normalizeFileExt, pascalPath
 } from '../../src/domain/write-rules.js'
@@ -14,7 +13,7 @@ import {
   badRequest, payloadTooLarge, tooManyRequests, unsupportedMediaType, validationFailed, type FieldError
 } from '../../src/errors.js'
 import { fieldErrors } from '../../src/plugins/errors.js'
-import { grantOf } from '../../src/plugins/vendor.js'
+import { grantOf, type VendorRouteOptions } from '../../src/plugins/vendor.js'
 import { SlidingWindowStore } from '../../src/plugins/sliding-window.js'
 import { bindKeys } from '../../src/schemas/bind.js'
 import { ClientParams, AgencyParams, VersionQuery } from '../../src/schemas/requests.js'
@@ -98,10 +97,12 @@ export function gunzipAttachment(body: unknown): Buffer {
 }
 
 /** Version 3.0 and 4.0 writes: log note, attachment, receipts (spec endpoints 7-9) and create client (10). */
-export default async function writeRoutes(fastify: FastifyInstance, { sandbox }: { sandbox: Sandbox }) {
+export default async function writeRoutes(fastify: FastifyInstance, { sandbox, version: routeVersion }: VendorRouteOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  await app.register(rateLimit, {
+  const versions = WRITE_VERSIONS.filter((v) => v === routeVersion)
+
+  if (routeVersion === '4.0') await app.register(rateLimit, {
     global: false,
     store: SlidingWindowStore as never,
     keyGenerator: (request) => request.integrationId,
@@ -109,7 +110,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
       tooManyRequests(`At most ${context.max} create-client requests per second per integration; wait 1 second before retrying`, 1)
   })
 
-  for (const version of WRITE_VERSIONS) {
+  for (const version of versions) {
     app.route({
       method: 'POST',
       url: '/vendor/agency/:agencyId/client/:clientId/log',
@@ -166,7 +167,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
     scope.removeAllContentTypeParsers()
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_ATTACHMENT_BODY }, (_request, body, done) => done(null, body))
     const typed = scope.withTypeProvider<TypeBoxTypeProvider>()
-    for (const version of WRITE_VERSIONS) {
+    for (const version of versions) {
       typed.route({
         method: 'POST',
         url: '/vendor/agency/:agencyId/client/:clientId/attachment',
@@ -203,7 +204,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
       })
     }
 
-    typed.route({
+    if (routeVersion === '1') typed.route({
       method: 'POST',
       url: '/vendor/agency/:agencyId/client/:clientId/attachment',
       constraints: { apiVersion: '1' },
@@ -240,7 +241,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
   })
 
   // Version 1 log note: POST on the client itself, with Action/Body/Description/Suspense.
-  app.route({
+  if (routeVersion === '1') app.route({
     method: 'POST',
     url: '/vendor/agency/:agencyId/client/:clientId',
     constraints: { apiVersion: '1' },
@@ -259,7 +260,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox }:
     }
   })
 
-  app.route({
+  if (routeVersion === '4.0') app.route({
     method: 'POST',
     url: '/vendor/agency/:agencyId/client',
     constraints: { apiVersion: '4.0' },

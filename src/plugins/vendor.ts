@@ -6,6 +6,7 @@ import type { Sandbox } from '../domain/sandbox.js'
 import { invalidField, unauthorized } from '../errors.js'
 import { bindKeys } from '../schemas/bind.js'
 import type { Scope } from '../schemas/common.js'
+import type { ApiVersion } from '../versions/index.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -25,6 +26,12 @@ declare module 'fastify' {
 }
 
 const AGENCY_ID = /^\d{1,10}$/
+
+/** What each vendor route file receives: the domain and the one version it registers. */
+export interface VendorRouteOptions {
+  sandbox: Sandbox
+  version: ApiVersion
+}
 
 /**
  * The vendor scope's request pipeline: Basic auth (onRequest), then the agency grant and

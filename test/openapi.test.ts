@@ -1,0 +1,39 @@
+import SwaggerParser from '@apidevtools/swagger-parser'
+import t from 'tap'
+import { build } from './helpers/app.js'
+
+/** `/vendor/agency/:agencyId/client/:clientId` → `/vendor/agency/{agencyId}/client/{clientId}` */
+const openapiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}')
+
+t.test('one valid OpenAPI 3 document per version and one for the control API, listing every route', async (t) => {
+  const app = await build(t)
+  const docs: Record<string, { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>> }> = {}
+  for (const name of ['4.0', '3.0', '1', 'control']) {
+    const res = await app.inject({ url: `/openapi/${name}.json` })
+    t.equal(res.statusCode, 200, name)
+    docs[name] = res.json()
+    t.equal(docs[name].openapi, '3.1.0')
+    await t.resolves(SwaggerParser.validate(structuredClone(res.json())), `${name} validates as OpenAPI 3`)
+  }
+  const routes = app.routeTable.filter((r) => r.method !== 'HEAD')
+  let vendorRoutes = 0
+  for (const r of routes) {
+    const doc = r.url.startsWith('/vendor/') ? docs[r.version ?? ''] : r.url.startsWith('/_sandbox/') ? docs.control : undefined
+    if (doc === undefined) continue
+    if (r.url.startsWith('/vendor/')) vendorRoutes++
+    if (r.url.startsWith('/_sandbox/ui')) continue
+    const op = doc.paths[openapiPath(r.url)]?.[r.method.toLowerCase()]
+    t.ok(op !== undefined, `${r.method} ${r.url} (${r.version ?? 'control'}) is documented`)
+  }
+  t.equal(vendorRoutes, 11 + 9 + 7, 'every (version, operation) pair was registered')
+
+  const create = docs['4.0'].paths['/vendor/agency/{agencyId}/client'].post
+  t.ok(['200', '400', '401', '403', '429'].every((s) => s in create.responses), 'errors are documented')
+  const attachment = docs['4.0'].paths['/vendor/agency/{agencyId}/client/{clientId}/attachment'].post
+  t.ok(attachment.parameters!.some((p) => p.in === 'header' && p.name === 'refid'), 'attachment headers are documented')
+  t.ok(docs['1'].paths['/vendor/agency/{agencyId}/client/{clientId}'].post, 'version 1 log note path')
+  t.notOk(docs['3.0'].paths['/vendor/agency/{agencyId}/users'], 'users are not in 3.0')
+  const ui = await app.inject({ url: '/docs' })
+  t.equal(ui.statusCode, 200)
+  t.match(ui.body, /swagger/i)
+})
