@@ -23,6 +23,8 @@ declare module 'autocannon' {
       duration?: number
       /** Total number of requests, instead of a duration. */
       amount?: number
+      /** Milliseconds between autocannon's samples; it also checks whether to stop only then (default 1000). */
+      sampleInt?: number
       /** Seconds before a request times out. */
       timeout?: number
       method?: string

@@ -255,7 +255,10 @@ async function oneWrite(base: string, r: Rng, round: number): Promise<void> {
       }
     }
   } else {
-    if (!target.create) return oneWrite(base, r, round)
+    if (!target.create) {
+      stats.sent--
+      return oneWrite(base, r, round)
+    }
     kind = 'client'
     const marker = `crash-${refId}`
     res = await call(base, `/vendor/agency/${target.agencyId}/client?version=4.0`, {
@@ -478,7 +481,7 @@ async function main(): Promise<void> {
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
   const summary = `crash-safety: ${stats.rounds} rounds, ${stats.checked} acknowledged writes checked, ${stats.lost} lost, ${stats.duplicated} duplicated`
   console.log(summary)
-  console.log(`  ${stats.sent} writes sent, ${stats.acked} acknowledged, ${stats.inDoubt} in flight at a kill, ${stats.limited} rate-limited (429), ` +
+  console.log(`  ${stats.sent} writes sent, ${stats.acked} acknowledged, ${stats.inDoubt} failed at a kill (in flight or refused), ${stats.limited} rate-limited (429), ` +
     `${stats.reconnects} reconnects of ${DISCONNECTED}; ${stats.halfWritten} half-written, ${stats.unexpected} unexpected answers; journal_mode=${journalMode}; ${seconds} s`)
   if (REPORT) {
     const lines = [
@@ -489,7 +492,7 @@ async function main(): Promise<void> {
       `| Kill moment after the writes start | ${Math.min(...killMoments)}-${Math.max(...killMoments)} ms (seeded) |`,
       `| Writes sent (log notes, attachments v4/v1, receipts, created clients; 1004 pending) | ${stats.sent} |`,
       `| Acknowledged (200/202) | ${stats.acked} |`,
-      `| In flight at a kill (outcome unknown: present at most once) | ${stats.inDoubt} |`,
+      `| Failed at a kill (in flight or refused; outcome unknown, present at most once) | ${stats.inDoubt} |`,
       `| Reconnects of 1004 (pending writes applied) | ${stats.reconnects} |`,
       `| Acknowledged writes checked after the last restart | ${stats.checked} |`,
       `| Lost | ${stats.lost} |`, `| Duplicated | ${stats.duplicated} |`, `| Half-written | ${stats.halfWritten} |`,

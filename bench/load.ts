@@ -110,6 +110,7 @@ function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<
       url: job.origin,
       connections: job.connections,
       timeout: 30,
+      sampleInt: 100,
       requests: requestsOf(job),
       ...('amount' in budget ? { amount: budget.amount } : { duration: budget.seconds })
     }, (error, result) => {

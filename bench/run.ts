@@ -105,7 +105,7 @@ function settingsOf(argv: string[]): Settings | null {
     measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
     warmup: quick ? null : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
     sizes: quick ? { rotate: 50, batches: 3, writeClients: 10, rateSeconds: 2 } : { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 },
-    startupRuns: partial ? 0 : quick ? 2 : 5,
+    startupRuns: partial ? 0 : quick ? 1 : 5,
     journalRequests: partial ? 0 : quick ? 2000 : 100_000,
     scenarios: scenarios as ScenarioId[],
     partial,

@@ -250,7 +250,7 @@ class Harness {
     this.statuses.set(res.statusCode, (this.statuses.get(res.statusCode) ?? 0) + 1)
     const wrong = checkAnswer(res)
     if (wrong !== undefined) {
-      // Known cause (see the BUG tests below): a vendor agency id that is not plain digits but that the schema coerces.
+      // A cause seen before (see regression fuzz-1 below): a vendor agency id that is not plain digits but that the schema coerces.
       const segment = /^\/vendor\/agency\/([^/?]*)/.exec(req.url)?.[1]
       const cause = res.statusCode >= 500 && segment !== undefined && !/^\d{1,10}$/.test(segment) ? ' [agency id not plain digits]' : ''
       this.fail(req.name, wrong.kind + cause, describeRequest(req), wrong.detail)
@@ -1019,13 +1019,13 @@ t.test('a real socket: broken HTTP, bodies shorter than announced, aborted uploa
 })
 
 // ------------------------------------------------------------------------------------------------
-// Faults the fuzzing found, kept as named cases (they fail until the sandbox is fixed)
+// Faults the fuzzing found, kept as named regression cases
 // ------------------------------------------------------------------------------------------------
 
-t.test('BUG fuzz-1: an agency id the schema coerces to a number but the vendor pipeline does not read answers 500', async (t) => {
-  // src/plugins/vendor.ts reads the grant only when the raw segment matches /^\d{1,10}$/; ajv then
-  // coerces "+1001", " 1001", "1e3", "1001.0", "0x3E9", "Infinity" to numbers, the route runs
-  // without a grant and grantOf() throws a plain Error: 500.
+t.test('regression fuzz-1: an agency id the schema coerces to a number but the vendor pipeline did not read answered 500', async (t) => {
+  // Was: src/plugins/vendor.ts read the grant only when the raw segment matched /^\d{1,10}$/; ajv then
+  // coerced "+1001", " 1001", "1e3", "1001.0", "0x3E9", "Infinity" to numbers, the route ran
+  // without a grant and grantOf() threw a plain Error: 500.
   const app = await build(t)
   const c = liveOf(AGENCY.main)[0].clientNumber
   for (const segment of ['+1001', '%201001', '1e3', '1001.0', '0x3E9', 'Infinity', '0b1']) {
@@ -1041,8 +1041,8 @@ t.test('BUG fuzz-1: an agency id the schema coerces to a number but the vendor p
   }
 })
 
-t.test('BUG fuzz-2: router errors (bad percent-encoding, path segment over 100 chars) are not problem bodies', async (t) => {
-  // Fastify answers FST_ERR_BAD_URL (400) and FST_ERR_MAX_PARAM_LENGTH (414) itself with
+t.test('regression fuzz-2: router errors (bad percent-encoding, path segment over 100 chars) were not problem bodies', async (t) => {
+  // Was: Fastify answered FST_ERR_BAD_URL (400) and FST_ERR_MAX_PARAM_LENGTH (414) itself with
   // {"error","code","message","statusCode"} as application/json: no frameworkErrors handler in src/app.ts.
   const app = await build(t)
   for (const url of ['/vendor/agency/%zz/offices?version=4.0', '/vendor/agency/%E2%82/clients?version=4.0', `/vendor/agency/${'1'.repeat(101)}/offices?version=4.0`,
