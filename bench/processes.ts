@@ -127,6 +127,18 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+/** CPU time all processes of the machine used so far (everything but idle and iowait), in seconds. */
+export function machineBusySeconds(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
+  const total = fields.reduce((a, b) => a + b, 0)
+  return (total - fields[3] - (fields[4] ?? 0)) / TICKS_PER_SECOND
+}
+
+/** Load averages over 1, 5 and 15 minutes. */
+export function loadAverage(): number[] {
+  return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number)
+}
+
 /** Samples a process's resident set size at a fixed interval and keeps the peak. */
 export class RssSampler {
   private timer: NodeJS.Timeout | undefined

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { ROOT } from '../src/config.js'
 import { prepareData, workingCopy, type BenchData } from './data.js'
-import { cpuSeconds, freePort, RssSampler, spawnServer, statusKb, type ServerProcess } from './processes.js'
+import { cpuSeconds, freePort, loadAverage, machineBusySeconds, RssSampler, spawnServer, statusKb, type ServerProcess } from './processes.js'
 import { summarizeProfile } from './profile.js'
 import {
   UUID_PLACEHOLDER, type Budget, type CeilingFile, type LoadJob, type LoadMessage, type LoadResult, type StoredResponse
@@ -139,23 +139,32 @@ async function startSandbox(settings: Settings, db: string, data: BenchData, pro
   })
 }
 
+interface LoadRun {
+  result: LoadResult
+  /** Cores used during the measurement by the server, the load generator, and every other process. */
+  cpu: { server: number; load: number; other: number }
+}
+
 /** Runs one load job in a child process; CPU is measured over the measured part only. */
-function runLoad(job: LoadJob, serverPid: number): Promise<{ result: LoadResult; serverCpu: number; loadCpu: number }> {
+function runLoad(job: LoadJob, serverPid: number): Promise<LoadRun> {
   return new Promise((resolvePromise, reject) => {
     const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     const childPid = child.pid ?? 0
-    let mark: { at: number; server: number; load: number } | undefined
+    const snapshot = () => ({ at: performance.now(), server: cpuSeconds(serverPid) ?? 0, load: cpuSeconds(childPid) ?? 0, machine: machineBusySeconds() })
+    let mark: ReturnType<typeof snapshot> | undefined
     let settled = false
-    const cpuOf = (pid: number) => cpuSeconds(pid) ?? 0
     child.on('message', (message: LoadMessage) => {
       if (message.type === 'measuring') {
-        mark = { at: performance.now(), server: cpuOf(serverPid), load: cpuOf(childPid) }
+        mark = snapshot()
       } else if (message.type === 'result') {
-        const elapsed = mark === undefined ? 0 : (performance.now() - mark.at) / 1000
-        const serverCpu = mark === undefined || elapsed === 0 ? 0 : (cpuOf(serverPid) - mark.server) / elapsed
-        const loadCpu = mark === undefined || elapsed === 0 ? 0 : (cpuOf(childPid) - mark.load) / elapsed
         settled = true
-        resolvePromise({ result: message.result, serverCpu, loadCpu })
+        const end = snapshot()
+        const seconds = mark === undefined ? 0 : (end.at - mark.at) / 1000
+        const per = (used: number) => (mark === undefined || seconds <= 0 ? 0 : used / seconds)
+        const server = per(end.server - (mark?.server ?? 0))
+        const load = per(end.load - (mark?.load ?? 0))
+        const other = Math.max(0, per(end.machine - (mark?.machine ?? 0)) - server - load)
+        resolvePromise({ result: message.result, cpu: { server, load, other } })
       } else {
         settled = true
         reject(new Error(`load generator failed: ${message.message}`))
@@ -251,11 +260,11 @@ async function storeResponses(scenarios: Scenario[], origin: string, auth: strin
   return stored
 }
 
-function sideOf(run: { result: LoadResult; serverCpu: number; loadCpu: number }): Side {
+function sideOf(run: LoadRun): Side {
   const r = run.result
   return {
     rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, meanMs: r.meanMs, requests: r.requests, errors: r.errors,
-    statuses: r.statuses, seconds: r.seconds, serverCpu: run.serverCpu, loadCpu: run.loadCpu
+    statuses: r.statuses, seconds: r.seconds, cpu: run.cpu
   }
 }
 
@@ -299,6 +308,7 @@ async function measureScenario(settings: Settings, scenario: Scenario, sandbox: 
 
 async function bench(settings: Settings, command: string): Promise<Results> {
   mkdirSync(settings.dataDir, { recursive: true })
+  const loadBefore = loadAverage()
   const data = await prepareData({ dir: settings.dataDir, clients: settings.clients, fresh: settings.fresh, cli: CLI, log })
   const work = workingCopy(data, join(settings.dataDir, `work-${process.pid}.db`))
   const cleanups: (() => Promise<unknown> | void)[] = [() => work.remove()]
@@ -352,7 +362,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
     const partial: Omit<Results, 'targets'> = {
       date: new Date().toISOString(),
       command,
-      machine: machine(),
+      machine: { ...machine(), loadAverage: { before: loadBefore, after: loadAverage() } },
       settings: {
         quick: settings.quick,
         measure: budgetText(settings.measure),

@@ -12,6 +12,7 @@ import { loggerOptions } from './logger.js'
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
+import { lazyValidatorFactory } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { documentScope, serveDocuments, type Documents } from './plugins/openapi.js'
 
@@ -70,7 +71,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, toApiError(error))
     },
-    ajv: { customOptions: { allErrors: true, verbose: true } }
+    ajv: { customOptions: { allErrors: true, verbose: true } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never } }
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
   app.decorate('sandbox', sandbox)

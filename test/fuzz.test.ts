@@ -372,7 +372,14 @@ const queryValues: Record<string, fc.Arbitrary<string>> = {
   policyNumber: smallValue(...POLICY_NUMBERS, 'NOPE-1', '', ' ', HUGE.slice(0, 20_000), '%', '\u00e9'),
   kind: smallValue('log', 'attachment', 'receipt', 'client', 'LOG', ''),
   status: smallValue('pending', 'applied', 'x'),
-  clientNumber: smallValue(...CLIENT_NUMBERS.map(String), '0', '-5', '99999999999999999999', 'abc')
+  clientNumber: smallValue(...CLIENT_NUMBERS.map(String), '0', '-5', '99999999999999999999', 'abc'),
+  // Control-plane reads (client search, request journal).
+  q: smallValue('Smith', 'HIG-1000', '1000', '%', '_', '(', '[', '\\', "'", '"; DROP TABLE clients;--', '*', HUGE.slice(0, 5000)),
+  limit: smallValue('1', '50', '1000', '1001', '0', '-1', 'abc', '1e2'),
+  method: smallValue('GET', 'POST', 'get', '', 'DELETE'),
+  path: smallValue('/vendor/**', '/vendor/agency/*/clients', '(', '[', '\\', '?', '+', '**/x', '/vendor/agency/*/client/*/log', ''),
+  since: smallValue('0', '1', '2026-01-01T00:00:00Z', 'abc', '-1', '99999999999999999999'),
+  agencyId: smallValue('1001', '0', '-1', 'abc', '99999999999')
 }
 
 interface QuerySpec {
@@ -851,7 +858,19 @@ const attachmentRequest = fc.record({
 
 // ---- Control plane ------------------------------------------------------------------------------
 
-const CONTROL = ['health', 'patch', 'writes', 'content'] as const
+const CONTROL = ['health', 'patch', 'writes', 'content', 'reads'] as const
+/** Read-only control endpoints registered since (routes/control/*.ts): fuzzed with their own queries, never mutated. */
+const CONTROL_READS: { path: (agency: string, client: string) => string; query: string[] }[] = [
+  { path: () => '/_sandbox/info', query: [] },
+  { path: () => '/_sandbox/agencies', query: [] },
+  { path: () => '/_sandbox/integrations', query: [] },
+  { path: (a) => `/_sandbox/agencies/${a}/clients`, query: ['q', 'limit'] },
+  { path: (a, c) => `/_sandbox/agencies/${a}/clients/${c}`, query: [] },
+  { path: () => '/_sandbox/clock', query: [] },
+  { path: () => '/_sandbox/requests', query: ['method', 'path', 'agencyId', 'status', 'since', 'limit'] },
+  { path: () => '/_sandbox/faults', query: [] },
+  { path: () => '/_sandbox/simulator', query: [] }
+]
 const patchBodyArb = fc.record({
   connected: fc.option(fc.boolean(), { nil: undefined }),
   active: fc.option(fc.boolean(), { nil: undefined }),
@@ -867,6 +886,8 @@ function controlRequest(h: () => Harness) {
     mutations: mutationsArb,
     body: bodySpecArb,
     query: querySpec(['kind', 'status', 'clientNumber']),
+    read: fc.constantFrom(...CONTROL_READS).chain((r) => querySpec(r.query.length > 0 ? r.query : ['x']).map((query) => ({ r, query }))),
+    client: clientSegment,
     refId: fc.oneof(w(3, fc.constant<string | null>(null)), w(2, fc.uuid({ version: 4 }).map((u) => u as string | null)),
       w(1, fc.constantFrom<string | null>('xyz', '%zz', 'x'.repeat(10_000), '00000000-0000-0000-0000-000000000000', encodeURIComponent('\u{1F4A5}')))),
     pick: fc.nat(),
@@ -874,8 +895,10 @@ function controlRequest(h: () => Harness) {
     contentEncoding: contentEncodingArb,
     extra: extraHeadersArb,
     auth: fc.oneof(w(4, fc.constant<string | undefined>(undefined)), w(1, credential)),
-    method: fc.oneof(w(20, fc.constant<Method | null>(null)), w(1, fc.constantFrom<Method | null>('GET', 'POST', 'PUT', 'DELETE', 'PATCH')))
+    // Other methods only where they cannot wipe the world (DELETE an agency, start the simulator, move the clock).
+    method: fc.oneof(w(20, fc.constant<Method | null>(null)), w(1, fc.constantFrom<Method | null>('GET', 'POST', 'PUT', 'OPTIONS')))
   }).map((s): Req => {
+    if (s.method !== null && s.method !== 'GET' && (s.which === 'reads' || s.which === 'health')) s.method = 'GET'
     const base = { auth: s.auth, extra: s.extra, contentEncoding: s.contentEncoding }
     switch (s.which) {
       case 'health':
@@ -889,6 +912,11 @@ function controlRequest(h: () => Harness) {
       }
       case 'writes':
         return { name: 'control writes', method: s.method ?? 'GET', url: `/_sandbox/agencies/${s.agency}/writes${queryString(undefined, s.query)}`, headers: headersOf(base) }
+      case 'reads':
+        return {
+          name: `control read ${s.read.r.path('{a}', '{c}')}`, method: s.method ?? 'GET',
+          url: s.read.r.path(s.agency, s.client) + queryString(undefined, s.read.query), headers: headersOf(base)
+        }
       case 'content': {
         const known = h().attachments
         const stored = known.length > 0 && s.refId === null ? known[s.pick % known.length] : undefined

@@ -1,0 +1,296 @@
+import t, { type Test } from 'tap'
+import { execFileSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium, type Page } from 'playwright-core'
+import { ROOT } from '../src/config.js'
+import { startServer } from '../src/server.js'
+import { DEMO, build, demoFixture, testConfig } from './helpers/app.js'
+
+const CONSOLE_DIR = join(ROOT, 'public', 'console')
+const ARTIFACTS = join(ROOT, 'test-artifacts')
+
+t.test('console files: served with their types, no-cache, traversal refused', async (t) => {
+  const app = await build(t)
+  for (const url of ['/_sandbox/ui', '/_sandbox/ui/', '/_sandbox/ui/index.html']) {
+    const res = await app.inject({ url })
+    t.equal(res.statusCode, 200, url)
+    t.match(res.headers['content-type'], /^text\/html; charset=utf-8$/, `${url} is HTML`)
+    t.equal(res.headers['cache-control'], 'no-cache', `${url} is revalidated`)
+    t.equal(res.body, readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8'), `${url} is index.html`)
+  }
+  const assets: [string, RegExp][] = [['app.js', /^text\/javascript; charset=utf-8$/], ['style.css', /^text\/css; charset=utf-8$/]]
+  for (const [file, type] of assets) {
+    const res = await app.inject({ url: `/_sandbox/ui/${file}` })
+    t.equal(res.statusCode, 200, file)
+    t.match(res.headers['content-type'], type, `${file} type`)
+    t.equal(res.headers['cache-control'], 'no-cache', `${file} is revalidated`)
+    t.equal(res.headers['x-content-type-options'], 'nosniff')
+    t.equal(res.body, readFileSync(join(CONSOLE_DIR, file), 'utf8'), `${file} content`)
+  }
+
+  // The page loads its assets by absolute path (it is served at /_sandbox/ui without a slash too)
+  // and from nowhere else: the machine running the sandbox may have no internet.
+  const html = readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8')
+  t.match(html, '<script type="module" src="/_sandbox/ui/app.js"></script>')
+  t.match(html, 'href="/_sandbox/ui/style.css"')
+  t.notMatch(html, /(src|href)="(https?:)?\/\//, 'no external resources')
+
+  for (const url of [
+    '/_sandbox/ui/..%2F..%2Fpackage.json',
+    '/_sandbox/ui/..%2fpackage.json',
+    '/_sandbox/ui/%2e%2e%2f%2e%2e%2fpackage.json',
+    '/_sandbox/ui/..%5C..%5Cpackage.json',
+    '/_sandbox/ui/../../package.json',
+    '/_sandbox/ui/%2e%2e',
+    '/_sandbox/ui/..',
+    '/_sandbox/ui/.gitignore',
+    '/_sandbox/ui/%2Fetc%2Fpasswd',
+    '/_sandbox/ui/app.js%00.css',
+    '/_sandbox/ui/missing.js',
+    '/_sandbox/ui/README',
+    '/_sandbox/ui/sub/app.js'
+  ]) {
+    const res = await app.inject({ url })
+    t.equal(res.statusCode, 404, `${url} is refused`)
+    t.notMatch(res.body, '"name": "agency-sandbox"', `${url} does not leak package.json`)
+    t.notMatch(res.body, 'root:', `${url} does not leak /etc/passwd`)
+  }
+})
+
+t.test('console script: parses as a module and never writes HTML from data', async (t) => {
+  const file = join(CONSOLE_DIR, 'app.js')
+  t.doesNotThrow(() => execFileSync(process.execPath, ['--check', file], { stdio: 'pipe' }), 'node --check app.js')
+  const source = readFileSync(file, 'utf8')
+  for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(', 'new Function']) {
+    t.notOk(source.includes(sink), `app.js does not use ${sink}`)
+  }
+})
+
+/** Debian's chromium (or CHROMIUM_PATH); undefined when there is none. */
+function chromiumPath(): string | undefined {
+  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
+    if (candidate !== undefined && candidate !== '' && existsSync(candidate)) return candidate
+  }
+  return undefined
+}
+
+t.test('console end to end in headless Chromium', async (t) => {
+  const executablePath = chromiumPath()
+  if (executablePath === undefined) {
+    t.skip('no Chromium at /usr/bin/chromium: install Debian\'s chromium package (apt-get install -y chromium) or set CHROMIUM_PATH to run the browser tests')
+    return
+  }
+
+  const server = await startServer(testConfig({ port: 0 }), { fixture: demoFixture() })
+  t.teardown(() => server.close())
+  const base = server.url
+
+  const userDataDir = mkdtempSync(join(tmpdir(), 'agency-sandbox-chromium-'))
+  t.teardown(() => rmSync(userDataDir, { recursive: true, force: true }))
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    viewport: { width: 1440, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+    timeout: 30_000
+  })
+  t.teardown(() => context.close())
+  const page = context.pages()[0] ?? await context.newPage()
+  page.setDefaultTimeout(10_000)
+  const problems: string[] = []
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console error: ${m.text()}`)
+  })
+
+  mkdirSync(ARTIFACTS, { recursive: true })
+  try {
+    await scenario(t, page, base)
+  } catch (e) {
+    await page.screenshot({ path: join(ARTIFACTS, 'console-failure.png'), fullPage: true }).catch(() => {})
+    throw e
+  }
+  t.same(problems, [], 'no script errors in the page')
+})
+
+const tid = (page: Page, id: string, hasText?: string) => page.locator(`[data-testid="${id}"]`, hasText === undefined ? {} : { hasText })
+
+async function control(base: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${base}/_sandbox${path}`, {
+    method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  })
+  return res.status === 204 ? undefined : res.json()
+}
+
+const vendorLog = (base: string, note: Record<string, unknown>) =>
+  fetch(`${base}/vendor/agency/1001/client/1000/log?version=4.0`, {
+    method: 'POST',
+    headers: { authorization: DEMO, 'content-type': 'application/json' },
+    body: JSON.stringify(note)
+  })
+
+async function scenario(t: Test, page: Page, base: string) {
+  await page.goto(`${base}/_sandbox/ui`)
+  await page.locator('body[data-ready="true"]').waitFor()
+
+  // Integrations & agencies: flags shown and switchable
+  await tid(page, 'agency-row-1001').waitFor()
+  t.equal(await tid(page, 'agency-1004-connected').isChecked(), false, '1004 shows disconnected')
+  t.equal(await tid(page, 'agency-1005-active').isChecked(), false, '1005 shows inactive')
+  t.equal(await tid(page, 'sub-abc-1003-optedOut').isChecked(), true, 'abc/1003 shows opted out')
+  t.equal(await tid(page, 'sub-abc-1002-scope-user-list').isChecked(), false, 'abc/1002 has no user-list')
+  await tid(page, 'sub-abc-1002-scope-user-list').check()
+  await tid(page, 'toast-ok', 'abc → 1002').waitFor()
+  const integrations = await control(base, 'GET', '/integrations') as { clientId: string; agencies: { agencyId: number; scopes: string[] }[] }[]
+  t.ok(integrations.find((i) => i.clientId === 'abc')!.agencies.find((s) => s.agencyId === 1002)!.scopes.includes('user-list'),
+    'checking a scope box grants the scope')
+  await page.screenshot({ path: join(ARTIFACTS, 'console-agencies.png') })
+
+  // Clients: find one by policy number, read it as the vendor API answers each version
+  await tid(page, 'tab-clients').click()
+  await page.selectOption('[data-testid="clients-agency"]', '1001')
+  await tid(page, 'clients-search').fill('HIG-1000-01')
+  await tid(page, 'clients-search').press('Enter')
+  await tid(page, 'clients-results').locator('[data-testid="client-result-1000"]', { hasText: 'HIG-1000-01' }).waitFor()
+  t.equal(await tid(page, 'clients-results').locator('button').count(), 1, 'the policy number finds one client')
+  await tid(page, 'client-result-1000').click()
+  await tid(page, 'client-read-meta', 'version=4.0').waitFor()
+  await tid(page, 'client-read-meta', 'as abc → 200').waitFor()
+  await tid(page, 'client-json', 'HIG-1000-01').waitFor()
+  await tid(page, 'client-version-3.0').click()
+  await tid(page, 'client-read-meta', 'version=3.0').waitFor()
+  await tid(page, 'client-version-1').click()
+  await tid(page, 'client-read-meta', 'GET /vendor/agency/1001/client/1000 as abc → 200').waitFor()
+  await tid(page, 'client-json', 'allowCrossSell').waitFor()
+  await tid(page, 'client-version-control').click()
+  await tid(page, 'client-read-meta', '/_sandbox/agencies/1001/clients/1000').waitFor()
+  await tid(page, 'client-version-4.0').click()
+  await tid(page, 'client-read-meta', 'version=4.0').waitFor()
+  await page.screenshot({ path: join(ARTIFACTS, 'console-clients.png') })
+
+  // Writes: disconnect 1001 from the page
+  await tid(page, 'tab-writes').click()
+  await page.selectOption('[data-testid="writes-agency"]', '1001')
+  await tid(page, 'writes-disconnect').click()
+  await tid(page, 'writes-agency-state', 'disconnected').waitFor()
+  await tid(page, 'writes-reconnect').waitFor()
+  const agencies = await control(base, 'GET', '/agencies') as { agencyId: number; connected: boolean }[]
+  t.equal(agencies.find((a) => a.agencyId === 1001)!.connected, false, 'the Disconnect button disconnected the agency')
+
+  // A log note through the vendor API is saved as pending, and shows up without a reload
+  const refId = randomUUID()
+  const res = await vendorLog(base, { refId, ts: '2026-11-20T10:00:00Z', channel: 29, note: 'hello from e2e' })
+  t.equal(res.status, 202, 'a disconnected agency saves the log note')
+  t.match(await res.text(), /^Saved/)
+  const row = tid(page, `write-row-${refId}`)
+  await page.locator(`[data-testid="write-row-${refId}"][data-status="pending"]`).waitFor()
+  t.match(await row.textContent(), 'hello from e2e')
+
+  // Data is text, never markup
+  const markupRef = randomUUID()
+  const markup = '<img src=x onerror="window.__xss=1"><b>bold?</b>'
+  const res2 = await vendorLog(base, { refId: markupRef, ts: '2026-11-20T10:01:00Z', channel: 29, note: markup, extra: 'unknown key' })
+  t.equal(res2.status, 202)
+  await page.locator(`[data-testid="write-row-${markupRef}"][data-status="pending"]`).waitFor()
+  t.match(await tid(page, `write-row-${markupRef}`).textContent(), markup, 'the note is shown as written')
+  t.equal(await tid(page, 'writes-table').locator('img, b').count(), 0, 'no element made from data')
+  t.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined, 'no script ran')
+  await tid(page, 'writes-reconnect', 'applies 2 pending').waitFor()
+
+  // Reconnect applies them
+  await tid(page, 'writes-reconnect').click()
+  await tid(page, 'writes-message', '2 pending writes applied').waitFor()
+  await page.locator(`[data-testid="write-row-${refId}"][data-status="applied"]`).waitFor()
+  await page.locator(`[data-testid="write-row-${markupRef}"][data-status="applied"]`).waitFor()
+  await tid(page, 'writes-agency-state', 'connected').waitFor()
+  await row.click()
+  await tid(page, `write-detail-${refId}`, refId).waitFor()
+  await page.screenshot({ path: join(ARTIFACTS, 'console.png') })
+
+  // The client's log notes list it, applied
+  await tid(page, 'tab-clients').click()
+  await tid(page, 'client-logs', 'hello from e2e').waitFor()
+  t.equal(await tid(page, `status-${refId}`).textContent(), 'applied', 'the client view shows the note applied')
+
+  // Requests: the journal, live, filterable, with bodies and warnings
+  await tid(page, 'tab-requests').click()
+  const logRow = page.locator('[data-testid^="request-row-"][data-path="/vendor/agency/1001/client/1000/log"][data-status="202"]')
+  await logRow.first().waitFor()
+  t.equal(await logRow.count(), 2, 'both log notes are journaled')
+  const markupRow = logRow.first() // newest first
+  const markupId = (await markupRow.getAttribute('data-testid'))!.replace('request-row-', '')
+  await markupRow.click()
+  await tid(page, `request-detail-${markupId}`, 'ignored unknown key extra').waitFor()
+  await tid(page, `request-body-${markupId}`, 'unknown key').waitFor()
+  const firstId = (await logRow.last().getAttribute('data-testid'))!.replace('request-row-', '')
+  await logRow.last().click()
+  await tid(page, `request-body-${firstId}`, 'hello from e2e').waitFor()
+
+  const offices = await fetch(`${base}/vendor/agency/1001/offices?version=4.0`, { headers: { authorization: DEMO } })
+  t.equal(offices.status, 200)
+  await page.locator('[data-testid^="request-row-"][data-path="/vendor/agency/1001/offices"]').waitFor()
+  t.pass('a new request appears in the open journal without a reload')
+  await tid(page, 'requests-path').fill('/vendor/agency/*/offices')
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll<HTMLElement>('[data-testid^="request-row-"]')]
+    return rows.length > 0 && rows.every((r) => r.dataset.path === '/vendor/agency/1001/offices')
+  })
+  await tid(page, 'requests-path').fill('')
+  await tid(page, 'requests-status').fill('202')
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll<HTMLElement>('[data-testid^="request-row-"]')]
+    return rows.length === 2 && rows.every((r) => r.dataset.status === '202')
+  })
+  await tid(page, 'requests-status').fill('')
+  await page.locator('[data-testid^="request-row-"][data-path="/vendor/agency/1001/offices"]').waitFor()
+  await page.screenshot({ path: join(ARTIFACTS, 'console-requests.png') })
+  await tid(page, 'requests-clear').click()
+  await tid(page, 'requests-count', 'No vendor requests').waitFor()
+  t.same(await control(base, 'GET', '/requests'), [], 'Clear empties the journal')
+
+  // Faults: add from the form, see its hits, remove it
+  await tid(page, 'tab-faults').click()
+  await tid(page, 'faults-empty').waitFor()
+  await tid(page, 'fault-path').fill('/vendor/agencies')
+  await tid(page, 'fault-status').fill('503')
+  await tid(page, 'fault-times').fill('1')
+  await tid(page, 'fault-headers').fill('Retry-After: 5')
+  await tid(page, 'fault-add').click()
+  await tid(page, 'fault-row-fault-1', 'answer 503').waitFor()
+  const faulted = await fetch(`${base}/vendor/agencies?version=4.0`, { headers: { authorization: DEMO } })
+  t.equal(faulted.status, 503, 'the rule added from the page answers')
+  t.equal(faulted.headers.get('retry-after'), '5')
+  await tid(page, 'fault-hits-fault-1', '1').waitFor()
+  await tid(page, 'fault-row-fault-1', 'exhausted').waitFor()
+  await page.screenshot({ path: join(ARTIFACTS, 'console-faults.png') })
+  await tid(page, 'fault-remove-fault-1').click()
+  await tid(page, 'faults-empty').waitFor()
+  t.same(await control(base, 'GET', '/faults'), [], 'the rule is removed')
+
+  // Clock: freeze, advance, set, unfreeze
+  await tid(page, 'tab-clock').click()
+  await tid(page, 'clock-state', 'running').waitFor()
+  await tid(page, 'clock-freeze').click()
+  await tid(page, 'clock-state', 'frozen').waitFor()
+  const frozen = await control(base, 'GET', '/clock') as { now: string; frozen: boolean }
+  t.equal(frozen.frozen, true, 'Freeze froze the clock')
+  await tid(page, 'clock-advance-seconds').fill('3600')
+  await tid(page, 'clock-advance').click()
+  const advanced = Date.parse(frozen.now) + 3_600_000
+  await page.waitForFunction((ms) => document.querySelector('[data-testid="clock-now"]')?.textContent === new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z'), advanced)
+  t.equal(Date.parse(((await control(base, 'GET', '/clock')) as { now: string }).now), advanced, 'advanced by an hour')
+  await tid(page, 'clock-set-input').fill('2027-01-01T00:00:00Z')
+  await tid(page, 'clock-set').click()
+  await tid(page, 'clock-now', '2027-01-01T00:00:00Z').waitFor()
+  await tid(page, 'clock-freeze').click()
+  await tid(page, 'clock-state', 'running').waitFor()
+  const clock = await control(base, 'GET', '/clock') as { now: string; frozen: boolean }
+  t.equal(clock.frozen, false, 'Unfreeze lets time run')
+  t.ok(clock.now >= '2027-01-01T00:00:00', 'the clock was set')
+  await tid(page, 'header-clock', '2027-01-01').waitFor()
+  await page.screenshot({ path: join(ARTIFACTS, 'console-clock.png') })
+}
