@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { cpus, release, type } from 'node:os'
-import type { ProfileSummary } from './profile.js'
+import type { ProfileSummary, SelfTime } from './profile.js'
 import { CREATE_LIMIT, CREATE_RATE, type ScenarioId } from './scenarios.js'
 
 /** The benchmark's results: their shape, the targets of issue 7, and RESULTS.md. */
@@ -42,6 +42,8 @@ export interface ScenarioResult {
   ceiling: Side
   /** sandbox requests/s ÷ ceiling requests/s. */
   ratio: number
+  /** Mean size of the answers' bodies, bytes. */
+  responseBytes?: number
   /** RSS of the sandbox once the scenario ran, MB. */
   sandboxRssMb: number | null
   /** Create client: answers by the second their request was sent in. */
@@ -93,7 +95,8 @@ export interface Results {
   memory: { peakRssMb: number; hwmMb: number | null; samples: number; journal: JournalResult | null }
   scenarios: ScenarioResult[]
   targets: TargetResult[]
-  profile?: ProfileSummary
+  /** --profile: both servers ran under node --cpu-prof. */
+  profile?: { sandbox: ProfileSummary; ceiling: ProfileSummary }
 }
 
 export function machine(): Machine {
@@ -174,15 +177,16 @@ function table(header: string[], rows: string[][], align: ('l' | 'r')[]): string
 
 export function scenarioTable(r: Results): string {
   return table(
-    ['Scenario', 'Sandbox req/s', 'p50 ms', 'p99 ms', 'Ceiling req/s', 'p50 ms', 'p99 ms', 'Sandbox/ceiling', 'Errors'],
+    ['Scenario', 'Answer bytes', 'Sandbox req/s', 'p50 ms', 'p99 ms', 'Ceiling req/s', 'p50 ms', 'p99 ms', 'Sandbox/ceiling', 'Errors'],
     r.scenarios.map((x) => [
       x.title,
+      x.responseBytes === undefined ? '' : int(x.responseBytes),
       int(x.sandbox.rps), ms(x.sandbox.p50Ms), ms(x.sandbox.p99Ms),
       int(x.ceiling.rps), ms(x.ceiling.p50Ms), ms(x.ceiling.p99Ms),
       pct(x.ratio),
       String(x.sandbox.errors + x.ceiling.errors)
     ]),
-    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r']
   )
 }
 
@@ -264,11 +268,18 @@ export function renderMarkdown(r: Results): string {
   out.push('## Targets', '')
   out.push(targetTable(r), '')
   if (r.profile !== undefined) {
-    const p = r.profile
-    out.push('## CPU profile of the sandbox', '')
-    out.push(`\`${p.file}\`: ${int(p.busyMs)} ms busy, ${int(p.idleMs)} ms idle. Self time, share of busy time:`, '')
-    out.push(table(['Function', 'Location', 'Self ms', 'Share'], p.functions.map((f) => [f.name, f.location, int(f.selfMs), `${f.selfPct.toFixed(1)}%`]), ['l', 'l', 'r', 'r']), '')
-    out.push(table(['File or package', 'Self ms', 'Share'], p.files.map((f) => [f.name, int(f.selfMs), `${f.selfPct.toFixed(1)}%`]), ['l', 'r', 'r']), '')
+    const selfTable = (rows: SelfTime[]) =>
+      table(['Function', 'Location', 'Self ms', 'Share'], rows.map((f) => [f.name, f.location, int(f.selfMs), `${f.selfPct.toFixed(1)}%`]), ['l', 'l', 'r', 'r'])
+    const { sandbox, ceiling } = r.profile
+    out.push('## CPU profiles', '')
+    out.push(`Sandbox \`${sandbox.file}\`: ${int(sandbox.busyMs)} ms busy, ${int(sandbox.idleMs)} ms idle (start-up, warm-up and measurement). Self time, share of busy time:`, '')
+    out.push(selfTable(sandbox.functions), '')
+    out.push('By file or package:', '')
+    out.push(table(['File or package', 'Self ms', 'Share'], sandbox.files.map((f) => [f.name, int(f.selfMs), `${f.selfPct.toFixed(1)}%`]), ['l', 'r', 'r']), '')
+    out.push("The sandbox's own functions, inclusive of what they call:", '')
+    out.push(selfTable(sandbox.project), '')
+    out.push(`Ceiling \`${ceiling.file}\`: ${int(ceiling.busyMs)} ms busy, ${int(ceiling.idleMs)} ms idle. Self time:`, '')
+    out.push(selfTable(ceiling.functions), '')
   }
   out.push('Raw figures: `results.json` next to this file. Run again with `npm run bench` (`-- --help` for the options).', '')
   return out.join('\n')

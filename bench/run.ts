@@ -122,15 +122,15 @@ const budgetText = (b: Budget) => ('amount' in b ? `${b.amount.toLocaleString('e
 const mb = (kb: number | null) => (kb === null ? 0 : kb / 1024)
 const authorization = (d: BenchData) => 'Basic ' + Buffer.from(`${d.credentials.clientId}:${d.credentials.clientSecret}`).toString('base64')
 
-function sandboxArgs(settings: Settings, profileName?: string): string[] {
-  const prof = profileName === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(settings.out, 'profiles')}`, `--cpu-prof-name=${profileName}`]
-  return [...prof, CLI, 'serve']
+/** Node flags that write a CPU profile named `name` into the output's profiles/ on exit. */
+function profileFlags(settings: Settings, name: string | undefined): string[] {
+  return name === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(settings.out, 'profiles')}`, `--cpu-prof-name=${name}`]
 }
 
 async function startSandbox(settings: Settings, db: string, data: BenchData, profileName?: string): Promise<ServerProcess> {
   const port = await freePort()
   return spawnServer({
-    args: sandboxArgs(settings, profileName),
+    args: [...profileFlags(settings, profileName), CLI, 'serve'],
     env: { PORT: String(port), SANDBOX_DB: db, SANDBOX_FIXTURES: data.fixtureFile, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
     port,
     healthPath: HEALTH,
@@ -315,8 +315,9 @@ async function bench(settings: Settings, command: string): Promise<Results> {
   try {
     const startups = await measureStartups(settings, work.file, data)
 
-    const profileName = settings.profile ? `sandbox-${settings.scenarios.join('+')}-${Date.now()}.cpuprofile` : undefined
-    const sandbox = await startSandbox(settings, work.file, data, profileName)
+    const profileOf = (server: string) => (settings.profile ? `${server}-${settings.scenarios.join('+')}-${Date.now()}.cpuprofile` : undefined)
+    const profiles = { sandbox: profileOf('sandbox'), ceiling: profileOf('ceiling') }
+    const sandbox = await startSandbox(settings, work.file, data, profiles.sandbox)
     cleanups.unshift(() => sandbox.stop())
     const rss = new RssSampler(sandbox.pid, 100).start()
     log(`sandbox ${sandbox.origin} (pid ${sandbox.pid}) healthy in ${sandbox.startupMs.toFixed(0)} ms`)
@@ -334,7 +335,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
     writeFileSync(responsesFile, JSON.stringify(ceilingFile))
     const ceilingPort = await freePort()
     const ceiling = await spawnServer({
-      args: [CEILING_SCRIPT, responsesFile, '--port', String(ceilingPort)],
+      args: [...profileFlags(settings, profiles.ceiling), CEILING_SCRIPT, responsesFile, '--port', String(ceilingPort)],
       env: {},
       port: ceilingPort,
       healthPath: '/_ceiling/health',
@@ -346,7 +347,10 @@ async function bench(settings: Settings, command: string): Promise<Results> {
 
     const results: ScenarioResult[] = []
     for (const scenario of scenarios) {
-      const r = await measureScenario(settings, scenario, sandbox, ceiling, auth)
+      const paths = new Set(scenario.variants.map((v) => `${v.method} ${v.path}`))
+      const answers = ceilingFile.responses.filter((r) => paths.has(`${r.method} ${r.url}`))
+      const bytes = answers.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, answers.length)
+      const r = { ...(await measureScenario(settings, scenario, sandbox, ceiling, auth)), responseBytes: Math.round(bytes) }
       results.push(r)
       log(`${scenario.id}: sandbox ${r.sandbox.rps.toFixed(0)} req/s p50 ${r.sandbox.p50Ms.toFixed(2)} p99 ${r.sandbox.p99Ms.toFixed(2)} ms · ` +
         `ceiling ${r.ceiling.rps.toFixed(0)} req/s p50 ${r.ceiling.p50Ms.toFixed(2)} p99 ${r.ceiling.p99Ms.toFixed(2)} ms · ${(100 * r.ratio).toFixed(0)}%`)
@@ -383,7 +387,10 @@ async function bench(settings: Settings, command: string): Promise<Results> {
       memory: { peakRssMb: mb(rss.peakKb), hwmMb: hwm === null ? null : mb(hwm), samples: rss.samples, journal },
       scenarios: results
     }
-    if (profileName !== undefined) partial.profile = summarizeProfile(join(settings.out, 'profiles', profileName), ROOT)
+    if (profiles.sandbox !== undefined && profiles.ceiling !== undefined) {
+      const summary = (name: string) => summarizeProfile(join(settings.out, 'profiles', name), ROOT)
+      partial.profile = { sandbox: summary(profiles.sandbox), ceiling: summary(profiles.ceiling) }
+    }
     return { ...partial, targets: evaluateTargets(partial) }
   } finally {
     for (const cleanup of cleanups) await cleanup()

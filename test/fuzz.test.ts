@@ -1080,3 +1080,61 @@ t.test('regression fuzz-2: router errors (bad percent-encoding, path segment ove
     t.equal(wrong, undefined, `${cut(url, 80)}: ${res.statusCode} ${res.headers['content-type']} ${res.body.slice(0, 120)}`)
   }
 })
+
+t.test('BUG fuzz-3: a JSON scalar where a body must be an array answers 500 (receipts, version 1 batch read)', async (t) => {
+  // Fastify's ajv runs with coerceTypes "array": the root scalar validates as [scalar], but the coerced
+  // root is not written back, so the handler gets the scalar: routes/vendor/writes.ts (receipts:
+  // `request.body.map is not a function`) and src/domain/clients.ts batch (`reading 'length'`) throw.
+  const app = await build(t)
+  const c = liveOf(AGENCY.main)[0].clientNumber
+  for (const body of ['42', '"42"', 'true', '"x"', 'null']) {
+    for (const url of [`/vendor/agency/${AGENCY.main}/client/${c}/receipts?version=4.0`, `/vendor/agency/${AGENCY.main}/client/${c}/receipts?version=3.0`, `/vendor/agency/${AGENCY.main}/clients`]) {
+      const res = await app.inject({ method: 'POST', url, headers: { authorization: DEMO, 'content-type': 'application/json' }, payload: body })
+      const wrong = checkAnswer({ statusCode: res.statusCode, headers: res.headers, body: res.body })
+      t.equal(wrong, undefined, `POST ${url} body ${body}: ${res.statusCode} ${res.body.slice(0, 100)}`)
+      t.equal(res.statusCode, 400, `body ${body} is a 400 naming the body`)
+    }
+  }
+})
+
+t.test('BUG fuzz-4: a path glob with many ** blocks the sandbox (catastrophic regex backtracking)', { timeout: 60_000 }, async (t) => {
+  // src/domain/journal.ts globToRegExp turns each `**` into `.*`: `**` x 12 + `x` is /^.*.*….*x$/, whose
+  // backtracking is exponential in the number of stars; testing it against a 40-character path never ends and
+  // blocks the event loop: the vendor API and health stop answering. GET /_sandbox/requests?path= and
+  // fault rules (POST /_sandbox/faults, matched on every vendor request) both compile globs this way.
+  // Run in a child process, so the hang cannot take this test file with it.
+  const { serveProcess } = await import('./helpers/process.js')
+  const glob = '**'.repeat(12) + 'x'
+  const timed = async (url: string, init: RequestInit = {}, ms = 3000) => {
+    const started = Date.now()
+    try {
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(ms) })
+      await res.arrayBuffer()
+      return { status: res.status, ms: Date.now() - started }
+    } catch {
+      return { status: 0, ms: Date.now() - started }
+    }
+  }
+  for (const scenario of ['journal query', 'fault rule'] as const) {
+    const served = await serveProcess({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'warn' })
+    try {
+      for (let i = 0; i < 3; i++) await timed(`${served.url}/vendor/agency/1001/client/1000/attachment?version=4.0`, { headers: { authorization: DEMO } })
+      let res
+      if (scenario === 'journal query') {
+        res = await timed(`${served.url}/_sandbox/requests?path=${encodeURIComponent(glob)}`)
+      } else {
+        const added = await timed(`${served.url}/_sandbox/faults`, {
+          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ match: { path: glob }, effect: { status: 503 } })
+        })
+        t.ok(added.status > 0 && added.status < 500, `the fault rule is accepted or refused at once (${added.status})`)
+        res = await timed(`${served.url}/vendor/agency/1001/clients?version=4.0`, { headers: { authorization: DEMO } })
+      }
+      t.ok(res.status > 0, `${scenario} with path ${glob}: ${res.status === 0 ? `no answer in ${res.ms} ms` : `answered ${res.status} in ${res.ms} ms`}`)
+      const health = await timed(`${served.url}/_sandbox/health`, {}, 2000)
+      t.equal(health.status, 200, `${scenario}: health still answers (${health.status === 0 ? 'no answer' : health.status})`)
+    } finally {
+      served.child.kill('SIGKILL')
+      await served.exited
+    }
+  }
+})

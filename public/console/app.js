@@ -1,5 +1,5 @@
 // agency-sandbox web console: plain ES module, no framework, no build step.
-// Every value from the sandbox reaches the DOM through textContent or attributes (never innerHTML).
+// Every value from the sandbox reaches the DOM as text nodes, textContent or attributes: nothing is parsed as markup.
 
 const SCOPES = ['client-read', 'create-log-attachment-task', 'client-create', 'user-list', 'invoice-read']
 const SCOPE_LABELS = {

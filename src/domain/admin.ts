@@ -4,7 +4,7 @@ import { badRequest, conflict, notFound, validationFailed, type FieldError } fro
 import type { FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import { clientErrors } from '../fixture/validate.js'
 import type { Clock } from './clock.js'
-import { clientToRow, insertClient, rowToClient } from './world.js'
+import { insertClient, replaceClient, rowToClient } from './world.js'
 
 /**
  * What the control plane changes in the world: integrations, subscriptions, agencies,
@@ -50,15 +50,8 @@ export function createAdmin(store: Store, clock: Clock) {
 
   /** Stores a client (insert or replace), re-indexing its policies. */
   function save(agencyId: number, client: FixtureClient, replace: boolean): void {
-    if (replace) {
-      store.deleteClientPolicies(agencyId, client.clientNumber)
-      store.updateClient(clientToRow(agencyId, client))
-      ;(client.policies ?? []).forEach((p, i) =>
-        store.insertPolicy(agencyId, client.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i })
-      )
-    } else {
-      insertClient(store, agencyId, client)
-    }
+    if (replace) replaceClient(store, agencyId, client)
+    else insertClient(store, agencyId, client)
   }
 
   return {

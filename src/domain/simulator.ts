@@ -3,7 +3,7 @@ import type { Store } from '../db/store.js'
 import { badRequest } from '../errors.js'
 import type { FixtureClient } from '../fixture/schema.js'
 import type { Clock } from './clock.js'
-import { clientToRow, insertClient, rowToClient } from './world.js'
+import { insertClient, replaceClient, rowToClient } from './world.js'
 
 /**
  * The agency activity simulator: keeps changing clients the way an agency does (people and
@@ -70,12 +70,7 @@ export function createSimulator(store: Store, clock: Clock, loadFaker: (seed: nu
     if (ids.length === 0) kind = 'newClient'
     const save = (c: FixtureClient) => {
       c.details.modified = at
-      store.transaction(() => {
-        store.deleteClientPolicies(agencyId, c.clientNumber)
-        store.updateClient(clientToRow(agencyId, c))
-        ;(c.policies ?? []).forEach((p, i) =>
-          store.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i }))
-      })
+      store.transaction(() => replaceClient(store, agencyId, c))
     }
     if (kind === 'newClient') {
       const agency = store.getAgency(agencyId)!

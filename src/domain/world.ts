@@ -20,13 +20,23 @@ export function clientToRow(agencyId: number, c: FixtureClient): ClientRow {
   }
 }
 
+/** Replaces a stored client (same agency and number) and re-indexes its policies. */
+export function replaceClient(store: Store, agencyId: number, c: FixtureClient): void {
+  store.deleteClientPolicies(agencyId, c.clientNumber)
+  store.updateClient(clientToRow(agencyId, c))
+  indexPolicies(store, agencyId, c)
+}
+
+function indexPolicies(store: Store, agencyId: number, c: FixtureClient): void {
+  ;(c.policies ?? []).forEach((p, i) =>
+    store.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i })
+  )
+}
+
 /** Inserts a client and indexes its policies. */
 export function insertClient(store: Store, agencyId: number, c: FixtureClient): void {
-  const row = clientToRow(agencyId, c)
-  store.insertClient(row)
-  ;(c.policies ?? []).forEach((p, i) =>
-    store.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber, policyIndex: p.policyIndex ?? i })
-  )
+  store.insertClient(clientToRow(agencyId, c))
+  indexPolicies(store, agencyId, c)
 }
 
 /** The whole world as a fixture document: resetting to it reproduces every answer. */

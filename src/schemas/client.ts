@@ -145,7 +145,7 @@ export const ClientSchema = Type.Object(
     contacts: Type.Optional(Type.Array(ContactSchema)),
     claims: Type.Optional(Type.Array(ClaimSchema)),
     policies: Type.Optional(Type.Array(PolicySchema)),
-    invoices: Type.Optional(Type.Array(InvoiceSchema))
+    invoices: Type.Optional(Type.Array(InvoiceSchema, { description: 'open invoices (needs the agency opt-in, scope invoice-read)' }))
   },
   { title: 'Client', additionalProperties: false }
 )
