@@ -83,7 +83,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     const version = (route.constraints as { apiVersion?: string } | undefined)?.apiVersion
     for (const method of methods) routeTable.push({ method: String(method), url: route.url, version })
   })
-  app.addHook('onClose', async () => closeDatabase(db))
+  if (config.simulator !== undefined) await sandbox.simulator.start(config.simulator)
+  app.addHook('onClose', async () => {
+    sandbox.simulator.stop()
+    closeDatabase(db)
+  })
   registerErrorHandling(app)
   observeVendorTraffic(app, sandbox)
 

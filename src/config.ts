@@ -23,6 +23,8 @@ export interface Config {
   controlToken: string | undefined
   /** Entries the request journal keeps. */
   journalSize: number
+  /** Start the activity simulator at start-up (real time): changes per minute and seed. */
+  simulator: { ratePerMinute: number; seed: number } | undefined
 }
 
 export class ConfigError extends Error {
@@ -56,7 +58,9 @@ export const SETTINGS = [
   { env: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
   { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' },
   { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
-  { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' }
+  { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' },
+  { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
+  { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
 
 function parseBool(name: string, value: string): boolean {
@@ -80,6 +84,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError(`SANDBOX_JOURNAL_SIZE=${journalText} is not a whole number from 0 to 1000000`)
   }
   const token = env.SANDBOX_CONTROL_TOKEN
+  let simulator: Config['simulator']
+  if (env.SANDBOX_SIMULATOR_RATE !== undefined && env.SANDBOX_SIMULATOR_RATE !== '') {
+    const rate = Number(env.SANDBOX_SIMULATOR_RATE)
+    const seed = Number(env.SANDBOX_SIMULATOR_SEED ?? '1')
+    if (!(rate > 0 && rate <= 60000)) throw new ConfigError(`SANDBOX_SIMULATOR_RATE=${env.SANDBOX_SIMULATOR_RATE} must be a number of changes per minute above 0 and at most 60000`)
+    if (!Number.isInteger(seed)) throw new ConfigError(`SANDBOX_SIMULATOR_SEED=${env.SANDBOX_SIMULATOR_SEED} must be a whole number`)
+    simulator = { ratePerMinute: rate, seed }
+  }
   return {
     port,
     host: env.HOST ?? '127.0.0.1',
@@ -91,6 +103,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     version: PACKAGE_VERSION,
     controlToken: token === undefined || token === '' ? undefined : token,
     journalSize: Number(journalText),
+    simulator,
     ...overrides
   }
 }

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
 import { chromium, type Page } from 'playwright-core'
 import { ROOT } from '../src/config.js'
 import { startServer } from '../src/server.js'
@@ -151,6 +152,11 @@ async function scenario(t: Test, page: Page, base: string) {
 
   // Clients: find one by policy number, read it as the vendor API answers each version
   await tid(page, 'tab-clients').click()
+  await page.selectOption('[data-testid="clients-agency"]', '1005')
+  await tid(page, 'clients-results').locator('button').first().click()
+  await tid(page, 'client-integration-none').waitFor()
+  t.ok(await tid(page, 'client-version-4.0').isDisabled(), 'nobody can read an inactive agency: only the control-plane model')
+  await tid(page, 'client-read-meta', '/_sandbox/agencies/1005/clients/').waitFor()
   await page.selectOption('[data-testid="clients-agency"]', '1001')
   await tid(page, 'clients-search').fill('HIG-1000-01')
   await tid(page, 'clients-search').press('Enter')
@@ -160,6 +166,7 @@ async function scenario(t: Test, page: Page, base: string) {
   await tid(page, 'client-read-meta', 'version=4.0').waitFor()
   await tid(page, 'client-read-meta', 'as abc → 200').waitFor()
   await tid(page, 'client-json', 'HIG-1000-01').waitFor()
+  await tid(page, 'group-policies', 'HIG-1000-01').waitFor()
   await tid(page, 'client-version-3.0').click()
   await tid(page, 'client-read-meta', 'version=3.0').waitFor()
   await tid(page, 'client-version-1').click()
@@ -214,6 +221,26 @@ async function scenario(t: Test, page: Page, base: string) {
   await tid(page, 'tab-clients').click()
   await tid(page, 'client-logs', 'hello from e2e').waitFor()
   t.equal(await tid(page, `status-${refId}`).textContent(), 'applied', 'the client view shows the note applied')
+
+  // An attachment is listed with a download link serving its bytes
+  const attachmentRef = randomUUID()
+  const content = Buffer.from('%PDF-1.4 console e2e\n')
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64')
+  const sent = await fetch(`${base}/vendor/agency/1001/client/1000/attachment?version=4.0`, {
+    method: 'POST',
+    headers: {
+      authorization: DEMO, 'content-type': 'application/octet-stream', RefId: attachmentRef, TS: '2026-11-20T10:02:00Z', Channel: '33',
+      Desc: b64('Signed application'), FileName: b64('application'), FileExt: 'pdf', LogNote: b64('Application received'),
+      TaskAssignedTo: 'Csr', TaskTitle: b64('Review the application'), TaskDescription: b64('Check the signature'), TaskDueDate: '2026-12-01T00:00:00Z'
+    },
+    body: gzipSync(content)
+  })
+  t.equal(sent.status, 200, 'attachment created')
+  await tid(page, 'client-attachments', 'application.pdf').waitFor()
+  await tid(page, 'client-tasks', 'Review the application').waitFor()
+  const [download] = await Promise.all([page.waitForEvent('download'), tid(page, `attachment-download-${attachmentRef}`).click()])
+  t.equal(download.suggestedFilename(), 'application.pdf')
+  t.same(readFileSync((await download.path())!), content, 'the download link serves the attachment bytes')
 
   // Requests: the journal, live, filterable, with bodies and warnings
   await tid(page, 'tab-requests').click()

@@ -72,8 +72,8 @@ function toast(text, kind = 'info') {
   const box = $('toasts')
   const item = h('div', { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status', testid: `toast-${kind}`, onclick: () => item.remove() }, text)
   box.append(item)
-  while (box.children.length > 4) box.firstElementChild.remove()
-  setTimeout(() => item.remove(), kind === 'error' ? 10_000 : 5_000)
+  while (box.children.length > 3) box.firstElementChild.remove()
+  setTimeout(() => item.remove(), kind === 'error' ? 10_000 : 3_500)
 }
 
 const fail = (e) => toast(e instanceof Error ? e.message : String(e), 'error')
@@ -414,6 +414,9 @@ function addressLine(a) {
   return [a.address1, a.city, [a.state, a.zip].filter(Boolean).join(' ')].filter(Boolean).join(', ')
 }
 
+/** Groups of the read model shown open (the user's choice is kept while the page lives). */
+const openGroups = new Set(['details', 'policies'])
+
 /** A JSON value, grouped by its top-level keys, each group collapsible. */
 function readModelView(value) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return h('pre', { class: 'json' }, json(value))
@@ -421,7 +424,10 @@ function readModelView(value) {
   const groups = Object.entries(value).filter(([, v]) => v !== null && typeof v === 'object')
   return h('div', { class: 'read-model' },
     scalars.length === 0 ? null : h('dl', { class: 'kv' }, scalars.map(([k, v]) => [h('dt', {}, k), h('dd', {}, String(v))])),
-    groups.map(([k, v]) => h('details', { open: true, class: 'group', testid: `group-${k}` },
+    groups.map(([k, v]) => h('details', {
+      open: openGroups.has(k), class: 'group', testid: `group-${k}`,
+      ontoggle: (e) => { if (e.target.open) openGroups.add(k); else openGroups.delete(k) }
+    },
       h('summary', {}, k, ' ', h('span', { class: 'muted' }, Array.isArray(v) ? `(${v.length})` : '')),
       h('pre', { class: 'json' }, json(v)))))
 }
@@ -513,7 +519,7 @@ const clientsPanel = {
 
     const readerSelect = readers.length === 0
       ? h('span', { class: 'muted small', testid: 'client-integration-none' }, 'No integration can read this agency (client-read, not opted out, agency active): showing the control-plane read model.')
-      : h('label', { class: 'small' }, 'as ', h('select', {
+      : h('label', { class: 'inline' }, 'read as', h('select', {
         testid: 'client-integration',
         onchange: (e) => {
           this.reader = e.target.value
@@ -531,6 +537,15 @@ const clientsPanel = {
           d.clientType ? badge(d.clientType) : null,
           badge(d.isCommercial ? 'commercial' : 'personal'),
           h('span', { class: 'muted small' }, ` agency ${agencyId} · modified ${fmtTime(d.modified)}`))),
+      h('p', { class: 'client-facts' }, [
+        addressLine(d.mailingAddress),
+        d.officeId !== undefined ? `office ${d.officeId}` : null,
+        d.producer ? `producer ${d.producer}` : null,
+        d.csr ? `CSR ${d.csr}` : null,
+        `${(control.policies ?? []).length} policies`,
+        `${(control.claims ?? []).length} claims`,
+        `${(control.invoices ?? []).length} invoices`
+      ].filter(Boolean).join(' · ')),
       h('div', { class: 'row' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Version' }, versionButtons), readerSelect),
       h('p', { class: 'muted small mono', testid: 'client-read-meta' }),
       h('div', { testid: 'client-json', class: 'client-json' }),
@@ -869,7 +884,8 @@ const requestsPanel = {
     h('td', { class: 'num muted' }, String(e.id)),
     h('td', { class: 'mono small', title: e.time }, shortTime(e.time)),
     h('td', {}, h('span', { class: `method m-${e.method.toLowerCase()}` }, e.method)),
-    h('td', { class: 'mono path' }, e.path, Object.keys(e.query).length > 0 ? h('span', { class: 'muted' }, '?' + new URLSearchParams(e.query).toString()) : null),
+    h('td', { class: 'mono path' }, e.path, Object.keys(e.query).length > 0
+      ? h('span', { class: 'muted' }, '?' + Object.entries(e.query).map(([k, v]) => `${k}=${v}`).join('&')) : null),
     h('td', {}, e.version),
     h('td', {}, e.integration ?? h('span', { class: 'muted' }, '—')),
     h('td', { class: 'num' }, e.agencyId === null ? h('span', { class: 'muted' }, '—') : String(e.agencyId)),
