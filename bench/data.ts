@@ -1,5 +1,5 @@
-import { copyFileSync, constants, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { copyFileSync, constants, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateFixture } from '../src/fixture/generate.js'
 import type { Fixture } from '../src/fixture/schema.js'
@@ -153,8 +153,26 @@ export async function prepareData(opts: DataOptions): Promise<BenchData> {
   }
 }
 
-/** A copy of the seeded database for one run, so every run starts from the same state. */
-export function workingCopy(data: BenchData, file: string): { file: string; remove: () => void } {
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A copy of the seeded database for one run (`work-<pid>.db` next to it), so every run starts
+ * from the same state. Copies left by runs that were killed are removed.
+ */
+export function workingCopy(data: BenchData): { file: string; remove: () => void } {
+  const dir = dirname(data.dbFile)
+  for (const name of readdirSync(dir)) {
+    const m = /^work-(\d+)\.db(-wal|-shm)?$/.exec(name)
+    if (m !== null && !isRunning(Number(m[1]))) rmSync(join(dir, name), { force: true })
+  }
+  const file = join(dir, `work-${process.pid}.db`)
   removeDb(file)
   copyFileSync(data.dbFile, file, constants.COPYFILE_FICLONE)
   if (existsSync(data.dbFile + '-wal')) copyFileSync(data.dbFile + '-wal', file + '-wal')

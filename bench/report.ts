@@ -42,6 +42,8 @@ export interface ScenarioResult {
   ceiling: Side
   /** sandbox requests/s ÷ ceiling requests/s. */
   ratio: number
+  /** The sandbox with a single connection: the service time of one request, without queueing. */
+  oneConnection?: { rps: number; p50Ms: number; p99Ms: number }
   /** Mean size of the answers' bodies, bytes. */
   responseBytes?: number
   /** RSS of the sandbox once the scenario ran, MB. */
@@ -232,6 +234,18 @@ export function renderMarkdown(r: Results): string {
     'Requests/s counts answers with the expected status; latencies are measured per request by the load generator.',
     ''
   )
+  const alone = r.scenarios.filter((x) => x.oneConnection !== undefined)
+  if (alone.length > 0) {
+    out.push('### The sandbox with one connection', '')
+    out.push(
+      `With ${r.settings.connections} connections in a closed loop a request waits behind the others (p50 ≈ connections ÷ requests/s); ` +
+        'with one connection the latency is the time one request takes.',
+      ''
+    )
+    out.push(table(['Scenario', 'req/s', 'p50 ms', 'p99 ms'], alone.map((x) => [
+      x.title, int(x.oneConnection?.rps ?? 0), ms(x.oneConnection?.p50Ms ?? 0), ms(x.oneConnection?.p99Ms ?? 0)
+    ]), ['l', 'r', 'r', 'r']), '')
+  }
   out.push('### CPU during the measurements', '')
   out.push(cpuTable(r), '')
   out.push(

@@ -36,7 +36,7 @@ const HELP = `Usage: node dist/bench/run.js [options]
                     bench/data/partial with --only or --profile)
   --fresh           rebuild the fixture and the database
   --only IDS        comma-separated scenarios (${SCENARIO_IDS.join(', ')}); skips start-up and journal
-  --profile         run the measured sandbox under node --cpu-prof and report its top self-time functions
+  --profile         run the sandbox and the ceiling under node --cpu-prof and report where their time goes
   --help            this text`
 
 const HERE = fileURLToPath(new URL('.', import.meta.url))
@@ -54,6 +54,8 @@ interface Settings {
   /** None in the quick smoke run. */
   warmup: Budget | null
   sizes: ScenarioSizes
+  /** Load of the one-connection latency run on the sandbox. */
+  serviceTime: Budget
   startupRuns: number
   journalRequests: number
   scenarios: ScenarioId[]
@@ -104,6 +106,7 @@ function settingsOf(argv: string[]): Settings | null {
     connections: Math.round(positive('connections', parsed.connections, 10)),
     measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
     warmup: quick ? null : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
+    serviceTime: quick ? { amount: 50 } : { seconds: Math.min(3, duration) },
     sizes: quick ? { rotate: 50, batches: 3, writeClients: 10, rateSeconds: 2 } : { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 },
     startupRuns: partial ? 0 : quick ? 1 : 5,
     journalRequests: partial ? 0 : quick ? 2000 : 100_000,
@@ -260,6 +263,13 @@ async function storeResponses(scenarios: Scenario[], origin: string, auth: strin
   return stored
 }
 
+/** Mean body size of the scenario's answers. */
+function meanBytes(scenario: Scenario, stored: StoredResponse[]): number {
+  const keys = new Set(scenario.variants.map((v) => `${v.method} ${v.path}`))
+  const answers = stored.filter((r) => keys.has(`${r.method} ${r.url}`))
+  return answers.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, answers.length)
+}
+
 function sideOf(run: LoadRun): Side {
   const r = run.result
   return {
@@ -268,7 +278,9 @@ function sideOf(run: LoadRun): Side {
   }
 }
 
-async function measureScenario(settings: Settings, scenario: Scenario, sandbox: ServerProcess, ceiling: ServerProcess, auth: string): Promise<ScenarioResult> {
+async function measureScenario(
+  settings: Settings, scenario: Scenario, sandbox: ServerProcess, ceiling: ServerProcess, auth: string, stored: StoredResponse[]
+): Promise<ScenarioResult> {
   const jobFor = (origin: string): LoadJob => ({
     origin,
     authorization: auth,
@@ -283,6 +295,10 @@ async function measureScenario(settings: Settings, scenario: Scenario, sandbox: 
   if (scenario.rate !== undefined) await sleep(1100)
   const onSandbox = await runLoad(jobFor(sandbox.origin), sandbox.pid)
   const sandboxRss = statusKb(sandbox.pid, 'VmRSS')
+  // one connection at a time: the time one request takes, without queueing behind the others
+  const alone = scenario.rate === undefined
+    ? await runLoad({ ...jobFor(sandbox.origin), connections: 1, warmup: null, measure: settings.serviceTime }, sandbox.pid)
+    : undefined
   await sleep(scenario.rate !== undefined ? 1100 : 200)
   const onCeiling = await runLoad(jobFor(ceiling.origin), ceiling.pid)
   const s = sideOf(onSandbox)
@@ -299,6 +315,8 @@ async function measureScenario(settings: Settings, scenario: Scenario, sandbox: 
     sandbox: s,
     ceiling: c,
     ratio: c.rps > 0 ? s.rps / c.rps : 0,
+    responseBytes: Math.round(meanBytes(scenario, stored)),
+    ...(alone === undefined ? {} : { oneConnection: { rps: alone.result.rps, p50Ms: alone.result.p50Ms, p99Ms: alone.result.p99Ms } }),
     sandboxRssMb: sandboxRss === null ? null : mb(sandboxRss),
     ...(perSecond === undefined ? {} : { perSecond })
   }
@@ -310,7 +328,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
   mkdirSync(settings.dataDir, { recursive: true })
   const loadBefore = loadAverage()
   const data = await prepareData({ dir: settings.dataDir, clients: settings.clients, fresh: settings.fresh, cli: CLI, log })
-  const work = workingCopy(data, join(settings.dataDir, `work-${process.pid}.db`))
+  const work = workingCopy(data)
   const cleanups: (() => Promise<unknown> | void)[] = [() => work.remove()]
   try {
     const startups = await measureStartups(settings, work.file, data)
@@ -347,10 +365,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
 
     const results: ScenarioResult[] = []
     for (const scenario of scenarios) {
-      const paths = new Set(scenario.variants.map((v) => `${v.method} ${v.path}`))
-      const answers = ceilingFile.responses.filter((r) => paths.has(`${r.method} ${r.url}`))
-      const bytes = answers.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, answers.length)
-      const r = { ...(await measureScenario(settings, scenario, sandbox, ceiling, auth)), responseBytes: Math.round(bytes) }
+      const r = await measureScenario(settings, scenario, sandbox, ceiling, auth, ceilingFile.responses)
       results.push(r)
       log(`${scenario.id}: sandbox ${r.sandbox.rps.toFixed(0)} req/s p50 ${r.sandbox.p50Ms.toFixed(2)} p99 ${r.sandbox.p99Ms.toFixed(2)} ms · ` +
         `ceiling ${r.ceiling.rps.toFixed(0)} req/s p50 ${r.ceiling.p50Ms.toFixed(2)} p99 ${r.ceiling.p99Ms.toFixed(2)} ms · ${(100 * r.ratio).toFixed(0)}%`)
@@ -363,7 +378,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
     const code = await sandbox.stop()
     if (code !== 0) throw new Error(`the sandbox exited with ${code} on SIGTERM:\n${sandbox.output()}`)
 
-    const partial: Omit<Results, 'targets'> = {
+    const measured: Omit<Results, 'targets'> = {
       date: new Date().toISOString(),
       command,
       machine: { ...machine(), loadAverage: { before: loadBefore, after: loadAverage() } },
@@ -389,9 +404,9 @@ async function bench(settings: Settings, command: string): Promise<Results> {
     }
     if (profiles.sandbox !== undefined && profiles.ceiling !== undefined) {
       const summary = (name: string) => summarizeProfile(join(settings.out, 'profiles', name), ROOT)
-      partial.profile = { sandbox: summary(profiles.sandbox), ceiling: summary(profiles.ceiling) }
+      measured.profile = { sandbox: summary(profiles.sandbox), ceiling: summary(profiles.ceiling) }
     }
-    return { ...partial, targets: evaluateTargets(partial) }
+    return { ...measured, targets: evaluateTargets(measured) }
   } finally {
     for (const cleanup of cleanups) await cleanup()
   }

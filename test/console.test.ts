@@ -61,6 +61,14 @@ t.test('console files: served with their types, no-cache, traversal refused', as
   }
 })
 
+t.test('console page with a control token', async (t) => {
+  const app = await build(t, { config: { controlToken: 'secret' } })
+  for (const url of ['/_sandbox/ui', '/_sandbox/ui/', '/_sandbox/ui/app.js', '/_sandbox/ui/style.css']) {
+    t.equal((await app.inject({ url })).statusCode, 200, `${url} loads without the token`)
+  }
+  t.equal((await app.inject({ url: '/_sandbox/info' })).statusCode, 401, 'the control API still needs it')
+})
+
 t.test('console script: parses as a module and never writes HTML from data', async (t) => {
   const file = join(CONSOLE_DIR, 'app.js')
   t.doesNotThrow(() => execFileSync(process.execPath, ['--check', file], { stdio: 'pipe' }), 'node --check app.js')
@@ -115,6 +123,33 @@ t.test('console end to end in headless Chromium', { skip: executablePath === und
     throw e
   }
   t.same(problems, [], 'no script errors in the page')
+
+  // With SANDBOX_CONTROL_TOKEN set, the page loads, asks for the token and keeps it in sessionStorage.
+  const token = 'console-e2e-token'
+  const guarded = await startServer(testConfig({ port: 0, controlToken: token }), { fixture: demoFixture() })
+  t.teardown(() => guarded.close())
+  const tokenPage = await context.newPage()
+  tokenPage.setDefaultTimeout(10_000)
+  tokenPage.on('pageerror', (e) => problems.push(`page error (token): ${e.message}`))
+  await tokenPage.goto(`${guarded.url}/_sandbox/ui`)
+  await tid(tokenPage, 'token-dialog').waitFor()
+  await tid(tokenPage, 'token-input').fill('wrong')
+  await tid(tokenPage, 'token-submit').click()
+  await tid(tokenPage, 'token-error', 'refused').waitFor()
+  await tid(tokenPage, 'token-input').fill(token)
+  await tid(tokenPage, 'token-submit').click()
+  await tid(tokenPage, 'agency-row-1001').waitFor()
+  t.equal(await tokenPage.evaluate("sessionStorage.getItem('agency-sandbox.control-token')"), token, 'the token is kept in sessionStorage')
+  await tid(tokenPage, 'agency-1002-supportsIncludes').check()
+  await tid(tokenPage, 'toast-ok', 'supportsIncludes true').waitFor()
+  const agencies = await (await fetch(`${guarded.url}/_sandbox/agencies`, { headers: { authorization: `Bearer ${token}` } })).json() as { agencyId: number; supportsIncludes: boolean }[]
+  t.equal(agencies.find((a) => a.agencyId === 1002)!.supportsIncludes, true, 'calls from the page carry the token')
+  await tid(tokenPage, 'tab-clients').click()
+  await tid(tokenPage, 'clients-results').locator('[data-testid="client-result-1000"]').click()
+  await tid(tokenPage, 'client-read-meta', 'as abc → 200').waitFor()
+  t.pass('vendor reads work with the secrets from the guarded /_sandbox/state')
+  await tokenPage.close()
+  t.same(problems, [], 'no script errors in the token page')
 })
 
 const tid = (page: Page, id: string, hasText?: string) => page.locator(`[data-testid="${id}"]`, hasText === undefined ? {} : { hasText })
@@ -241,6 +276,7 @@ async function scenario(t: Test, page: Page, base: string) {
   const [download] = await Promise.all([page.waitForEvent('download'), tid(page, `attachment-download-${attachmentRef}`).click()])
   t.equal(download.suggestedFilename(), 'application.pdf')
   t.same(readFileSync((await download.path())!), content, 'the download link serves the attachment bytes')
+  await page.screenshot({ path: join(ARTIFACTS, 'console-client-activity.png'), fullPage: true })
 
   // Requests: the journal, live, filterable, with bodies and warnings
   await tid(page, 'tab-requests').click()

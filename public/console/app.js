@@ -49,6 +49,8 @@ const badge = (text, kind = '', testid) => h('span', { class: `badge ${kind}`, t
 
 const json = (value) => JSON.stringify(value, null, 2)
 
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+
 function fmtTime(iso) {
   if (typeof iso !== 'string') return ''
   return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
@@ -415,7 +417,7 @@ function addressLine(a) {
 }
 
 /** Groups of the read model shown open (the user's choice is kept while the page lives). */
-const openGroups = new Set(['details', 'policies'])
+const openGroups = new Set(['details'])
 
 /** A JSON value, grouped by its top-level keys, each group collapsible. */
 function readModelView(value) {
@@ -542,9 +544,9 @@ const clientsPanel = {
         d.officeId !== undefined ? `office ${d.officeId}` : null,
         d.producer ? `producer ${d.producer}` : null,
         d.csr ? `CSR ${d.csr}` : null,
-        `${(control.policies ?? []).length} policies`,
-        `${(control.claims ?? []).length} claims`,
-        `${(control.invoices ?? []).length} invoices`
+        plural((control.policies ?? []).length, 'policy', 'policies'),
+        plural((control.claims ?? []).length, 'claim'),
+        plural((control.invoices ?? []).length, 'invoice')
       ].filter(Boolean).join(' · ')),
       h('div', { class: 'row' }, h('div', { class: 'segmented', role: 'group', 'aria-label': 'Version' }, versionButtons), readerSelect),
       h('p', { class: 'muted small mono', testid: 'client-read-meta' }),
@@ -570,7 +572,8 @@ const clientsPanel = {
     for (let attempt = 0; attempt < 2; attempt++) {
       const secret = secrets.get(this.reader) ?? ''
       const basic = btoa(String.fromCharCode(...new TextEncoder().encode(`${this.reader}:${secret}`)))
-      res = await fetch(path, { headers: { authorization: `Basic ${basic}` }, cache: 'no-store' })
+      // Marked as the console's own read: kept out of the request journal and fault rules.
+      res = await fetch(path, { headers: { authorization: `Basic ${basic}`, 'x-sandbox-console': '1' }, cache: 'no-store' })
       if (res.status !== 401) break
       secrets = await loadSecrets(true) // the secret may have changed since it was loaded
     }
@@ -793,6 +796,10 @@ const requestsPanel = {
     const reload = debounce(() => this.reload().catch(fail), 250)
     form.addEventListener('input', (e) => {
       if (e.target.name !== 'live') reload()
+    })
+    // Entries that arrived while paused are loaded again when live resumes.
+    $('requests-live').addEventListener('change', (e) => {
+      if (e.target.checked) this.reload().catch(fail)
     })
     form.addEventListener('submit', (e) => e.preventDefault())
     $('requests-clear').addEventListener('click', async () => {

@@ -41,7 +41,9 @@ export default async function controlPlane(fastify: FastifyInstance, options: Co
   if (config.controlToken !== undefined) {
     const expected = digest(`Bearer ${config.controlToken}`)
     app.addHook('onRequest', async (request) => {
-      if (request.url === '/_sandbox/health' || request.url.startsWith('/_sandbox/health?')) return
+      // Health stays open for container health checks; the console page loads and then asks for the token.
+      const path = request.url.split('?')[0]
+      if (path === '/_sandbox/health' || (request.method === 'GET' && (path === '/_sandbox/ui' || path.startsWith('/_sandbox/ui/')))) return
       const given = request.headers.authorization
       if (typeof given !== 'string' || !timingSafeEqual(digest(given.trim()), expected)) {
         throw new ApiError(401, 'control-token', 'Unauthorized',

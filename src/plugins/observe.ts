@@ -18,7 +18,8 @@ const MAX_JOURNALED_BODY = 64 * 1024
 /** Headers never journaled. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
-const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/')
+/** Vendor traffic of a partner: the web console marks its own reads with x-sandbox-console. */
+const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && request.headers['x-sandbox-console'] === undefined
 const pathOf = (url: string) => {
   const q = url.indexOf('?')
   return q === -1 ? url : url.slice(0, q)

@@ -69,6 +69,10 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
       request.grant = grant
     }
     const bodySchema = request.routeOptions.schema?.body as TSchema | undefined
+    // Ajv coerces a scalar into an array only in its own copy at the root: refuse it here.
+    if (bodySchema?.type === 'array' && request.body !== undefined && !Array.isArray(request.body)) {
+      throw invalidField('(body)', 'must be a JSON array')
+    }
     if (bodySchema !== undefined && request.body !== undefined && request.body !== null && typeof request.body === 'object') {
       const warnings: string[] = []
       request.body = bindKeys(request.body, bodySchema, warnings)

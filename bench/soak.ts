@@ -1,0 +1,511 @@
+/**
+ * Soak (issue 8): a mixed partner workload of reads and writes from several integrations (abc,
+ * northwind-crm, and a few calls of idle-vendor) over many keep-alive connections, against a
+ * sandbox process on 127.0.0.1, bounded in time and in request count. Samples the server's RSS
+ * (/proc/<pid>/status VmRSS) every second, counts statuses, and reports requests, errors other
+ * than the intended 429s of create client (must be 0), RSS start/peak/end, and the request journal
+ * (GET /_sandbox/info counts.journal, when the sandbox has it). Writes bench/SOAK.md.
+ *
+ *   node dist/bench/soak.js [--seconds 180] [--requests N] [--connections 50] [--seed 1] [--no-report]
+ *   node dist/bench/soak.js --url http://127.0.0.1:8080 --pid <server pid>     (against a running sandbox)
+ *
+ * Exit 1 when a request failed (any status or connection error not expected for its operation),
+ * or when the RSS at the end is more than --max-rss-growth (default 1.5) times the RSS a quarter
+ * into the run (memory not flat).
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { Agent, request as httpRequest } from 'node:http'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { gzipSync } from 'node:zlib'
+
+// ------------------------------------------------------------------------------------------------
+// Options
+// ------------------------------------------------------------------------------------------------
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`)
+  if (i === -1) return fallback
+  const value = Number(process.argv[i + 1])
+  if (!Number.isFinite(value) || value < 0) {
+    console.error(`--${name} needs a non-negative number`)
+    process.exit(2)
+  }
+  return value
+}
+function textOption(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const SECONDS = option('seconds', 180)
+const MAX_REQUESTS = option('requests', Number.POSITIVE_INFINITY)
+const CONNECTIONS = option('connections', 50)
+const SEED = option('seed', 1)
+const MAX_RSS_GROWTH = option('max-rss-growth', 1.5)
+const REPORT = !process.argv.includes('--no-report')
+const TARGET_URL = textOption('url')
+const TARGET_PID = textOption('pid')
+
+if (TARGET_URL !== undefined && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\/?$/.test(TARGET_URL)) {
+  console.error('--url must be a loopback address (http://127.0.0.1:PORT): the soak never leaves this machine')
+  process.exit(2)
+}
+
+function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir)
+    if (up === dir) throw new Error('package.json not found')
+    dir = up
+  }
+  return dir
+}
+const ROOT = packageRoot()
+const CLI = join(ROOT, 'dist', 'src', 'cli.js')
+
+function rng(seed: number) {
+  let a = seed >>> 0
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = a
+    x = Math.imul(x ^ (x >>> 15), x | 1)
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+  return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)], int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) }
+}
+type Rng = ReturnType<typeof rng>
+
+// ------------------------------------------------------------------------------------------------
+// The demo world
+// ------------------------------------------------------------------------------------------------
+
+interface FixtureClient {
+  clientNumber: number
+  deleted?: boolean
+  invoices?: { id: string }[]
+  policies?: { id: string; policyNumber: string }[]
+}
+const fixture = JSON.parse(readFileSync(join(ROOT, 'fixtures', 'demo.json'), 'utf8')) as { agencies: { agencyId: number; clients: FixtureClient[] }[] }
+const live = (id: number) => fixture.agencies.find((a) => a.agencyId === id)!.clients.filter((c) => !c.deleted)
+
+const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64')
+const ABC = basic('abc', '123')
+const NORTHWIND = basic('northwind-crm', 'nw-sandbox-secret')
+const IDLE = basic('idle-vendor', 'idle-secret')
+
+interface Grant {
+  name: string
+  auth: string
+  agencyId: number
+  clients: FixtureClient[]
+  write: boolean
+  create: boolean
+  users: boolean
+  pending: boolean
+}
+const GRANTS: Grant[] = [
+  { name: 'abc', auth: ABC, agencyId: 1001, clients: live(1001), write: true, create: true, users: true, pending: false },
+  { name: 'abc', auth: ABC, agencyId: 1002, clients: live(1002), write: true, create: false, users: false, pending: false },
+  { name: 'abc', auth: ABC, agencyId: 1004, clients: live(1004), write: true, create: true, users: true, pending: true },
+  { name: 'northwind-crm', auth: NORTHWIND, agencyId: 1001, clients: live(1001), write: false, create: false, users: false, pending: false },
+  { name: 'northwind-crm', auth: NORTHWIND, agencyId: 2001, clients: live(2001), write: true, create: true, users: true, pending: false }
+]
+
+// ------------------------------------------------------------------------------------------------
+// HTTP over keep-alive connections
+// ------------------------------------------------------------------------------------------------
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS, maxFreeSockets: CONNECTIONS })
+let base = ''
+
+interface Answer {
+  status: number
+  body: string
+}
+
+function send(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const url = new URL(path, base)
+    const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, agent, timeout: 30_000 }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('error', reject)
+    })
+    req.on('timeout', () => req.destroy(new Error('timeout after 30 s')))
+    req.on('error', reject)
+    if (body !== undefined) req.setHeader('content-length', Buffer.byteLength(body))
+    req.end(body)
+  })
+}
+
+// ------------------------------------------------------------------------------------------------
+// The workload
+// ------------------------------------------------------------------------------------------------
+
+interface Op {
+  name: string
+  weight: number
+  run: (r: Rng) => Promise<{ status: number; ok: boolean; intended429?: boolean; detail?: string }>
+}
+
+const TS = '2026-11-20T10:00:00Z'
+const b64 = (s: string) => Buffer.from(s).toString('base64')
+const json = (auth: string) => ({ authorization: auth, 'content-type': 'application/json' })
+const grant = (r: Rng, need: (g: Grant) => boolean) => r.pick(GRANTS.filter(need))
+const version = (r: Rng) => r.pick(['4.0', '4.0', '4.0', '3.0', '1'] as const)
+const q = (v: string, sep = '?') => (v === '1' ? '' : `${sep}version=${v}`)
+const ATTACHMENT = gzipSync(Buffer.from('%PDF-1.4 soak attachment '.repeat(200)))
+
+const expect = (statuses: number[]) => (a: Answer) => ({ status: a.status, ok: statuses.includes(a.status), detail: a.body.slice(0, 160) })
+
+const OPS: Op[] = [
+  { name: 'agencies', weight: 6, run: async (r) => expect([200])(await send('GET', `/vendor/agencies${q(version(r))}`, { authorization: r.pick([ABC, NORTHWIND, IDLE]) })) },
+  { name: 'offices', weight: 5, run: async (r) => { const g = grant(r, () => true); return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/offices${q(version(r))}`, { authorization: g.auth })) } },
+  {
+    name: 'changed clients', weight: 14, run: async (r) => {
+      const g = grant(r, () => true)
+      const v = version(r)
+      const asOf = r.next() < 0.5 ? `asOf=${new Date(Date.parse('2026-06-01T00:00:00Z') + r.int(0, 200) * 86_400_000).toISOString()}` : r.next() < 0.3 ? 'deleted=true' : ''
+      const query = [v === '1' ? '' : `version=${v}`, asOf].filter((s) => s !== '').join('&')
+      return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/clients${query === '' ? '' : `?${query}`}`, { authorization: g.auth }))
+    }
+  },
+  {
+    name: 'get client', weight: 22, run: async (r) => {
+      const g = grant(r, () => true)
+      const v = version(r)
+      const include = v !== '1' && r.next() < 0.5 ? `&include=${r.pick(['Details', 'Details,People', 'Policies,Invoices', 'Details,People,Contacts,Claims,Policies,Invoices'])}` : ''
+      return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/client/${r.pick(g.clients).clientNumber}${q(v)}${v === '1' ? '' : include}`, { authorization: g.auth }))
+    }
+  },
+  {
+    name: 'batch read', weight: 8, run: async (r) => {
+      const g = grant(r, () => true)
+      const v = version(r)
+      const start = r.int(0, Math.max(0, g.clients.length - 50))
+      const numbers = g.clients.slice(start, start + r.int(1, 50)).map((c) => c.clientNumber)
+      return expect([200])(await send('POST', `/vendor/agency/${g.agencyId}/clients${q(v)}`, json(g.auth), JSON.stringify(v === '1' ? numbers : { clientNumbers: numbers })))
+    }
+  },
+  {
+    name: 'search', weight: 6, run: async (r) => {
+      const g = grant(r, () => true)
+      const c = r.pick(g.clients.filter((x) => (x.policies ?? []).length > 0))
+      return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/clients/search?version=${r.pick(['4.0', '3.0'])}&policyNumber=${encodeURIComponent(c.policies![0].policyNumber)}`, { authorization: g.auth }))
+    }
+  },
+  { name: 'users', weight: 3, run: async (r) => { const g = grant(r, (x) => x.users); return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/users?version=4.0`, { authorization: g.auth })) } },
+  {
+    name: 'log note', weight: 12, run: async (r) => {
+      const g = grant(r, (x) => x.write)
+      const c = r.pick(g.clients)
+      // One note in ten is sent twice with the same body: idempotent, the repeat answers as the first did.
+      const refId = randomUUID()
+      const body = JSON.stringify({ refId, ts: TS, channel: r.int(1, 56), note: `soak note for ${c.clientNumber}` })
+      const a = await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/log?version=${r.pick(['4.0', '3.0'])}`, json(g.auth), body)
+      if (r.next() < 0.1) {
+        const again = await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/log?version=4.0`, json(g.auth), body)
+        if (again.status !== a.status && !(g.pending && [200, 202].includes(again.status))) return { status: again.status, ok: false, detail: `repeat answered ${again.status} after ${a.status}` }
+      }
+      return expect(g.pending ? [200, 202] : [200])(a)
+    }
+  },
+  {
+    name: 'attachment', weight: 6, run: async (r) => {
+      const g = grant(r, (x) => x.write)
+      const c = r.pick(g.clients)
+      const headers = {
+        authorization: g.auth, 'content-type': 'application/octet-stream', RefId: randomUUID(), TS, Channel: '33', Desc: b64('soak'),
+        FileName: b64('soak file'), FileExt: r.pick(['pdf', 'png', 'jpg']), LogNote: b64('attached by the soak')
+      }
+      return expect(g.pending ? [200, 202] : [200])(await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/attachment?version=4.0`, headers, ATTACHMENT))
+    }
+  },
+  {
+    name: 'receipts', weight: 6, run: async (r) => {
+      const g = grant(r, (x) => x.write)
+      const c = r.pick(g.clients)
+      const invoice = c.invoices?.[0]
+      const refId = randomUUID()
+      const items = [{ refId, ts: TS, channel: 4, logNote: 'soak payment', ...(invoice === undefined ? {} : { invoices: [{ invoiceId: invoice.id, amount: 5 }], total: 5 }) }]
+      const a = await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/receipts?version=4.0`, json(g.auth), JSON.stringify(items))
+      const result = expect(g.pending ? [200, 202] : [200])(a)
+      if (result.ok && (JSON.parse(a.body) as { code: number }[])[0]?.code !== 200) return { ...result, ok: false }
+      return result
+    }
+  },
+  {
+    name: 'create client', weight: 3, run: async (r) => {
+      const g = grant(r, (x) => x.create)
+      const body = { People: [{ FirstName: 'Soak', LastName: `Client ${r.int(1, 1e6)}`, MainContactType: 'First' }], Log: { Channel: 29, Note: 'soak', TS }, Status: 'Prospect' }
+      const a = await send('POST', `/vendor/agency/${g.agencyId}/client?version=4.0`, json(g.auth), JSON.stringify(body))
+      if (a.status === 429) return { status: 429, ok: true, intended429: true }
+      return expect([200])(a)
+    }
+  }
+]
+const TOTAL_WEIGHT = OPS.reduce((s, o) => s + o.weight, 0)
+function pickOp(r: Rng): Op {
+  let x = r.next() * TOTAL_WEIGHT
+  for (const op of OPS) {
+    x -= op.weight
+    if (x < 0) return op
+  }
+  return OPS[OPS.length - 1]
+}
+
+// ------------------------------------------------------------------------------------------------
+// Measurement
+// ------------------------------------------------------------------------------------------------
+
+const counts = new Map<string, Map<number, number>>()
+const latencies = new Map<string, number[]>()
+const errors: string[] = []
+let errorCount = 0
+let intended429 = 0
+let sent = 0
+let reconnects = 0
+
+function record(op: string, status: number, ms: number): void {
+  const byStatus = counts.get(op) ?? new Map<number, number>()
+  byStatus.set(status, (byStatus.get(status) ?? 0) + 1)
+  counts.set(op, byStatus)
+  const list = latencies.get(op) ?? []
+  if (list.length < 200_000) list.push(ms)
+  latencies.set(op, list)
+}
+
+const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))])
+
+function rssKb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m === null ? 0 : Number(m[1])
+  } catch {
+    return 0
+  }
+}
+
+async function info(): Promise<{ journal?: number; capacity?: number; writes?: string; clients?: number }> {
+  try {
+    const a = await send('GET', '/_sandbox/info')
+    if (a.status !== 200) return {}
+    const body = JSON.parse(a.body) as { counts?: { journal?: number; writes?: unknown; clients?: number }; settings?: { journalSize?: number } }
+    // writes: a number, or {pending, applied}
+    const w = body.counts?.writes
+    const writes = w === undefined ? undefined : typeof w === 'object' && w !== null
+      ? Object.entries(w).map(([k, v]) => `${String(v)} ${k}`).join(' + ')
+      : String(w)
+    return { journal: body.counts?.journal, capacity: body.settings?.journalSize, writes, clients: body.counts?.clients }
+  } catch {
+    return {}
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function waitHealthy(deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
+    try {
+      const a = await send('GET', '/_sandbox/health')
+      if (a.status === 200) return
+    } catch {
+      // not yet listening
+    }
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('the sandbox did not answer /_sandbox/health in time')
+}
+
+// ------------------------------------------------------------------------------------------------
+// Main
+// ------------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  let child: ChildProcess | undefined
+  let pid: number
+  let dir: string | undefined
+  let db: string | undefined
+  let output = ''
+  if (TARGET_URL !== undefined) {
+    base = TARGET_URL.replace(/\/$/, '')
+    pid = Number(TARGET_PID ?? 0)
+    if (!(pid > 0)) console.error('warning: no --pid given, RSS is not sampled')
+  } else {
+    if (!existsSync(CLI)) {
+      console.error(`${CLI} is missing: build first (npx tsc -p tsconfig.build.json)`)
+      process.exit(2)
+    }
+    dir = mkdtempSync(join(tmpdir(), 'sandbox-soak-'))
+    db = join(dir, 'sandbox.db')
+    const port = await freePort()
+    base = `http://127.0.0.1:${port}`
+    child = spawn(process.execPath, [CLI, 'serve'], {
+      env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SANDBOX_DB: db, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-20_000))
+    child.stdout!.on('data', keep)
+    child.stderr!.on('data', keep)
+    pid = child.pid!
+  }
+  await waitHealthy(Date.now() + 30_000)
+
+  const before = await info()
+  const rssStart = pid > 0 ? rssKb(pid) : 0
+  const samples: { t: number; rss: number }[] = []
+  const started = Date.now()
+  const deadline = started + SECONDS * 1000
+  const sampler = setInterval(() => {
+    if (pid > 0) samples.push({ t: (Date.now() - started) / 1000, rss: rssKb(pid) })
+  }, 1000)
+  // Agency 1004 reconnects every 10 s (its pending writes are applied) and disconnects again.
+  const reconnector = setInterval(() => {
+    void (async () => {
+      try {
+        for (const connected of [true, false]) {
+          const a = await send('PATCH', '/_sandbox/agencies/1004', { 'content-type': 'application/json' }, JSON.stringify({ connected }))
+          if (a.status !== 200) throw new Error(`PATCH 1004 connected=${connected} answered ${a.status}`)
+        }
+        reconnects++
+      } catch (e) {
+        errorCount++
+        if (errors.length < 20) errors.push(`reconnect: ${(e as Error).message}`)
+      }
+    })()
+  }, 10_000)
+
+  let lastProgress = started
+  const worker = async (i: number) => {
+    const r = rng(SEED * 1009 + i)
+    while (Date.now() < deadline && sent < MAX_REQUESTS) {
+      sent++
+      const op = pickOp(r)
+      const t0 = performance.now()
+      try {
+        const res = await op.run(r)
+        record(op.name, res.status, performance.now() - t0)
+        if (res.intended429 === true) intended429++
+        else if (!res.ok) {
+          errorCount++
+          if (errors.length < 20) errors.push(`${op.name}: ${res.status} ${res.detail ?? ''}`)
+        }
+      } catch (e) {
+        record(op.name, 0, performance.now() - t0)
+        errorCount++
+        if (errors.length < 20) errors.push(`${op.name}: ${(e as Error).message}`)
+      }
+      if (i === 0 && Date.now() - lastProgress >= 30_000) {
+        lastProgress = Date.now()
+        const last = samples.at(-1)?.rss ?? 0
+        console.log(`  ${Math.round((Date.now() - started) / 1000)} s: ${sent} requests, ${errorCount} errors, RSS ${(last / 1024).toFixed(1)} MiB`)
+      }
+    }
+  }
+  console.log(`soak: ${CONNECTIONS} connections against ${base} for ${SECONDS} s${Number.isFinite(MAX_REQUESTS) ? ` or ${MAX_REQUESTS} requests` : ''}`)
+  await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => worker(i)))
+  clearInterval(sampler)
+  clearInterval(reconnector)
+  const elapsed = (Date.now() - started) / 1000
+  if (pid > 0) samples.push({ t: elapsed, rss: rssKb(pid) })
+  const after = await info()
+  const health = await send('GET', '/_sandbox/health').then((a) => a.status, () => 0)
+  agent.destroy()
+
+  let exitCode: number | null | undefined
+  let dbBytes = 0
+  if (child !== undefined) {
+    child.kill('SIGTERM')
+    exitCode = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        child!.kill('SIGKILL')
+      }, 20_000)
+      child!.once('exit', (code) => {
+        clearTimeout(timer)
+        resolve(code)
+      })
+    })
+    for (const f of [db!, `${db}-wal`]) if (existsSync(f)) dbBytes += statSync(f).size
+    rmSync(dir!, { recursive: true, force: true })
+  }
+
+  // Figures
+  const rssValues = samples.map((s) => s.rss)
+  const rssPeak = Math.max(rssStart, ...rssValues)
+  const rssEnd = rssValues.at(-1) ?? rssStart
+  const quarter = samples.find((s) => s.t >= elapsed / 4)?.rss ?? rssStart
+  const growth = quarter > 0 ? rssEnd / quarter : 1
+  const flat = pid === 0 || growth <= MAX_RSS_GROWTH
+  const mib = (kb: number) => `${(kb / 1024).toFixed(1)} MiB`
+  const statusTotals = new Map<number, number>()
+  for (const byStatus of counts.values()) for (const [s, n] of byStatus) statusTotals.set(s, (statusTotals.get(s) ?? 0) + n)
+  const total = [...statusTotals.values()].reduce((a, b) => a + b, 0)
+  const journalBounded = after.journal === undefined || after.capacity === undefined || after.journal <= after.capacity
+
+  const summary = `soak: ${total} requests in ${elapsed.toFixed(0)} s (${(total / elapsed).toFixed(0)}/s), ${errorCount} errors, ${intended429} intended 429s; ` +
+    `RSS start ${mib(rssStart)}, peak ${mib(rssPeak)}, end ${mib(rssEnd)} (${flat ? 'flat' : 'GROWING'}: end/quarter ${growth.toFixed(2)}); ` +
+    `journal ${after.journal ?? 'n/a'}${after.capacity === undefined ? '' : `/${after.capacity}`}`
+  console.log(summary)
+  if (errors.length > 0) console.log('errors:\n  ' + errors.join('\n  '))
+
+  if (REPORT) {
+    const rows = OPS.map((op) => {
+      const byStatus = counts.get(op.name) ?? new Map<number, number>()
+      const sorted = [...(latencies.get(op.name) ?? [])].sort((a, b) => a - b)
+      const n = sorted.length
+      const statuses = [...byStatus].sort((a, b) => a[0] - b[0]).map(([s, c]) => `${s === 0 ? 'conn. error' : s}: ${c}`).join(', ')
+      return `| ${op.name} | ${n} | ${statuses} | ${percentile(sorted, 50).toFixed(1)} | ${percentile(sorted, 99).toFixed(1)} |`
+    })
+    const every = Math.max(1, Math.floor(samples.length / 12))
+    const curve = samples.filter((_, i) => i % every === 0 || i === samples.length - 1).map((s) => `| ${s.t.toFixed(0)} | ${mib(s.rss)} |`)
+    const lines = [
+      '# Soak', '',
+      `\`node dist/bench/soak.js --seconds ${SECONDS} --connections ${CONNECTIONS}${Number.isFinite(MAX_REQUESTS) ? ` --requests ${MAX_REQUESTS}` : ''}\` ` +
+        `(${new Date().toISOString().slice(0, 10)}, Node ${process.version}, 127.0.0.1, ${TARGET_URL === undefined ? 'a sandbox process on a temporary file database' : TARGET_URL})`, '',
+      'Mixed partner workload over keep-alive connections: integrations abc (1001, 1002, 1004 disconnected) and northwind-crm (1001 read-only, 2001),',
+      'a few agency lists as idle-vendor; versions 4.0, 3.0 and 1; reads (agencies, offices, changed clients, get client, batch, search, users) and',
+      'writes (log notes with idempotent repeats, attachments, receipts, create client at more than its 25/s limit, pending writes to 1004, which',
+      'reconnects every 10 s).', '',
+      '| Figure | Value |', '|---|---|',
+      `| Requests | ${total} in ${elapsed.toFixed(0)} s (${(total / elapsed).toFixed(0)}/s) |`,
+      `| Errors (anything but the expected status of the operation; 429s of create client excluded) | ${errorCount} |`,
+      `| Intended 429s (create client over 25/s per integration) | ${intended429} |`,
+      `| Statuses | ${[...statusTotals].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s === 0 ? 'connection error' : s}: ${n}`).join(', ')} |`,
+      `| Reconnects of 1004 | ${reconnects} |`,
+      `| Server RSS start / peak / end | ${mib(rssStart)} / ${mib(rssPeak)} / ${mib(rssEnd)} |`,
+      `| RSS end / RSS a quarter in | ${growth.toFixed(2)} (${flat ? 'flat' : 'growing'}; limit ${MAX_RSS_GROWTH}) |`,
+      `| Request journal (GET /_sandbox/info counts.journal) | ${after.journal === undefined ? 'not reported' : `${before.journal ?? '?'} before, ${after.journal} after${after.capacity === undefined ? '' : `, capacity ${after.capacity} (${journalBounded ? 'bounded' : 'OVER CAPACITY'})`}`} |`,
+      `| Clients; writes in the database | ${before.clients ?? '?'}; ${before.writes ?? '?'} before, ${after.clients ?? '?'}; ${after.writes ?? '?'} after |`,
+      ...(child === undefined ? [] : [`| Database file + WAL at the end | ${(dbBytes / 1024 / 1024).toFixed(1)} MiB |`, `| Exit code after SIGTERM | ${String(exitCode)} |`]),
+      `| Health after the run | ${health} |`, '',
+      '| Operation | Requests | Statuses | p50 ms | p99 ms |', '|---|---|---|---|---|', ...rows, '',
+      '| Seconds | Server RSS |', '|---|---|', ...curve, '',
+      ...(errors.length > 0 ? ['Errors (first 20):', '', ...errors.map((e) => `- ${e}`), ''] : [])
+    ]
+    writeFileSync(join(ROOT, 'bench', 'SOAK.md'), lines.join('\n'))
+    console.log(`wrote ${join(ROOT, 'bench', 'SOAK.md')}`)
+  }
+  if (child !== undefined && exitCode !== 0) console.log(`the sandbox exited with ${String(exitCode)} after SIGTERM:\n${output.slice(-2000)}`)
+  process.exit(errorCount === 0 && flat && journalBounded && health === 200 ? 0 : 1)
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
