@@ -1,4 +1,4 @@
-import { globToRegExp } from './journal.js'
+import { compileGlob } from './journal.js'
 
 /**
  * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, or a
@@ -67,7 +67,7 @@ function seeded(seed: number): () => number {
 
 interface Compiled {
   rule: FaultRule
-  path: RegExp | undefined
+  path: ((text: string) => boolean) | undefined
   random: () => number
 }
 
@@ -79,7 +79,7 @@ export class Faults {
     const rule: FaultRule = { ...input, match: input.match ?? {}, id: `fault-${this.nextId++}`, matched: 0, hits: 0, exhausted: false }
     this.rules.push({
       rule,
-      path: rule.match.path === undefined ? undefined : globToRegExp(rule.match.path),
+      path: rule.match.path === undefined ? undefined : compileGlob(rule.match.path),
       random: seeded(input.seed ?? 1)
     })
     return rule
@@ -122,7 +122,7 @@ export class Faults {
 function matches(c: Compiled, req: FaultRequest): boolean {
   const m = c.rule.match
   return (m.method === undefined || m.method.toUpperCase() === req.method) &&
-    (c.path === undefined || c.path.test(req.path)) &&
+    (c.path === undefined || c.path(req.path)) &&
     (m.version === undefined || m.version === req.version) &&
     (m.clientId === undefined || m.clientId === req.clientId) &&
     (m.agencyId === undefined || m.agencyId === req.agencyId)

@@ -60,10 +60,10 @@ export class Journal {
     }
     const sinceId = f.since !== undefined && /^\d+$/.test(f.since) ? Number(f.since) : undefined
     const sinceTime = f.since !== undefined && sinceId === undefined ? Date.parse(f.since) : undefined
-    const pathMatch = f.path === undefined ? undefined : globToRegExp(f.path)
+    const pathMatch = f.path === undefined ? undefined : compileGlob(f.path)
     const out = ordered.filter((e) =>
       (f.method === undefined || e.method === f.method.toUpperCase()) &&
-      (pathMatch === undefined || pathMatch.test(e.path)) &&
+      (pathMatch === undefined || pathMatch(e.path)) &&
       (f.agencyId === undefined || e.agencyId === f.agencyId) &&
       (f.status === undefined || e.status === f.status) &&
       (sinceId === undefined || e.id > sinceId) &&
@@ -78,20 +78,48 @@ export class Journal {
   }
 }
 
+type GlobToken = '**' | '*' | '?' | { char: string }
+
 /**
- * A path glob: `*` matches within one segment, `**` across segments; a glob without any
- * wildcard matches as a substring-free exact path.
+ * A path glob matcher: `*` matches within one segment, `**` across segments, `?` one
+ * character of a segment. Matching is a linear pass per token (no regular expression, so no
+ * pattern can make it backtrack).
  */
-export function globToRegExp(glob: string): RegExp {
-  let re = ''
+export function compileGlob(glob: string): (text: string) => boolean {
+  const tokens: GlobToken[] = []
   for (let i = 0; i < glob.length; i++) {
-    const ch = glob[i]
-    if (ch === '*' && glob[i + 1] === '*') {
-      re += '.*'
-      i++
-    } else if (ch === '*') re += '[^/]*'
-    else if (ch === '?') re += '[^/]'
-    else re += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    if (glob[i] === '*') {
+      let run = 1
+      while (glob[i + 1] === '*') {
+        run++
+        i++
+      }
+      const token = run >= 2 ? '**' : '*'
+      const last = tokens.at(-1)
+      if (last === '**') continue // `**` already covers what follows
+      if (last === '*' && token === '**') tokens[tokens.length - 1] = '**'
+      else if (last !== '*') tokens.push(token)
+    } else if (glob[i] === '?') tokens.push('?')
+    else tokens.push({ char: glob[i] })
   }
-  return new RegExp(`^${re}$`)
+  return (text) => {
+    const n = text.length
+    let prev = new Uint8Array(n + 1)
+    prev[0] = 1
+    for (const token of tokens) {
+      const cur = new Uint8Array(n + 1)
+      if (token === '**') {
+        let seen = 0
+        for (let k = 0; k <= n; k++) cur[k] = seen |= prev[k]
+      } else if (token === '*') {
+        for (let k = 0; k <= n; k++) cur[k] = prev[k] | (k > 0 && cur[k - 1] === 1 && text[k - 1] !== '/' ? 1 : 0)
+      } else if (token === '?') {
+        for (let k = 1; k <= n; k++) cur[k] = prev[k - 1] === 1 && text[k - 1] !== '/' ? 1 : 0
+      } else {
+        for (let k = 1; k <= n; k++) cur[k] = prev[k - 1] === 1 && text[k - 1] === token.char ? 1 : 0
+      }
+      prev = cur
+    }
+    return prev[n] === 1
+  }
 }

@@ -107,7 +107,7 @@ export const ClockAdvanceBody = Type.Object(
 
 export const RequestsQuery = Type.Object({
   method: Type.Optional(Type.String()),
-  path: Type.Optional(Type.String({ description: 'path glob: * within a segment, ** across' })),
+  path: Type.Optional(Type.String({ maxLength: 512, description: 'path glob: * within a segment, ** across' })),
   agencyId: Type.Optional(Type.Integer()),
   status: Type.Optional(Type.Integer()),
   since: Type.Optional(Type.String({ description: 'an entry id (entries after it) or an ISO time' })),
@@ -119,7 +119,7 @@ export const FaultInputBody = Type.Object(
     match: Type.Optional(Type.Object(
       {
         method: Type.Optional(Type.String()),
-        path: Type.Optional(Type.String({ description: 'glob over the path: * within a segment, ** across (e.g. /vendor/agency/*/client)' })),
+        path: Type.Optional(Type.String({ maxLength: 512, description: 'glob over the path: * within a segment, ** across (e.g. /vendor/agency/*/client)' })),
         version: Type.Optional(Type.Union([Type.Literal('4.0'), Type.Literal('3.0'), Type.Literal('1')])),
         clientId: Type.Optional(Type.String()),
         agencyId: Type.Optional(Type.Integer())
