@@ -1085,10 +1085,10 @@ t.test('regression fuzz-2: router errors (bad percent-encoding, path segment ove
   }
 })
 
-t.test('BUG fuzz-3: a JSON scalar where a body must be an array answers 500 (receipts, version 1 batch read)', async (t) => {
-  // Fastify's ajv runs with coerceTypes "array": the root scalar validates as [scalar], but the coerced
-  // root is not written back, so the handler gets the scalar: routes/vendor/writes.ts (receipts:
-  // `request.body.map is not a function`) and src/domain/clients.ts batch (`reading 'length'`) throw.
+t.test('regression fuzz-3: a JSON scalar where a body must be an array answered 500 (receipts, version 1 batch read)', async (t) => {
+  // Was: Fastify's ajv runs with coerceTypes "array": the root scalar validated as [scalar], but the coerced
+  // root was not written back, so the handler got the scalar: routes/vendor/writes.ts (receipts:
+  // `request.body.map is not a function`) and src/domain/clients.ts batch (`reading 'length'`) threw.
   const app = await build(t)
   const c = liveOf(AGENCY.main)[0].clientNumber
   for (const body of ['42', '"42"', 'true', '"x"', 'null']) {
@@ -1101,11 +1101,11 @@ t.test('BUG fuzz-3: a JSON scalar where a body must be an array answers 500 (rec
   }
 })
 
-t.test('BUG fuzz-4: a path glob with many ** blocks the sandbox (catastrophic regex backtracking)', { timeout: 60_000 }, async (t) => {
-  // src/domain/journal.ts globToRegExp turns each `**` into `.*`: `**` x 12 + `x` is /^.*.*….*x$/, whose
-  // backtracking is exponential in the number of stars; testing it against a 40-character path never ends and
-  // blocks the event loop: the vendor API and health stop answering. GET /_sandbox/requests?path= and
-  // fault rules (POST /_sandbox/faults, matched on every vendor request) both compile globs this way.
+t.test('regression fuzz-4: a path glob with many ** blocked the sandbox (catastrophic regex backtracking)', { timeout: 60_000 }, async (t) => {
+  // Was: src/domain/journal.ts globToRegExp turned each `**` into `.*`: `**` x 12 + `x` is /^.*.*….*x$/, whose
+  // backtracking grows with the power of the number of stars; testing it against a 40-character path never
+  // ended and blocked the event loop: the vendor API and health stopped answering. GET /_sandbox/requests?path=
+  // and fault rules (POST /_sandbox/faults, matched on every vendor request) both compiled globs this way.
   // Run in a child process, so the hang cannot take this test file with it.
   const { serveProcess } = await import('./helpers/process.js')
   const glob = '**'.repeat(12) + 'x'

@@ -217,6 +217,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox, v
         response: { 200: OutcomeSchema, 202: OutcomeSchema }
       },
       handler: (request, reply) => {
+        const grant = grantOf(request)
         const h = request.headers
         const content = gunzipAttachment(request.body)
         const { agencyId, clientId } = request.params
@@ -235,7 +236,7 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox, v
           suspenseDueDate: h.suspenseduedate,
           ts: h.ts
         }, policyId, content)
-        answerOutcome(reply, sandbox.writes.attachment(grantOf(request).agency, clientId, cmd, originOf(request, '1')))
+        answerOutcome(reply, sandbox.writes.attachment(grant.agency, clientId, cmd, originOf(request, '1')))
       }
     })
   })
@@ -253,9 +254,10 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox, v
       response: { 200: OutcomeSchema, 202: OutcomeSchema }
     },
     handler: (request, reply) => {
+      const grant = grantOf(request)
       const { agencyId, clientId } = request.params
       const policyId = request.body.policyIndex === undefined ? undefined : sandbox.writes.policyIdAt(agencyId, clientId, request.body.policyIndex)
-      const outcome = sandbox.writes.logNote(grantOf(request).agency, clientId, fromV1LogNote(request.body, policyId), originOf(request, '1'))
+      const outcome = sandbox.writes.logNote(grant.agency, clientId, fromV1LogNote(request.body, policyId), originOf(request, '1'))
       answerOutcome(reply, outcome)
     }
   })

@@ -4,6 +4,7 @@ import { validationFailed, type FieldError } from '../errors.js'
 import type { FixtureClient } from '../fixture/schema.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
 import type { Clock } from './clock.js'
+import { parseTimestamp } from './time.js'
 import type { Origin, TaskCommand } from './writes.js'
 import { insertClient } from './world.js'
 
@@ -35,6 +36,9 @@ export function createClientCreator(store: Store, clock: Clock) {
   /** Rules beyond the schema, on a body that passed it. */
   function check(agency: AgencyRow, cmd: CreateClientCommand): FieldError[] {
     const errors: FieldError[] = []
+    for (const [field, value] of [['Log.TS', cmd.log.ts], ['Task.DueDate', cmd.task?.dueDate]] as const) {
+      if (value !== undefined && parseTimestamp(value) === null) errors.push({ field, message: `'${value}' is not a real date and time` })
+    }
     if (cmd.officeId !== undefined && !store.listOffices(agency.agencyId).some((o) => o.officeId === cmd.officeId)) {
       errors.push({ field: 'OfficeId', message: `office ${cmd.officeId} is not an office of this agency (see GET /vendor/agency/{agencyId}/offices)` })
     }

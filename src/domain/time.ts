@@ -13,5 +13,11 @@ export function parseTimestamp(value: string): number | null {
   if (!ZONE.test(text)) text += 'Z'
   text = text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2')
   const ms = Date.parse(text)
-  return Number.isNaN(ms) ? null : ms
+  if (Number.isNaN(ms)) return null
+  // Date.parse rolls impossible days over (Feb 30 → Mar 1): refuse them.
+  const [, y, mo, d] = /^(\d{4})-(\d{2})-(\d{2})/.exec(text) ?? []
+  const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)))
+  if (day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d)) return null
+  if (/T24:/.test(text)) return null
+  return ms
 }

@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { AgencyRow, Store, WriteFilter, WriteKind, WriteRow } from '../db/store.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
+import { parseTimestamp } from './time.js'
 
 /**
  * Log notes, attachments and receipts: validated against the client when received, then
@@ -120,6 +121,13 @@ export function createWrites(store: Store, clock: Clock) {
     if (!known) errors.push({ field, message: `${policyId} is not a policy of client ${clientNumber}` })
   }
 
+  /** Timestamps that have the right shape but are no real instant (month 13, 25 o'clock). */
+  function checkTimes(times: [string, string | undefined][], errors: FieldError[]) {
+    for (const [field, value] of times) {
+      if (value !== undefined && parseTimestamp(value) === null) errors.push({ field, message: `'${value}' is not a real date and time` })
+    }
+  }
+
   /** A task's assignee: SpecifiedUser needs the email of an active agency user. */
   function checkTask(agencyId: number, task: TaskCommand | undefined, prefix: string, errors: FieldError[]) {
     if (task === undefined) return
@@ -173,6 +181,7 @@ export function createWrites(store: Store, clock: Clock) {
     logNote(agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
       liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
+      checkTimes([['TS', cmd.ts], ['Task.DueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
       checkTask(agency.agencyId, cmd.task, 'Task.', errors)
       if (errors.length > 0) throw validationFailed(errors)
@@ -183,6 +192,7 @@ export function createWrites(store: Store, clock: Clock) {
     attachment(agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin): Outcome {
       liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
+      checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
       checkTask(agency.agencyId, cmd.task, 'Task', errors)
       if (errors.length > 0) throw validationFailed(errors)
@@ -208,6 +218,7 @@ export function createWrites(store: Store, clock: Clock) {
         const errors: FieldError[] = []
         if (seen.has(item.refId.toLowerCase())) errors.push({ field: 'RefId', message: 'repeats the RefId of an earlier receipt in this request' })
         seen.add(item.refId.toLowerCase())
+        checkTimes([['TS', item.ts], ['Task.DueDate', item.task?.dueDate]], errors)
         checkPolicy(agency.agencyId, clientNumber, item.policyId, 'PolicyId', errors)
         checkTask(agency.agencyId, item.task, 'Task.', errors)
         ;(item.invoices ?? []).forEach((inv, i) => {

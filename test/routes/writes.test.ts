@@ -342,3 +342,16 @@ t.test('create client: 25 per second per integration, then 429 with Retry-After:
   const res = await post(app, `${AGENCY.main}/client`, minimal)
   t.equal(res.statusCode, 200, 'accepted again after a second')
 })
+
+t.test('timestamps must be real instants, not just the right shape', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  for (const ts of ['9999-99-99T99:99:99Z', '2024-02-30T10:00:00Z', '2024-01-01T24:00:00Z']) {
+    const res = await post(app, `${AGENCY.main}/client/${c.clientNumber}/log`, logNote({ ts }))
+    t.equal(res.statusCode, 400, ts)
+    t.match(res.json().errors, [{ field: 'TS' }])
+  }
+  const res = await post(app, `${AGENCY.main}/client`, createClientBody({ Log: { Channel: 1, Note: 'n', TS: '2023-02-29T00:00:00Z' } }))
+  t.equal(res.statusCode, 400)
+  t.match(res.json().errors, [{ field: 'Log.TS' }])
+})
