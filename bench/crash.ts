@@ -23,10 +23,11 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomUUID } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
+import { ROOT } from '../src/config.js'
+import { seededRandom } from '../src/domain/random.js'
 
 // ------------------------------------------------------------------------------------------------
 // Options, paths, seeded randomness
@@ -50,29 +51,10 @@ const LOOPS = option('loops', 4)
 const REPORT = !process.argv.includes('--no-report') && ROUNDS >= 10
 const VERBOSE = process.argv.includes('--verbose')
 
-/** The package root: the nearest folder above this file with a package.json (works from dist/bench and bench). */
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir)
-    if (up === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url))
-    dir = up
-  }
-  return dir
-}
-const ROOT = packageRoot()
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
 
-/** mulberry32: small, seeded, good enough to pick moments and kinds. */
 function rng(seed: number) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
+  const next = seededRandom(seed)
   return {
     next,
     int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),

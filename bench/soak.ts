@@ -19,9 +19,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { Agent, request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
+import { ROOT } from '../src/config.js'
+import { seededRandom } from '../src/domain/random.js'
 
 // ------------------------------------------------------------------------------------------------
 // Options
@@ -55,27 +56,10 @@ if (TARGET_URL !== undefined && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d
   process.exit(2)
 }
 
-function packageRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir)
-    if (up === dir) throw new Error('package.json not found')
-    dir = up
-  }
-  return dir
-}
-const ROOT = packageRoot()
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
 
 function rng(seed: number) {
-  let a = seed >>> 0
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = a
-    x = Math.imul(x ^ (x >>> 15), x | 1)
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61)
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
+  const next = seededRandom(seed)
   return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)], int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) }
 }
 type Rng = ReturnType<typeof rng>

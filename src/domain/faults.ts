@@ -1,4 +1,5 @@
 import { compileGlob } from './journal.js'
+import { seededRandom } from './random.js'
 
 /**
  * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, or a
@@ -53,18 +54,6 @@ export interface FaultRequest {
   agencyId: number | null
 }
 
-/** mulberry32: a small seeded generator, so probabilistic rules replay identically. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 interface Compiled {
   rule: FaultRule
   path: ((text: string) => boolean) | undefined
@@ -80,7 +69,7 @@ export class Faults {
     this.rules.push({
       rule,
       path: rule.match.path === undefined ? undefined : compileGlob(rule.match.path),
-      random: seeded(input.seed ?? 1)
+      random: seededRandom(input.seed ?? 1)
     })
     return rule
   }
