@@ -10,32 +10,30 @@ import { agencyListSchema, mapAgencyList } from '../../src/versions/agencies.js'
 export default async function agencyRoutes(fastify: FastifyInstance, { sandbox, version }: VendorRouteOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  {
-    app.route({
-      method: 'GET',
-      url: '/vendor/agencies',
-      constraints: { apiVersion: version },
-      schema: {
-        summary: 'Agencies subscribed to the integration',
-        querystring: VersionQuery,
-        response: { 200: agencyListSchema[version] }
-      },
-      handler: (request) => mapAgencyList[version](sandbox.access.listAgencies(request.integrationId))
-    })
+  app.route({
+    method: 'GET',
+    url: '/vendor/agencies',
+    constraints: { apiVersion: version },
+    schema: {
+      summary: 'Agencies subscribed to the integration',
+      querystring: VersionQuery,
+      response: { 200: agencyListSchema[version] }
+    },
+    handler: (request) => mapAgencyList[version](sandbox.access.listAgencies(request.integrationId))
+  })
 
-    app.route({
-      method: 'GET',
-      url: '/vendor/agency/:agencyId/offices',
-      constraints: { apiVersion: version },
-      schema: {
-        summary: "The agency's offices",
-        params: AgencyParams,
-        querystring: VersionQuery,
-        response: { 200: Type.Array(OfficeSchema) }
-      },
-      handler: (request) => sandbox.offices(grantOf(request).agency.agencyId)
-    })
-  }
+  app.route({
+    method: 'GET',
+    url: '/vendor/agency/:agencyId/offices',
+    constraints: { apiVersion: version },
+    schema: {
+      summary: "The agency's offices",
+      params: AgencyParams,
+      querystring: VersionQuery,
+      response: { 200: Type.Array(OfficeSchema) }
+    },
+    handler: (request) => sandbox.offices(grantOf(request).agency.agencyId)
+  })
 
   if (version !== '4.0') return // users exist in 4.0 only
 

@@ -35,87 +35,85 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
     sendJson(reply, one ? json.slice(1, -1) : json)
   }
 
-  {
-    const reader = clientReaders[version]
-    const readQuery = reader.include ? IncludeQuery : VersionQuery
+  const reader = clientReaders[version]
+  const readQuery = reader.include ? IncludeQuery : VersionQuery
 
-    app.route({
-      method: 'GET',
-      url: '/vendor/agency/:agencyId/clients',
-      constraints: { apiVersion: version },
-      config: { scope: 'client-read' },
-      schema: {
-        summary: 'Ids of the clients changed since asOf (all when absent), ascending',
-        params: AgencyParams,
-        querystring: ChangedClientsQuery,
-        response: { 200: ClientIdList }
-      },
-      handler: (request, reply) => {
-        const ids = sandbox.clients.changedIds(grantOf(request).agency.agencyId, request.query)
-        sendJson(reply, JSON.stringify(ids))
-      }
-    })
+  app.route({
+    method: 'GET',
+    url: '/vendor/agency/:agencyId/clients',
+    constraints: { apiVersion: version },
+    config: { scope: 'client-read' },
+    schema: {
+      summary: 'Ids of the clients changed since asOf (all when absent), ascending',
+      params: AgencyParams,
+      querystring: ChangedClientsQuery,
+      response: { 200: ClientIdList }
+    },
+    handler: (request, reply) => {
+      const ids = sandbox.clients.changedIds(grantOf(request).agency.agencyId, request.query)
+      sendJson(reply, JSON.stringify(ids))
+    }
+  })
 
-    app.route({
-      method: 'GET',
-      url: '/vendor/agency/:agencyId/client/:clientId',
-      constraints: { apiVersion: version },
-      config: { scope: 'client-read' },
-      serializerCompiler: noSerializer,
-      schema: {
-        summary: 'One client',
-        params: ClientParams,
-        querystring: readQuery,
-        response: { 200: reader.schema }
-      },
-      handler: (request, reply) => {
-        const row = sandbox.clients.get(grantOf(request).agency.agencyId, request.params.clientId)
-        answer(version, request, reply, [row], true)
-      }
-    })
+  app.route({
+    method: 'GET',
+    url: '/vendor/agency/:agencyId/client/:clientId',
+    constraints: { apiVersion: version },
+    config: { scope: 'client-read' },
+    serializerCompiler: noSerializer,
+    schema: {
+      summary: 'One client',
+      params: ClientParams,
+      querystring: readQuery,
+      response: { 200: reader.schema }
+    },
+    handler: (request, reply) => {
+      const row = sandbox.clients.get(grantOf(request).agency.agencyId, request.params.clientId)
+      answer(version, request, reply, [row], true)
+    }
+  })
 
-    app.route({
-      method: 'POST',
-      url: '/vendor/agency/:agencyId/clients',
-      constraints: { apiVersion: version },
-      config: { scope: 'client-read' },
-      serializerCompiler: noSerializer,
-      // 3.0/4.0: one caller posts a bare array of numbers; bind it as {clientNumbers}.
-      preValidation: async (request) => {
-        if (version !== '1' && Array.isArray(request.body)) request.body = { clientNumbers: request.body }
-      },
-      schema: {
-        summary: 'Batch read of up to 200 clients',
-        params: AgencyParams,
-        querystring: readQuery,
-        body: version === '1' ? Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }) : BatchBody,
-        response: { 200: Type.Array(reader.schema) }
-      },
-      handler: (request, reply) => {
-        const body = request.body as number[] | { clientNumbers: number[] }
-        const numbers = Array.isArray(body) ? body : body.clientNumbers
-        answer(version, request, reply, sandbox.clients.batch(grantOf(request).agency.agencyId, numbers), false)
-      }
-    })
+  app.route({
+    method: 'POST',
+    url: '/vendor/agency/:agencyId/clients',
+    constraints: { apiVersion: version },
+    config: { scope: 'client-read' },
+    serializerCompiler: noSerializer,
+    // 3.0/4.0: one caller posts a bare array of numbers; bind it as {clientNumbers}.
+    preValidation: async (request) => {
+      if (version !== '1' && Array.isArray(request.body)) request.body = { clientNumbers: request.body }
+    },
+    schema: {
+      summary: 'Batch read of up to 200 clients',
+      params: AgencyParams,
+      querystring: readQuery,
+      body: version === '1' ? Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }) : BatchBody,
+      response: { 200: Type.Array(reader.schema) }
+    },
+    handler: (request, reply) => {
+      const body = request.body as number[] | { clientNumbers: number[] }
+      const numbers = Array.isArray(body) ? body : body.clientNumbers
+      answer(version, request, reply, sandbox.clients.batch(grantOf(request).agency.agencyId, numbers), false)
+    }
+  })
 
-    if (version === '1') return // version 1 has no search
+  if (version === '1') return // version 1 has no search
 
-    app.route({
-      method: 'GET',
-      url: '/vendor/agency/:agencyId/clients/search',
-      constraints: { apiVersion: version },
-      config: { scope: 'client-read' },
-      serializerCompiler: noSerializer,
-      schema: {
-        summary: 'Clients with a policy of exactly this number',
-        params: AgencyParams,
-        querystring: SearchQuery,
-        response: { 200: Type.Array(reader.schema) }
-      },
-      handler: (request, reply) => {
-        const rows = sandbox.clients.searchByPolicyNumber(grantOf(request).agency.agencyId, request.query.policyNumber)
-        answer(version, request, reply, rows, false)
-      }
-    })
-  }
+  app.route({
+    method: 'GET',
+    url: '/vendor/agency/:agencyId/clients/search',
+    constraints: { apiVersion: version },
+    config: { scope: 'client-read' },
+    serializerCompiler: noSerializer,
+    schema: {
+      summary: 'Clients with a policy of exactly this number',
+      params: AgencyParams,
+      querystring: SearchQuery,
+      response: { 200: Type.Array(reader.schema) }
+    },
+    handler: (request, reply) => {
+      const rows = sandbox.clients.searchByPolicyNumber(grantOf(request).agency.agencyId, request.query.policyNumber)
+      answer(version, request, reply, rows, false)
+    }
+  })
 }
