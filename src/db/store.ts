@@ -333,7 +333,7 @@ export function createStore(db: Db) {
     optedOut: bool(r.opted_out)
   })
 
-  return {
+  const api = {
     getMeta: (key: string): string | undefined => s.getMeta.get(key)?.value,
     setMeta: (key: string, value: string): void => void s.setMeta.run(key, value),
 
@@ -468,6 +468,63 @@ export function createStore(db: Db) {
     },
     transaction: <T>(fn: () => T): T => db.transaction(fn)()
   }
+  return withAccessCache(api)
+}
+
+/** Store methods that change integrations, subscriptions or agencies. */
+const ACCESS_MUTATORS = [
+  'insertIntegration', 'deleteIntegration', 'insertAgency', 'deleteAgency', 'setAgencyFlag', 'setDefaultOffice',
+  'setDefaultUsers', 'insertSubscription', 'updateSubscription', 'deleteSubscription', 'clearAll'
+] as const
+
+/**
+ * Every vendor request reads its integration, subscription and agency: tiny tables that change
+ * only through this store. They are cached in memory and forgotten on any change to them, and
+ * when a transaction fails (it may have cached rows it then rolled back).
+ */
+function withAccessCache<T extends {
+  getIntegration(clientId: string): unknown
+  getAgency(agencyId: number): unknown
+  getSubscription(clientId: string, agencyId: number): unknown
+  transaction<R>(fn: () => R): R
+}>(api: T): T {
+  const integrations = new Map<string, unknown>()
+  const agencies = new Map<number, unknown>()
+  const subscriptions = new Map<string, unknown>()
+  const forget = () => {
+    integrations.clear()
+    agencies.clear()
+    subscriptions.clear()
+  }
+  const cached = <K, V>(map: Map<K, V>, key: K, load: () => V): V => {
+    if (map.has(key)) return map.get(key) as V
+    if (map.size >= 10_000) map.clear() // unknown ids are cached too: keep that bounded
+    const value = load()
+    map.set(key, value)
+    return value
+  }
+  const { getIntegration, getAgency, getSubscription, transaction } = api
+  const out = { ...api } as Record<string, unknown>
+  out.getIntegration = (clientId: string) => cached(integrations, clientId, () => getIntegration(clientId))
+  out.getAgency = (agencyId: number) => cached(agencies, agencyId, () => getAgency(agencyId))
+  out.getSubscription = (clientId: string, agencyId: number) =>
+    cached(subscriptions, `${agencyId}\u0000${clientId}`, () => getSubscription(clientId, agencyId))
+  out.transaction = <R>(fn: () => R): R => {
+    try {
+      return transaction(fn)
+    } catch (e) {
+      forget()
+      throw e
+    }
+  }
+  for (const name of ACCESS_MUTATORS) {
+    const original = (api as unknown as Record<string, (...args: unknown[]) => unknown>)[name]
+    out[name] = (...args: unknown[]) => {
+      forget()
+      return original(...args)
+    }
+  }
+  return out as T
 }
 
 export type Store = ReturnType<typeof createStore>

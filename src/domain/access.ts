@@ -14,11 +14,18 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 const NO_SECRET = digest('\u0000no integration\u0000')
 
 export function createAccess(store: Store) {
+  /** Digest of each integration's secret (rows are cached by the store, so this is per change). */
+  const secrets = new WeakMap<IntegrationRow, Buffer>()
+  const secretDigest = (i: IntegrationRow) => {
+    let d = secrets.get(i)
+    if (d === undefined) secrets.set(i, (d = digest(i.clientSecret)))
+    return d
+  }
   return {
     /** The integration these credentials belong to; the secret is compared in constant time. */
     authenticate(clientId: string, clientSecret: string): IntegrationRow | undefined {
       const integration = store.getIntegration(clientId)
-      const expected = integration === undefined ? NO_SECRET : digest(integration.clientSecret)
+      const expected = integration === undefined ? NO_SECRET : secretDigest(integration)
       const matches = timingSafeEqual(expected, digest(clientSecret))
       return integration !== undefined && matches ? integration : undefined
     },
