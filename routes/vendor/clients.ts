@@ -50,8 +50,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
       response: { 200: ClientIdList }
     },
     handler: (request, reply) => {
-      const ids = sandbox.clients.changedIds(grantOf(request).agency.agencyId, request.query)
-      sendJson(reply, JSON.stringify(ids))
+      sendJson(reply, sandbox.clients.changedIdsJson(grantOf(request).agency.agencyId, request.query))
     }
   })
 

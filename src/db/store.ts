@@ -477,6 +477,9 @@ const ACCESS_MUTATORS = [
   'setDefaultUsers', 'insertSubscription', 'updateSubscription', 'deleteSubscription', 'clearAll'
 ] as const
 
+/** Store methods that change clients (their ids, deleted flags, offices or modified times). */
+const CLIENT_MUTATORS = ['insertClient', 'updateClient', 'updateClientDetails', 'deleteClient'] as const
+
 /**
  * Every vendor request reads its integration, subscription and agency: tiny tables that change
  * only through this store. They are cached in memory and forgotten on any change to them, and
@@ -487,11 +490,14 @@ function withAccessCache<T extends {
   getAgency(agencyId: number): unknown
   getSubscription(clientId: string, agencyId: number): unknown
   transaction<R>(fn: () => R): R
-}>(api: T): T {
+}>(api: T): T & { generation(): number } {
+  /** Counts changes to clients and agencies, so derived answers know when to recompute. */
+  let generation = 0
   const integrations = new Map<string, unknown>()
   const agencies = new Map<number, unknown>()
   const subscriptions = new Map<string, unknown>()
   const forget = () => {
+    generation++
     integrations.clear()
     agencies.clear()
     subscriptions.clear()
@@ -517,14 +523,15 @@ function withAccessCache<T extends {
       throw e
     }
   }
-  for (const name of ACCESS_MUTATORS) {
+  out.generation = () => generation
+  for (const name of [...ACCESS_MUTATORS, ...CLIENT_MUTATORS]) {
     const original = (api as unknown as Record<string, (...args: unknown[]) => unknown>)[name]
     out[name] = (...args: unknown[]) => {
       forget()
       return original(...args)
     }
   }
-  return out as T
+  return out as T & { generation(): number }
 }
 
 export type Store = ReturnType<typeof createStore>

@@ -11,7 +11,28 @@ export interface ChangedQuery {
 }
 
 export function createClients(store: Store) {
+  /** Full id listings (no asOf) as JSON, kept until any client or agency changes. */
+  const listings = new Map<string, string>()
+  let listingsGeneration = -1
+
   return {
+    /** changedIds as JSON text; the full listing (100,000 ids in a big agency) is cached. */
+    changedIdsJson(agencyId: number, q: ChangedQuery): string {
+      if (q.asOf !== undefined) return JSON.stringify(this.changedIds(agencyId, q))
+      if (listingsGeneration !== store.generation()) {
+        listings.clear()
+        listingsGeneration = store.generation()
+      }
+      const key = `${agencyId}|${q.deleted === true ? 1 : 0}|${q.officeId ?? ''}`
+      let json = listings.get(key)
+      if (json === undefined) {
+        if (listings.size >= 1000) listings.clear()
+        json = JSON.stringify(this.changedIds(agencyId, q))
+        listings.set(key, json)
+      }
+      return json
+    },
+
     /**
      * Ids of the clients changed since `asOf` (all when absent), ascending. Changed means
      * details.modified > asOf. `deleted=true` lists only deleted clients; otherwise they are left out.

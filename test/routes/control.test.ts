@@ -150,8 +150,12 @@ t.test('agency-side client changes move modified and show in changed clients', a
   t.equal(res.statusCode, 200, 'replaced')
   t.same((await v4(app, `${AGENCY.main}/clients/search?policyNumber=PUT-POL-1`)).json(), [], 'policy index follows the replacement')
 
+  const listed = (await v4(app, `${AGENCY.main}/clients`)).json()
+  t.ok(listed.includes(9000), 'the full listing shows the new client')
   res = await ctl(app, 'DELETE', `/agencies/${AGENCY.main}/clients/9000`)
   t.equal(res.statusCode, 200)
+  t.notOk((await v4(app, `${AGENCY.main}/clients`)).json().includes(9000), 'the cached full listing follows the deletion')
+  t.ok((await v4(app, `${AGENCY.main}/clients?deleted=true`)).json().includes(9000))
   t.equal((await v4(app, `${AGENCY.main}/client/9000`)).statusCode, 404)
   t.ok((await v4(app, `${AGENCY.main}/clients?deleted=true&asOf=${since}`)).json().includes(9000))
 
