@@ -3,11 +3,11 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ClientRow } from '../../src/db/store.js'
 import { grantOf, type VendorRouteOptions } from '../../src/plugins/vendor.js'
+import { GROUP_KEYS, type ClientGroup } from '../../src/schemas/client.js'
 import {
   AgencyParams, BatchBody, ChangedClientsQuery, ClientIdList, ClientParams, IncludeQuery, SearchQuery, VersionQuery
 } from '../../src/schemas/requests.js'
 import { clientReaders } from '../../src/versions/clients.js'
-import type { ApiVersion } from '../../src/versions/index.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 
@@ -26,12 +26,16 @@ function sendJson(reply: FastifyReply, json: string): void {
 export default async function clientRoutes(fastify: FastifyInstance, { sandbox, version }: VendorRouteOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  /** Answers clients in the version's shape, with the Denied header when a group was withheld. */
-  function answer(version: ApiVersion, request: FastifyRequest, reply: FastifyReply, rows: ClientRow[], one: boolean) {
-    const reader = clientReaders[version]
-    const { groups, denied } = reader.groups(grantOf(request), (request.query as { include?: string }).include)
+  /** The groups this read returns; sets the Denied header when one was withheld. */
+  function groupsOf(request: FastifyRequest, reply: FastifyReply): ClientGroup[] {
+    const { groups, denied } = clientReaders[version].groups(grantOf(request), (request.query as { include?: string }).include)
     if (denied.length > 0) reply.header('denied', denied.join(','))
-    const json = reader.render(rows, groups)
+    return groups
+  }
+
+  /** Answers clients in the version's shape. */
+  function answer(reply: FastifyReply, rows: ClientRow[], groups: ClientGroup[], one: boolean) {
+    const json = clientReaders[version].render(rows, groups)
     sendJson(reply, one ? json.slice(1, -1) : json)
   }
 
@@ -68,7 +72,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
     },
     handler: (request, reply) => {
       const row = sandbox.clients.get(grantOf(request).agency.agencyId, request.params.clientId)
-      answer(version, request, reply, [row], true)
+      answer(reply, [row], groupsOf(request, reply), true)
     }
   })
 
@@ -92,7 +96,9 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
     handler: (request, reply) => {
       const body = request.body as number[] | { clientNumbers: number[] }
       const numbers = Array.isArray(body) ? body : body.clientNumbers
-      answer(version, request, reply, sandbox.clients.batch(grantOf(request).agency.agencyId, numbers), false)
+      const groups = groupsOf(request, reply)
+      const rows = sandbox.clients.batch(grantOf(request).agency.agencyId, numbers, groups.map((g) => GROUP_KEYS[g]))
+      answer(reply, rows, groups, false)
     }
   })
 
@@ -112,7 +118,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
     },
     handler: (request, reply) => {
       const rows = sandbox.clients.searchByPolicyNumber(grantOf(request).agency.agencyId, request.query.policyNumber)
-      answer(version, request, reply, rows, false)
+      answer(reply, rows, groupsOf(request, reply), false)
     }
   })
 }

@@ -1,4 +1,4 @@
-import type { ClientRow, Store } from '../db/store.js'
+import type { ClientRow, GroupColumn, Store } from '../db/store.js'
 import { badRequest, clientNotFound, invalidField } from '../errors.js'
 import { parseTimestamp } from './time.js'
 
@@ -54,7 +54,7 @@ export function createClients(store: Store) {
     },
 
     /** Live clients among `numbers`, in request order, each once; unknown and deleted are left out. */
-    batch(agencyId: number, numbers: number[]): ClientRow[] {
+    batch(agencyId: number, numbers: number[], groups?: readonly GroupColumn[]): ClientRow[] {
       if (numbers.length > MAX_BATCH) {
         throw badRequest(`at most ${MAX_BATCH} client numbers per request; split the ${numbers.length} numbers into batches of ${MAX_BATCH}`, [
           { field: 'clientNumbers', message: `at most ${MAX_BATCH} client numbers per request, got ${numbers.length}` }
@@ -62,7 +62,7 @@ export function createClients(store: Store) {
       }
       if (numbers.length === 0) return []
       const unique = [...new Set(numbers)]
-      const rows = new Map(store.getClientsIn(agencyId, unique).map((r) => [r.clientNumber, r]))
+      const rows = new Map(store.getClientsIn(agencyId, unique, groups).map((r) => [r.clientNumber, r]))
       return unique.flatMap((n) => rows.get(n) ?? [])
     },
 
