@@ -3,15 +3,16 @@ import { randomUUID } from 'node:crypto'
 import { Agent, request as httpRequest } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { UUID_PLACEHOLDER, type Budget, type LoadJob, type LoadMessage, type LoadResult, type RequestVariant, type SecondCount } from './protocol.js'
+import { UUID_PLACEHOLDER, type Budget, type LoadJob, type LoadMessage, type LoadResult, type RequestVariant } from './protocol.js'
 
 /**
- * The load generator: a child process of run.ts (forked with IPC). It receives one LoadJob,
- * warms the server up, tells the parent it is measuring, runs the measured load and answers
- * with a LoadResult. Closed-loop loads use autocannon; fixed-rate loads pace requests itself.
+ * The load generator: a child process of run.ts (forked with IPC, advanced serialization). It
+ * receives one LoadJob, warms the server up, tells the parent it is measuring, runs the measured
+ * load and answers with a LoadResult holding every latency. Closed-loop loads use autocannon;
+ * fixed-rate loads pace the requests themselves.
  */
 
-/** Latencies of the answered requests, in a growable typed array. */
+/** Latencies of the expected answers, in a growable typed array. */
 class Latencies {
   private values = new Float64Array(1 << 16)
   private count = 0
@@ -29,13 +30,34 @@ class Latencies {
     return this.count
   }
 
-  summary(): { p50Ms: number; p99Ms: number; meanMs: number } {
-    if (this.count === 0) return { p50Ms: 0, p99Ms: 0, meanMs: 0 }
-    const sorted = this.values.slice(0, this.count).sort()
-    const at = (q: number) => sorted[Math.min(this.count - 1, Math.ceil(q * this.count) - 1)]
-    let sum = 0
-    for (const v of sorted) sum += v
-    return { p50Ms: at(0.5), p99Ms: at(0.99), meanMs: sum / this.count }
+  toArray(): Float64Array {
+    return this.values.slice(0, this.count)
+  }
+}
+
+/** What came back: statuses, latencies, failures. */
+class Tally {
+  readonly latencies = new Latencies()
+  readonly statuses = new Map<number, number>()
+  errors = 0
+
+  constructor(private readonly expect: Set<number>) {}
+
+  count(status: number, ms: number): void {
+    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
+    if (this.expect.has(status)) this.latencies.add(ms)
+    else this.errors++
+  }
+
+  result(tool: string, seconds: number): LoadResult {
+    return {
+      tool,
+      requests: this.latencies.size,
+      errors: this.errors,
+      seconds,
+      statuses: Object.fromEntries([...this.statuses].map(([status, n]) => [String(status), n])),
+      latencies: this.latencies.toArray()
+    }
   }
 }
 
@@ -66,43 +88,12 @@ function requestsOf(job: LoadJob): autocannon.Request[] {
   }]
 }
 
-interface Tally {
-  latencies: Latencies
-  statuses: Map<number, number>
-  errors: number
-}
-
-function newTally(): Tally {
-  return { latencies: new Latencies(), statuses: new Map(), errors: 0 }
-}
-
-function count(tally: Tally, expect: Set<number>, status: number, ms: number): void {
-  tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1)
-  if (expect.has(status)) tally.latencies.add(ms)
-  else tally.errors++
-}
-
-function resultOf(tool: string, tally: Tally, seconds: number, perSecond?: SecondCount[]): LoadResult {
-  const requests = tally.latencies.size
-  return {
-    tool,
-    requests,
-    errors: tally.errors,
-    seconds,
-    rps: seconds > 0 ? requests / seconds : 0,
-    ...tally.latencies.summary(),
-    statuses: Object.fromEntries([...tally.statuses].map(([status, n]) => [String(status), n])),
-    ...(perSecond === undefined ? {} : { perSecond })
-  }
-}
-
 /**
  * A closed loop of `job.connections` connections with autocannon; `tally` records the answers.
- * Resolves with the seconds from the start to the last answer (autocannon itself stops on a
- * one-second tick, which would round short loads up).
+ * Resolves with the seconds from the start to the last answer (autocannon itself stops only on
+ * its sampling tick, which would round short loads up).
  */
 function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<number> {
-  const expect = new Set(job.expect)
   return new Promise((resolve, reject) => {
     const started = performance.now()
     let last = started
@@ -120,7 +111,7 @@ function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<
     })
     instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
       last = performance.now()
-      if (tally !== null) count(tally, expect, status, ms)
+      tally?.count(status, ms)
     })
   })
 }
@@ -129,48 +120,46 @@ function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<
 function send(job: LoadJob, agent: Agent, variant: RequestVariant): Promise<{ status: number; ms: number }> {
   const started = performance.now()
   return new Promise((resolve) => {
+    const done = (status: number) => resolve({ status, ms: performance.now() - started })
     const req = httpRequest(job.origin + variant.path, { method: variant.method, headers: headersFor(job, variant), agent }, (res) => {
       res.resume()
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started }))
-      res.on('error', () => resolve({ status: 0, ms: performance.now() - started }))
+      res.on('end', () => done(res.statusCode ?? 0))
+      res.on('error', () => done(0))
     })
-    req.on('error', () => resolve({ status: 0, ms: performance.now() - started }))
+    req.on('error', () => done(0))
     req.end(variant.body === undefined ? undefined : fill(variant.body))
   })
 }
 
-/** Offers `rate` requests per second at even intervals (whatever the answers take) and counts them by second. */
+/** Offers `rate` requests per second at even intervals, whatever the answers take, and counts them by second. */
 async function fixedRate(job: LoadJob, rate: number, budget: Budget): Promise<LoadResult> {
   const total = 'amount' in budget ? budget.amount : Math.round(budget.seconds * rate)
   const interval = 1000 / rate
   const agent = new Agent({ keepAlive: true, maxSockets: job.connections })
-  const expect = new Set(job.expect)
-  const tally = newTally()
+  const tally = new Tally(new Set(job.expect))
   const seconds = new Map<number, Map<number, number>>()
   const pending: Promise<void>[] = []
   const started = performance.now()
   for (let i = 0; i < total; i++) {
-    const due = started + i * interval
-    const wait = due - performance.now()
+    const wait = started + i * interval - performance.now()
     if (wait > 0) await sleep(wait)
     const second = Math.floor((performance.now() - started) / 1000)
-    const variant = job.variants[i % job.variants.length]
-    pending.push(send(job, agent, variant).then(({ status, ms }) => {
-      count(tally, expect, status, ms)
+    pending.push(send(job, agent, job.variants[i % job.variants.length]).then(({ status, ms }) => {
+      tally.count(status, ms)
       const bucket = seconds.get(second) ?? new Map<number, number>()
       bucket.set(status, (bucket.get(status) ?? 0) + 1)
       seconds.set(second, bucket)
     }))
   }
   await Promise.all(pending)
-  const elapsed = (performance.now() - started) / 1000
   agent.destroy()
-  const perSecond = [...seconds.keys()].sort((a, b) => a - b).map((second) => ({
+  // the load lasted as long as it was offered, however fast the last answer came
+  const elapsed = Math.max((performance.now() - started) / 1000, total / rate)
+  const perSecond = [...seconds.entries()].sort(([a], [b]) => a - b).map(([second, byStatus]) => ({
     second,
-    byStatus: Object.fromEntries([...(seconds.get(second) ?? new Map<number, number>())].map(([s, n]) => [String(s), n]))
+    byStatus: Object.fromEntries([...byStatus].map(([status, n]) => [String(status), n]))
   }))
-  // requests/s is what was answered over the time the load was offered
-  return { ...resultOf('paced', tally, elapsed, perSecond), rps: tally.latencies.size / Math.max(elapsed, total / rate) }
+  return { ...tally.result('paced', elapsed), perSecond }
 }
 
 async function run(job: LoadJob, tell: (m: LoadMessage) => void): Promise<LoadResult> {
@@ -181,9 +170,9 @@ async function run(job: LoadJob, tell: (m: LoadMessage) => void): Promise<LoadRe
   }
   if (job.warmup !== null) await closedLoop(job, job.warmup, null)
   tell({ type: 'measuring' })
-  const tally = newTally()
+  const tally = new Tally(new Set(job.expect))
   const seconds = await closedLoop(job, job.measure, tally)
-  return resultOf('autocannon', tally, seconds)
+  return tally.result('autocannon', seconds)
 }
 
 const tell = (message: LoadMessage): Promise<void> =>

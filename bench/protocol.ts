@@ -46,14 +46,11 @@ export interface LoadResult {
   requests: number
   /** Other statuses, socket errors and timeouts. */
   errors: number
+  /** From the first request sent to the last answer (or to the end of the offered load). */
   seconds: number
-  /** Expected answers per second. */
-  rps: number
-  /** Latency of the expected answers, milliseconds. */
-  p50Ms: number
-  p99Ms: number
-  meanMs: number
   statuses: Record<string, number>
+  /** Latency of each expected answer, milliseconds. */
+  latencies: Float64Array
   /** Rate mode only: answers by the second their request was sent in. */
   perSecond?: SecondCount[]
 }

@@ -20,6 +20,7 @@ import {
   type JournalResult, type Results, type ScenarioResult, type Side
 } from './report.js'
 import { buildScenarios, SCENARIO_IDS, type Scenario, type ScenarioId, type ScenarioSizes } from './scenarios.js'
+import { merge, rateOf, summarize } from './stats.js'
 
 /**
  * The benchmark of issue 7 (`npm run bench`): the sandbox on a 100,000-client database against a
@@ -29,7 +30,8 @@ import { buildScenarios, SCENARIO_IDS, type Scenario, type ScenarioId, type Scen
 
 const HELP = `Usage: node dist/bench/run.js [options]
 
-  --duration S      seconds measured per scenario and server (default 10, after a warm-up)
+  --duration S      seconds measured per scenario and server (default 10, after a warm-up), in two
+                    halves in the order sandbox, ceiling, ceiling, sandbox
   --connections N   concurrent connections of the load generator (default 10)
   --quick           smoke run: 1 agency x 2,000 clients in a temp dir, a few hundred requests per scenario
   --out DIR         where RESULTS.md and results.json go (default bench/; a temp dir with --quick,
@@ -151,7 +153,7 @@ interface LoadRun {
 /** Runs one load job in a child process; CPU is measured over the measured part only. */
 function runLoad(job: LoadJob, serverPid: number): Promise<LoadRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
     const childPid = child.pid ?? 0
     const snapshot = () => ({ at: performance.now(), server: cpuSeconds(serverPid) ?? 0, load: cpuSeconds(childPid) ?? 0, machine: machineBusySeconds() })
     let mark: ReturnType<typeof snapshot> | undefined
@@ -195,41 +197,46 @@ async function measureStartups(settings: Settings, db: string, data: BenchData):
   return samples
 }
 
-/** RSS before and after two rounds of cheap requests, each adding as many journal entries. */
+/** Rounds of cheap requests after the first one, to see whether RSS stays flat once the journal is full. */
+const JOURNAL_LATER_ROUNDS = 3
+
+/**
+ * RSS before and after `journalRequests` cheap requests (each one journal entry), then after
+ * each of three more rounds of half as many.
+ */
 async function measureJournal(settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<JournalResult> {
-  const job: LoadJob = {
-    origin: sandbox.origin,
-    authorization: authorization(data),
-    variants: [{ method: 'GET', path: JOURNAL_PATH }],
-    connections: settings.connections,
-    warmup: null,
-    measure: { amount: settings.journalRequests },
-    expect: [200]
+  const round = async (amount: number): Promise<number> => {
+    const { result } = await runLoad({
+      origin: sandbox.origin,
+      authorization: authorization(data),
+      variants: [{ method: 'GET', path: JOURNAL_PATH }],
+      connections: settings.connections,
+      warmup: null,
+      measure: { amount },
+      expect: [200]
+    }, sandbox.pid)
+    if (result.requests !== amount) throw new Error(`journal round answered ${result.requests} of ${amount}: ${JSON.stringify(result.statuses)}`)
+    await sleep(500)
+    return mb(statusKb(sandbox.pid, 'VmRSS'))
   }
-  const settle = () => sleep(500)
   const before = mb(statusKb(sandbox.pid, 'VmRSS'))
-  const first = await runLoad(job, sandbox.pid)
-  await settle()
-  const afterFirst = mb(statusKb(sandbox.pid, 'VmRSS'))
-  const second = await runLoad(job, sandbox.pid)
-  await settle()
-  const afterSecond = mb(statusKb(sandbox.pid, 'VmRSS'))
-  for (const r of [first.result, second.result]) {
-    if (r.requests !== settings.journalRequests) throw new Error(`journal round answered ${r.requests} of ${settings.journalRequests}: ${JSON.stringify(r.statuses)}`)
-  }
+  const afterFirst = await round(settings.journalRequests)
+  const later: number[] = []
+  for (let i = 0; i < JOURNAL_LATER_ROUNDS; i++) later.push(await round(Math.ceil(settings.journalRequests / 2)))
   // the journal's capacity, and the id of its newest entry (entries recorded so far)
   const endpoint = await fetch(`${sandbox.origin}/_sandbox/requests?limit=1`)
   const newest = endpoint.status === 200 ? ((await endpoint.json()) as { id?: number }[])[0]?.id ?? null : (await endpoint.arrayBuffer(), null)
   const capacity = endpoint.headers.get('x-journal-capacity')
-  log(`journal: RSS ${before.toFixed(0)} → ${afterFirst.toFixed(0)} → ${afterSecond.toFixed(0)} MB over 2 x ${settings.journalRequests} requests`)
+  log(`journal: RSS ${[before, afterFirst, ...later].map((v) => v.toFixed(0)).join(' → ')} MB`)
   return {
     requests: settings.journalRequests,
+    laterRequests: Math.ceil(settings.journalRequests / 2),
     endpointStatus: endpoint.status,
     capacity: capacity === null ? null : Number(capacity),
     recorded: newest,
     rssBeforeMb: before,
     rssAfterFirstMb: afterFirst,
-    rssAfterSecondMb: afterSecond
+    rssAfterLaterMb: later
   }
 }
 
@@ -270,40 +277,58 @@ function meanBytes(scenario: Scenario, stored: StoredResponse[]): number {
   return answers.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, answers.length)
 }
 
-function sideOf(run: LoadRun): Side {
-  const r = run.result
+/** One server's figures from the slices of its measurement. */
+function sideOf(runs: LoadRun[]): Side {
+  const result = merge(runs.map((r) => r.result))
+  const seconds = runs.reduce((n, r) => n + r.result.seconds, 0)
+  const cores = (pick: keyof LoadRun['cpu']) =>
+    seconds > 0 ? runs.reduce((n, r) => n + r.cpu[pick] * r.result.seconds, 0) / seconds : 0
   return {
-    rps: r.rps, p50Ms: r.p50Ms, p99Ms: r.p99Ms, meanMs: r.meanMs, requests: r.requests, errors: r.errors,
-    statuses: r.statuses, seconds: r.seconds, cpu: run.cpu
+    rps: rateOf(result),
+    ...summarize(result.latencies),
+    requests: result.requests,
+    errors: result.errors,
+    statuses: result.statuses,
+    seconds: result.seconds,
+    cpu: { server: cores('server'), load: cores('load'), other: cores('other') }
   }
 }
+
+const halve = (b: Budget): Budget => ('amount' in b ? { amount: Math.ceil(b.amount / 2) } : { seconds: b.seconds / 2 })
 
 async function measureScenario(
   settings: Settings, scenario: Scenario, sandbox: ServerProcess, ceiling: ServerProcess, auth: string, stored: StoredResponse[]
 ): Promise<ScenarioResult> {
-  const jobFor = (origin: string): LoadJob => ({
-    origin,
-    authorization: auth,
-    variants: scenario.variants,
-    connections: settings.connections,
-    expect: scenario.expect,
-    ...(scenario.rate === undefined
-      ? { warmup: settings.warmup, measure: settings.measure }
-      // the rate limit remembers the last second: no warm-up, and a pause before each run
-      : { warmup: null, measure: { seconds: scenario.rate.seconds }, rate: scenario.rate.perSecond })
+  const job = (server: ServerProcess, measure: Budget, warmup: Budget | null, connections = settings.connections): LoadJob => ({
+    origin: server.origin, authorization: auth, variants: scenario.variants, connections, expect: scenario.expect, warmup, measure
   })
-  if (scenario.rate !== undefined) await sleep(1100)
-  const onSandbox = await runLoad(jobFor(sandbox.origin), sandbox.pid)
+  const on = (server: ServerProcess, j: LoadJob) => runLoad(j, server.pid)
+  let sandboxRuns: LoadRun[]
+  let ceilingRuns: LoadRun[]
+  let alone: LoadRun | undefined
+  if (scenario.rate !== undefined) {
+    // a fixed offered rate, once per server; the rate limit remembers the last second, so pause before each
+    const paced = (server: ServerProcess): LoadJob => ({ ...job(server, { seconds: scenario.rate?.seconds ?? 1 }, null), rate: scenario.rate?.perSecond })
+    await sleep(1100)
+    sandboxRuns = [await on(sandbox, paced(sandbox))]
+    await sleep(1100)
+    ceilingRuns = [await on(ceiling, paced(ceiling))]
+  } else {
+    // sandbox, ceiling, ceiling, sandbox, each for half the time: a change in the machine's load weighs on both alike
+    const half = halve(settings.measure)
+    const s1 = await on(sandbox, job(sandbox, half, settings.warmup))
+    const c1 = await on(ceiling, job(ceiling, half, settings.warmup))
+    const c2 = await on(ceiling, job(ceiling, half, null))
+    const s2 = await on(sandbox, job(sandbox, half, null))
+    sandboxRuns = [s1, s2]
+    ceilingRuns = [c1, c2]
+    // one connection at a time: the time one request takes, without queueing behind the others
+    alone = await on(sandbox, job(sandbox, settings.serviceTime, null, 1))
+  }
   const sandboxRss = statusKb(sandbox.pid, 'VmRSS')
-  // one connection at a time: the time one request takes, without queueing behind the others
-  const alone = scenario.rate === undefined
-    ? await runLoad({ ...jobFor(sandbox.origin), connections: 1, warmup: null, measure: settings.serviceTime }, sandbox.pid)
-    : undefined
-  await sleep(scenario.rate !== undefined ? 1100 : 200)
-  const onCeiling = await runLoad(jobFor(ceiling.origin), ceiling.pid)
-  const s = sideOf(onSandbox)
-  const c = sideOf(onCeiling)
-  const perSecond = onSandbox.result.perSecond?.map((row) => {
+  const s = sideOf(sandboxRuns)
+  const c = sideOf(ceilingRuns)
+  const perSecond = sandboxRuns[0].result.perSecond?.map((row) => {
     const accepted = row.byStatus['200'] ?? 0
     const limited = row.byStatus['429'] ?? 0
     const total = Object.values(row.byStatus).reduce((a, b) => a + b, 0)
@@ -316,7 +341,7 @@ async function measureScenario(
     ceiling: c,
     ratio: c.rps > 0 ? s.rps / c.rps : 0,
     responseBytes: Math.round(meanBytes(scenario, stored)),
-    ...(alone === undefined ? {} : { oneConnection: { rps: alone.result.rps, p50Ms: alone.result.p50Ms, p99Ms: alone.result.p99Ms } }),
+    ...(alone === undefined ? {} : { oneConnection: { rps: rateOf(alone.result), ...summarize(alone.result.latencies) } }),
     sandboxRssMb: sandboxRss === null ? null : mb(sandboxRss),
     ...(perSecond === undefined ? {} : { perSecond })
   }

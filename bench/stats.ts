@@ -1,0 +1,43 @@
+import type { LoadResult } from './protocol.js'
+
+/** Latency figures of load results, and several results of one server merged into one. */
+
+export interface LatencySummary {
+  p50Ms: number
+  p99Ms: number
+  meanMs: number
+}
+
+export function summarize(latencies: Float64Array): LatencySummary {
+  const n = latencies.length
+  if (n === 0) return { p50Ms: 0, p99Ms: 0, meanMs: 0 }
+  const sorted = latencies.slice().sort()
+  const at = (q: number) => sorted[Math.min(n - 1, Math.max(0, Math.ceil(q * n) - 1))]
+  let sum = 0
+  for (let i = 0; i < n; i++) sum += sorted[i]
+  return { p50Ms: at(0.5), p99Ms: at(0.99), meanMs: sum / n }
+}
+
+/** Requests answered per second of load. */
+export const rateOf = (r: LoadResult): number => (r.seconds > 0 ? r.requests / r.seconds : 0)
+
+/** Slices of one measurement (e.g. the two halves of an ABBA order) as one result. */
+export function merge(results: LoadResult[]): LoadResult {
+  if (results.length === 1) return results[0]
+  const latencies = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0))
+  let at = 0
+  for (const r of results) {
+    latencies.set(r.latencies, at)
+    at += r.latencies.length
+  }
+  const statuses: Record<string, number> = {}
+  for (const r of results) for (const [status, n] of Object.entries(r.statuses)) statuses[status] = (statuses[status] ?? 0) + n
+  return {
+    tool: results[0].tool,
+    requests: results.reduce((n, r) => n + r.requests, 0),
+    errors: results.reduce((n, r) => n + r.errors, 0),
+    seconds: results.reduce((n, r) => n + r.seconds, 0),
+    statuses,
+    latencies
+  }
+}
