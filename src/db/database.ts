@@ -21,8 +21,8 @@ export function openDatabase({ file, migrationsDir }: OpenOptions): Db {
   if (file !== ':memory:') db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')
-  // 32 MiB of page cache (the default 2 MiB thrashes on a batch read of 200 clients).
-  db.pragma('cache_size = -32768')
+  // 8 MiB of page cache: a batch read of 200 clients fits (the default is 2 MiB).
+  db.pragma('cache_size = -8192')
   migrate(db, migrationsDir)
   return db
 }
