@@ -143,6 +143,8 @@ export function loadAverage(): number[] {
 export class RssSampler {
   private timer: NodeJS.Timeout | undefined
   peakKb = 0
+  /** Peak since the last startPhase(). */
+  phasePeakKb = 0
   samples = 0
 
   constructor(private readonly pid: number, private readonly everyMs = 100) {}
@@ -159,8 +161,15 @@ export class RssSampler {
     if (kb !== null) {
       this.samples++
       if (kb > this.peakKb) this.peakKb = kb
+      if (kb > this.phasePeakKb) this.phasePeakKb = kb
     }
     return kb
+  }
+
+  /** Starts a new phase: phasePeakKb counts from now. */
+  startPhase(): void {
+    this.phasePeakKb = 0
+    this.sample()
   }
 
   stop(): void {

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { basename } from 'node:path'
 
 /** Self time per function and per file of a V8 CPU profile (`node --cpu-prof`). */
 
@@ -30,13 +31,14 @@ export interface SelfTime {
 }
 
 export interface ProfileSummary {
-  file: string
+  /** The profiles summed up (file names in the output's profiles/). */
+  files: string[]
   busyMs: number
   idleMs: number
   /** Self time by function. */
   functions: SelfTime[]
   /** Self time by file or package. */
-  files: SelfTime[]
+  byFile: SelfTime[]
   /** Time spent in the package's own functions and everything they call (inclusive). */
   project: SelfTime[]
 }
@@ -52,15 +54,35 @@ function shorten(url: string, root: string): string {
   return path.startsWith(root + '/') ? path.slice(root.length + 1) : path
 }
 
-function top(totals: Map<string, { name: string; location: string; ms: number }>, busyMs: number, count: number): SelfTime[] {
+type Totals = Map<string, { name: string; location: string; ms: number }>
+
+function top(totals: Totals, busyMs: number, count: number): SelfTime[] {
   return [...totals.values()]
     .sort((a, b) => b.ms - a.ms)
     .slice(0, count)
     .map((t) => ({ name: t.name, location: t.location, selfMs: Math.round(t.ms), selfPct: busyMs > 0 ? (100 * t.ms) / busyMs : 0 }))
 }
 
-export function summarizeProfile(file: string, root: string, count = 20): ProfileSummary {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile
+/** Self and inclusive times of one or more profiles (of the same program), added up. */
+export function summarizeProfile(files: string[], root: string, count = 20): ProfileSummary {
+  const totals = { busyMs: 0, idleMs: 0 }
+  const byFunction: Totals = new Map()
+  const byFile: Totals = new Map()
+  const inclusive: Totals = new Map()
+  for (const file of files) addProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, root, totals, byFunction, byFile, inclusive)
+  return {
+    files: files.map((f) => basename(f)),
+    busyMs: Math.round(totals.busyMs),
+    idleMs: Math.round(totals.idleMs),
+    functions: top(byFunction, totals.busyMs, count),
+    byFile: top(byFile, totals.busyMs, count),
+    project: top(inclusive, totals.busyMs, count)
+  }
+}
+
+function addProfile(
+  profile: CpuProfile, root: string, totals: { busyMs: number; idleMs: number }, byFunction: Totals, byFile: Totals, inclusive: Totals
+): void {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]))
   const selfUs = new Map<number, number>()
   // each sample lasts until the next one
@@ -99,22 +121,16 @@ export function summarizeProfile(file: string, root: string, count = 20): Profil
     }
     return stack
   }
-  const inclusive = new Map<string, { name: string; location: string; ms: number }>()
-
-  const byFunction = new Map<string, { name: string; location: string; ms: number }>()
-  const byFile = new Map<string, { name: string; location: string; ms: number }>()
-  let idleMs = 0
-  let busyMs = 0
   for (const [id, us] of selfUs) {
     const frame = nodes.get(id)?.callFrame
     if (frame === undefined) continue
     const ms = us / 1000
     const name = frame.functionName === '' ? '(anonymous)' : frame.functionName
     if (name === IDLE) {
-      idleMs += ms
+      totals.idleMs += ms
       continue
     }
-    busyMs += ms
+    totals.busyMs += ms
     const where = shorten(frame.url, root)
     const location = frame.url === '' ? where : `${where}:${frame.lineNumber + 1}`
     const fn = byFunction.get(`${name} ${location}`) ?? { name, location, ms: 0 }
@@ -129,13 +145,5 @@ export function summarizeProfile(file: string, root: string, count = 20): Profil
     const f = byFile.get(fileKey) ?? { name: fileKey, location: fileKey, ms: 0 }
     f.ms += ms
     byFile.set(fileKey, f)
-  }
-  return {
-    file,
-    busyMs: Math.round(busyMs),
-    idleMs: Math.round(idleMs),
-    functions: top(byFunction, busyMs, count),
-    files: top(byFile, busyMs, count),
-    project: top(inclusive, busyMs, count)
   }
 }

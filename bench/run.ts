@@ -240,42 +240,60 @@ async function measureJournal(settings: Settings, sandbox: ServerProcess, data: 
   }
 }
 
-/** Asks the sandbox each distinct request of the scenarios once, for the ceiling to replay. */
-async function storeResponses(scenarios: Scenario[], origin: string, auth: string): Promise<StoredResponse[]> {
+/** Asks the sandbox each distinct request of the scenario once, for the ceiling to replay. */
+async function storeResponses(scenario: Scenario, origin: string, auth: string): Promise<StoredResponse[]> {
   const stored: StoredResponse[] = []
   const seen = new Set<string>()
-  for (const scenario of scenarios) {
-    for (const v of scenario.variants) {
-      const key = `${v.method} ${v.path} ${v.body ?? ''}`
-      if (seen.has(key)) continue
-      seen.add(key)
-      const body = v.body === undefined ? undefined : v.body.split(UUID_PLACEHOLDER).join(randomUUID())
-      const res = await fetch(origin + v.path, {
-        method: v.method,
-        headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body })
-      })
-      const payload = await res.text()
-      if (res.status !== 200) throw new Error(`${scenario.id}: ${v.method} ${v.path} answered ${res.status}: ${payload.slice(0, 500)}`)
-      stored.push({
-        method: v.method,
-        url: v.path,
-        ...(v.body === undefined ? {} : { body: v.body }),
-        status: res.status,
-        contentType: res.headers.get('content-type') ?? 'application/json; charset=utf-8',
-        payload
-      })
-    }
+  for (const v of scenario.variants) {
+    const key = `${v.method} ${v.path} ${v.body ?? ''}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    const body = v.body === undefined ? undefined : v.body.split(UUID_PLACEHOLDER).join(randomUUID())
+    const res = await fetch(origin + v.path, {
+      method: v.method,
+      headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body })
+    })
+    const payload = await res.text()
+    if (res.status !== 200) throw new Error(`${scenario.id}: ${v.method} ${v.path} answered ${res.status}: ${payload.slice(0, 500)}`)
+    stored.push({
+      method: v.method,
+      url: v.path,
+      ...(v.body === undefined ? {} : { body: v.body }),
+      status: res.status,
+      contentType: res.headers.get('content-type') ?? 'application/json; charset=utf-8',
+      payload
+    })
   }
   return stored
 }
 
-/** Mean body size of the scenario's answers. */
-function meanBytes(scenario: Scenario, stored: StoredResponse[]): number {
-  const keys = new Set(scenario.variants.map((v) => `${v.method} ${v.path}`))
-  const answers = stored.filter((r) => keys.has(`${r.method} ${r.url}`))
-  return answers.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, answers.length)
+/** A ceiling serving the sandbox's answers to the scenario's requests, taken now. */
+async function startCeiling(
+  settings: Settings, scenario: Scenario, sandbox: ServerProcess, data: BenchData, profileName: string | undefined
+): Promise<{ ceiling: ServerProcess; stored: StoredResponse[] }> {
+  const file: CeilingFile = {
+    credentials: data.credentials,
+    routes: [scenario.route],
+    responses: await storeResponses(scenario, sandbox.origin, authorization(data))
+  }
+  const responsesFile = join(settings.tempDir, `ceiling-${scenario.id}.json`)
+  writeFileSync(responsesFile, JSON.stringify(file))
+  const port = await freePort()
+  const ceiling = await spawnServer({
+    args: [...profileFlags(settings, profileName), CEILING_SCRIPT, responsesFile, '--port', String(port)],
+    env: {},
+    port,
+    healthPath: '/_ceiling/health',
+    pollMs: 5,
+    timeoutMs: 30_000
+  })
+  return { ceiling, stored: file.responses }
 }
+
+/** Mean body size of the stored answers. */
+const meanBytes = (stored: StoredResponse[]): number =>
+  stored.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, stored.length)
 
 /** One server's figures from the slices of its measurement. */
 function sideOf(runs: LoadRun[]): Side {
@@ -340,7 +358,7 @@ async function measureScenario(
     sandbox: s,
     ceiling: c,
     ratio: c.rps > 0 ? s.rps / c.rps : 0,
-    responseBytes: Math.round(meanBytes(scenario, stored)),
+    responseBytes: Math.round(meanBytes(stored)),
     ...(alone === undefined ? {} : { oneConnection: { rps: rateOf(alone.result), ...summarize(alone.result.latencies) } }),
     sandboxRssMb: sandboxRss === null ? null : mb(sandboxRss),
     ...(perSecond === undefined ? {} : { perSecond })
@@ -358,9 +376,10 @@ async function bench(settings: Settings, command: string): Promise<Results> {
   try {
     const startups = await measureStartups(settings, work.file, data)
 
-    const profileOf = (server: string) => (settings.profile ? `${server}-${settings.scenarios.join('+')}-${Date.now()}.cpuprofile` : undefined)
-    const profiles = { sandbox: profileOf('sandbox'), ceiling: profileOf('ceiling') }
-    const sandbox = await startSandbox(settings, work.file, data, profiles.sandbox)
+    const stamp = new Date().toISOString().replace(/[:.]/g, '-')
+    const profileOf = (server: string) => (settings.profile ? `${server}-${stamp}.cpuprofile` : undefined)
+    const sandboxProfile = profileOf(`sandbox-${settings.partial ? settings.scenarios.join('+') : 'all'}`)
+    const sandbox = await startSandbox(settings, work.file, data, sandboxProfile)
     cleanups.unshift(() => sandbox.stop())
     const rss = new RssSampler(sandbox.pid, 100).start()
     log(`sandbox ${sandbox.origin} (pid ${sandbox.pid}) healthy in ${sandbox.startupMs.toFixed(0)} ms`)
@@ -369,28 +388,17 @@ async function bench(settings: Settings, command: string): Promise<Results> {
 
     const auth = authorization(data)
     const scenarios = buildScenarios(data, settings.sizes).filter((s) => settings.scenarios.includes(s.id))
-    const ceilingFile: CeilingFile = {
-      credentials: data.credentials,
-      routes: scenarios.map((s) => s.route),
-      responses: await storeResponses(scenarios, sandbox.origin, auth)
-    }
-    const responsesFile = join(settings.tempDir, 'ceiling-responses.json')
-    writeFileSync(responsesFile, JSON.stringify(ceilingFile))
-    const ceilingPort = await freePort()
-    const ceiling = await spawnServer({
-      args: [...profileFlags(settings, profiles.ceiling), CEILING_SCRIPT, responsesFile, '--port', String(ceilingPort)],
-      env: {},
-      port: ceilingPort,
-      healthPath: '/_ceiling/health',
-      pollMs: 5,
-      timeoutMs: 30_000
-    })
-    cleanups.unshift(() => ceiling.stop())
-    log(`ceiling ${ceiling.origin} (pid ${ceiling.pid}) serving ${ceilingFile.responses.length} stored answers`)
-
     const results: ScenarioResult[] = []
+    const ceilingProfiles: string[] = []
     for (const scenario of scenarios) {
-      const r = await measureScenario(settings, scenario, sandbox, ceiling, auth, ceilingFile.responses)
+      // the answers are taken just before the scenario runs, so writes of earlier scenarios count for both servers
+      const ceilingProfile = profileOf(`ceiling-${scenario.id}`)
+      if (ceilingProfile !== undefined) ceilingProfiles.push(ceilingProfile)
+      const { ceiling, stored } = await startCeiling(settings, scenario, sandbox, data, ceilingProfile)
+      cleanups.unshift(() => ceiling.stop())
+      rss.startPhase()
+      const r = { ...(await measureScenario(settings, scenario, sandbox, ceiling, auth, stored)), sandboxPeakRssMb: mb(rss.phasePeakKb) }
+      await ceiling.stop()
       results.push(r)
       log(`${scenario.id}: sandbox ${r.sandbox.rps.toFixed(0)} req/s p50 ${r.sandbox.p50Ms.toFixed(2)} p99 ${r.sandbox.p99Ms.toFixed(2)} ms · ` +
         `ceiling ${r.ceiling.rps.toFixed(0)} req/s p50 ${r.ceiling.p50Ms.toFixed(2)} p99 ${r.ceiling.p99Ms.toFixed(2)} ms · ${(100 * r.ratio).toFixed(0)}%`)
@@ -399,7 +407,6 @@ async function bench(settings: Settings, command: string): Promise<Results> {
     rss.sample()
     rss.stop()
     const hwm = statusKb(sandbox.pid, 'VmHWM')
-    await ceiling.stop()
     const code = await sandbox.stop()
     if (code !== 0) throw new Error(`the sandbox exited with ${code} on SIGTERM:\n${sandbox.output()}`)
 
@@ -427,9 +434,9 @@ async function bench(settings: Settings, command: string): Promise<Results> {
       memory: { peakRssMb: mb(rss.peakKb), hwmMb: hwm === null ? null : mb(hwm), samples: rss.samples, journal },
       scenarios: results
     }
-    if (profiles.sandbox !== undefined && profiles.ceiling !== undefined) {
-      const summary = (name: string) => summarizeProfile(join(settings.out, 'profiles', name), ROOT)
-      measured.profile = { sandbox: summary(profiles.sandbox), ceiling: summary(profiles.ceiling) }
+    if (sandboxProfile !== undefined) {
+      const summary = (names: string[]) => summarizeProfile(names.map((n) => join(settings.out, 'profiles', n)), ROOT)
+      measured.profile = { sandbox: summary([sandboxProfile]), ceiling: summary(ceilingProfiles) }
     }
     return { ...measured, targets: evaluateTargets(measured) }
   } finally {
