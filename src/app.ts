@@ -8,7 +8,7 @@ import { closeDatabase, openDatabase } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { createSandbox, type Sandbox } from './domain/sandbox.js'
 import type { Fixture } from './fixture/schema.js'
-import { loggerOptions } from './logger.js'
+import { childLoggerFactory, loggerOptions } from './logger.js'
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
@@ -62,6 +62,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const app = Fastify({
     logger: loggerOptions(config),
+    childLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     connectionTimeout: 60_000,
     requestTimeout: 60_000,

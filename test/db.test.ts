@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, closeDatabase, listMigrations, migrate } from '../src/db/database.js'
 import { ROOT } from '../src/config.js'
-import { AGENCY, DEMO, build, testConfig } from './helpers/app.js'
+import fc from 'fast-check'
+import { GROUP_KEYS, type ClientGroup } from '../src/schemas/client.js'
+import { clientReaders } from '../src/versions/clients.js'
+import { AGENCY, DEMO, build, demoFixture, testConfig } from './helpers/app.js'
 
 const migrationsDir = join(ROOT, 'migrations')
 
@@ -55,4 +58,32 @@ t.test('file databases use WAL and keep their data across restarts', async (t) =
 
 t.test('the test config is in memory', async (t) => {
   t.equal(testConfig().db, ':memory:')
+})
+
+t.test('batch answers joined by SQLite equal the rows rendered one by one, for any numbers and groups', async (t) => {
+  const app = await build(t)
+  const { clients } = app.sandbox
+  const agency = AGENCY.main
+  const demoClients = demoFixture().agencies.find((a) => a.agencyId === agency)!.clients
+  const known = demoClients.map((c) => c.clientNumber)
+  t.ok(demoClients.some((c) => c.deleted === true), 'the demo agency has deleted clients to leave out')
+  const groupNames = Object.keys(GROUP_KEYS) as ClientGroup[]
+  const number = fc.oneof(fc.constantFrom(...known), fc.integer({ min: 1, max: 2_000_000 }))
+  fc.assert(
+    fc.property(
+      fc.array(number, { maxLength: 60 }),
+      fc.shuffledSubarray(groupNames),
+      (numbers, groups) => {
+        const columns = groups.map((g) => GROUP_KEYS[g])
+        const joined = clients.batchJson(agency, numbers, columns).toString('utf8')
+        const rendered = clientReaders['4.0'].render(clients.batch(agency, numbers, columns), groups)
+        return joined === rendered
+      }
+    ),
+    { seed: 20261122, numRuns: 300 }
+  )
+  const all = clients.batchJson(agency, known.slice(0, 200).reverse(), ['details'])
+  const ids = (JSON.parse(all.toString()) as { clientNumber: number }[]).map((c) => c.clientNumber)
+  t.ok(ids.length > 1 && ids[0] > ids[1], 'in the order asked')
+  t.same(JSON.parse(clients.batchJson(agency, [], ['details']).toString()), [])
 })

@@ -17,8 +17,8 @@ const JSON_TYPE = 'application/json; charset=utf-8'
  */
 const noSerializer = () => (data: unknown) => JSON.stringify(data)
 
-/** Answers JSON text made without a serializer (client groups are stored as JSON). */
-function sendJson(reply: FastifyReply, json: string): void {
+/** Answers JSON made without a serializer (client groups are stored as JSON). */
+function sendJson(reply: FastifyReply, json: string | Buffer): void {
   reply.type(JSON_TYPE).send(json)
 }
 
@@ -97,8 +97,10 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
       const body = request.body as number[] | { clientNumbers: number[] }
       const numbers = Array.isArray(body) ? body : body.clientNumbers
       const groups = groupsOf(request, reply)
-      const rows = sandbox.clients.batch(grantOf(request).agency.agencyId, numbers, groups.map((g) => GROUP_KEYS[g]))
-      answer(reply, rows, groups, false)
+      const agencyId = grantOf(request).agency.agencyId
+      const columns = groups.map((g) => GROUP_KEYS[g])
+      if (reader.storedShape) sendJson(reply, sandbox.clients.batchJson(agencyId, numbers, columns))
+      else answer(reply, sandbox.clients.batch(agencyId, numbers, columns), groups, false)
     }
   })
 

@@ -346,6 +346,28 @@ export function createStore(db: Db) {
     return stmt
   }
 
+  /**
+   * Batch answers built by SQLite: the JSON array of `{"clientNumber":N,"<group>":<stored JSON>,…}`
+   * in the order of the given numbers, as UTF-8 bytes. One statement per combination of groups.
+   */
+  const joinedStatements = new Map<string, Database.Statement<[string, number], Buffer | null>>()
+  const joinedStatement = (groups: readonly GroupColumn[]) => {
+    const key = groups.join(',')
+    let stmt = joinedStatements.get(key)
+    if (stmt === undefined) {
+      for (const g of groups) if (!GROUP_COLUMNS.includes(g)) throw new Error(`unknown client group column ${g}`)
+      const members = groups.map((g) => `',"${g}":' || c.${g}`).join(' || ')
+      stmt = db
+        .prepare<[string, number], Buffer | null>(
+          `SELECT CAST('[' || coalesce(group_concat('{"clientNumber":' || c.client_number${members === '' ? '' : ' || ' + members} || '}', ',' ORDER BY j.key), '') || ']' AS BLOB)
+           FROM json_each(?) j JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0`
+        )
+        .pluck()
+      joinedStatements.set(key, stmt)
+    }
+    return stmt
+  }
+
   const parseSubscription = (clientId: string, r: { agency_id: number; scopes: string; opted_out: number }): SubscriptionRow => ({
     clientId,
     agencyId: r.agency_id,
@@ -416,6 +438,14 @@ export function createStore(db: Db) {
     getClientsIn(agencyId: number, clientNumbers: number[], groups?: readonly GroupColumn[]): ClientRow[] {
       const stmt = groups === undefined ? s.getClientsIn : groupStatement(groups)
       return (stmt.all(agencyId, JSON.stringify(clientNumbers)) as RawClient[]).map(toClient)
+    },
+    /**
+     * The live clients among `clientNumbers` (distinct), in that order, as the JSON array a 3.0 or
+     * 4.0 batch read answers, with the given groups in that order: joined from the stored JSON
+     * by SQLite, so 200 clients are never turned into JavaScript strings.
+     */
+    clientsJsonIn(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer {
+      return joinedStatement(groups).get(JSON.stringify(clientNumbers), agencyId) ?? Buffer.from('[]')
     },
     listClients: (agencyId: number): ClientRow[] => s.listClients.all(agencyId).map(toClient),
     searchByPolicyNumber: (agencyId: number, policyNumber: string): ClientRow[] =>
@@ -504,17 +534,26 @@ const ACCESS_MUTATORS = [
 ] as const
 
 /** Store methods that change clients (their ids, deleted flags, offices or modified times). */
-const CLIENT_MUTATORS = ['insertClient', 'updateClient', 'updateClientDetails', 'deleteClient'] as const
+const CLIENT_MUTATORS = [
+  'insertClient', 'updateClient', 'updateClientDetails', 'deleteClient', 'insertPolicy', 'deleteClientPolicies'
+] as const
+
+/** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
+const CLIENT_CACHE_ENTRIES = 2048
 
 /**
  * Every vendor request reads its integration, subscription and agency: tiny tables that change
- * only through this store. They are cached in memory and forgotten on any change to them, and
- * when a transaction fails (it may have cached rows it then rolled back).
+ * only through this store. They are cached in memory and forgotten on any change to them or to
+ * a client, and when a transaction fails (it may have cached rows it then rolled back). The
+ * clients a partner reads again (one client, a policy-number search) are cached the same way,
+ * up to CLIENT_CACHE_ENTRIES.
  */
 function withAccessCache<T extends {
   getIntegration(clientId: string): unknown
   getAgency(agencyId: number): unknown
   getSubscription(clientId: string, agencyId: number): unknown
+  getClient(agencyId: number, clientNumber: number): unknown
+  searchByPolicyNumber(agencyId: number, policyNumber: string): unknown
   transaction<R>(fn: () => R): R
 }>(api: T): T & { generation(): number } {
   /** Counts changes to clients and agencies, so derived answers know when to recompute. */
@@ -522,25 +561,35 @@ function withAccessCache<T extends {
   const integrations = new Map<string, unknown>()
   const agencies = new Map<number, unknown>()
   const subscriptions = new Map<string, unknown>()
+  const clients = new Map<string, unknown>()
   const forget = () => {
     generation++
     integrations.clear()
     agencies.clear()
     subscriptions.clear()
+    clients.clear()
   }
-  const cached = <K, V>(map: Map<K, V>, key: K, load: () => V): V => {
+  const cached = <K, V>(map: Map<K, V>, key: K, load: () => V, limit = 10_000): V => {
     if (map.has(key)) return map.get(key) as V
-    if (map.size >= 10_000) map.clear() // unknown ids are cached too: keep that bounded
+    if (map.size >= limit) map.clear() // unknown ids are cached too: keep that bounded
     const value = load()
     map.set(key, value)
     return value
   }
-  const { getIntegration, getAgency, getSubscription, transaction } = api
+  const { getIntegration, getAgency, getSubscription, getClient, searchByPolicyNumber, transaction } = api
   const out = { ...api } as Record<string, unknown>
   out.getIntegration = (clientId: string) => cached(integrations, clientId, () => getIntegration(clientId))
   out.getAgency = (agencyId: number) => cached(agencies, agencyId, () => getAgency(agencyId))
   out.getSubscription = (clientId: string, agencyId: number) =>
     cached(subscriptions, `${agencyId}\u0000${clientId}`, () => getSubscription(clientId, agencyId))
+  // cached rows are shared by every reader: frozen, so none can change another's copy
+  out.getClient = (agencyId: number, clientNumber: number) =>
+    cached(clients, `${agencyId}|${clientNumber}`, () => Object.freeze(getClient(agencyId, clientNumber)), CLIENT_CACHE_ENTRIES)
+  out.searchByPolicyNumber = (agencyId: number, policyNumber: string) =>
+    cached(clients, `${agencyId}\u0000${policyNumber}`, () => {
+      const rows = searchByPolicyNumber(agencyId, policyNumber) as object[]
+      return Object.freeze(rows.map((r) => Object.freeze(r)))
+    }, CLIENT_CACHE_ENTRIES)
   out.transaction = <R>(fn: () => R): R => {
     try {
       return transaction(fn)

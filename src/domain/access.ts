@@ -21,25 +21,61 @@ export function createAccess(store: Store) {
     if (d === undefined) secrets.set(i, (d = digest(i.clientSecret)))
     return d
   }
+  /**
+   * Credentials that authenticated, while nothing changed in the store: a partner sends the same
+   * header with every request, and hashing its secret each time is a tenth of a read's cost.
+   * Only correct pairs enter it, so a wrong secret always takes the constant-time comparison.
+   */
+  const accepted = new Map<string, IntegrationRow>()
+  let acceptedGeneration = -1
+  /** Grants (the checks passed), per agency and integration, while nothing changed. */
+  const grants = new Map<string, Grant>()
+  let grantsGeneration = -1
+  /**
+   * The integration's grant on an agency. Unknown, not subscribed, opted out and inactive
+   * agencies all answer the same 403, so nothing reveals which.
+   */
+  function loadGrant(clientId: string, agencyId: number): Grant {
+    const sub = store.getSubscription(clientId, agencyId)
+    if (sub === undefined || sub.optedOut) throw agencyUnavailable()
+    const agency = store.getAgency(agencyId)
+    if (agency === undefined || !agency.active) throw agencyUnavailable()
+    return { agency, scopes: new Set(sub.scopes) }
+  }
+
   return {
     /** The integration these credentials belong to; the secret is compared in constant time. */
     authenticate(clientId: string, clientSecret: string): IntegrationRow | undefined {
+      if (acceptedGeneration !== store.generation()) {
+        accepted.clear()
+        acceptedGeneration = store.generation()
+      }
+      const key = clientId + '\u0000' + clientSecret
+      const known = accepted.get(key)
+      if (known !== undefined) return known
       const integration = store.getIntegration(clientId)
       const expected = integration === undefined ? NO_SECRET : secretDigest(integration)
       const matches = timingSafeEqual(expected, digest(clientSecret))
-      return integration !== undefined && matches ? integration : undefined
+      if (integration === undefined || !matches) return undefined
+      if (accepted.size >= 1000) accepted.clear()
+      accepted.set(key, integration)
+      return integration
     },
 
-    /**
-     * The integration's grant on an agency. Unknown, not subscribed, opted out and inactive
-     * agencies all answer the same 403, so nothing reveals which.
-     */
+    /** The integration's grant on an agency (see loadGrant), cached while nothing changed. */
     grant(clientId: string, agencyId: number): Grant {
-      const sub = store.getSubscription(clientId, agencyId)
-      if (sub === undefined || sub.optedOut) throw agencyUnavailable()
-      const agency = store.getAgency(agencyId)
-      if (agency === undefined || !agency.active) throw agencyUnavailable()
-      return { agency, scopes: new Set(sub.scopes) }
+      if (grantsGeneration !== store.generation()) {
+        grants.clear()
+        grantsGeneration = store.generation()
+      }
+      const key = agencyId + '\u0000' + clientId
+      let grant = grants.get(key)
+      if (grant === undefined) {
+        grant = loadGrant(clientId, agencyId)
+        if (grants.size >= 10_000) grants.clear()
+        grants.set(key, grant)
+      }
+      return grant
     },
 
     requireScope(grant: Grant, scope: Scope): void {

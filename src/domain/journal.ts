@@ -32,19 +32,40 @@ export interface JournalFilter {
   limit?: number
 }
 
+/** What record() takes: the entry, or a function making it when the journal is first read. */
+export type JournalInput = Omit<JournalEntry, 'id'> | (() => Omit<JournalEntry, 'id'>)
+
+interface Slot {
+  id: number
+  input: JournalInput
+  entry?: JournalEntry
+}
+
 export class Journal {
-  private entries: (JournalEntry | undefined)[]
+  private entries: (Slot | undefined)[]
   private next = 0
   private nextId = 1
 
   constructor(readonly capacity: number) {
-    this.entries = new Array<JournalEntry | undefined>(Math.max(0, capacity))
+    this.entries = new Array<Slot | undefined>(Math.max(0, capacity))
   }
 
-  record(entry: Omit<JournalEntry, 'id'>): void {
+  /**
+   * Keeps an entry. Recording is on every partner request's path and reading is rare, so the
+   * caller may pass a function: it runs (once) when the entry is first listed.
+   */
+  record(input: JournalInput): void {
     if (this.capacity === 0) return
-    this.entries[this.next] = { id: this.nextId++, ...entry }
+    this.entries[this.next] = { id: this.nextId++, input }
     this.next = (this.next + 1) % this.capacity
+  }
+
+  private entryOf(slot: Slot): JournalEntry {
+    if (slot.entry === undefined) {
+      slot.entry = { id: slot.id, ...(typeof slot.input === 'function' ? slot.input() : slot.input) }
+      slot.input = slot.entry
+    }
+    return slot.entry
   }
 
   get size(): number {
@@ -55,8 +76,8 @@ export class Journal {
   list(f: JournalFilter = {}): JournalEntry[] {
     const ordered: JournalEntry[] = []
     for (let i = 0; i < this.capacity; i++) {
-      const e = this.entries[(this.next + i) % this.capacity]
-      if (e !== undefined) ordered.push(e)
+      const slot = this.entries[(this.next + i) % this.capacity]
+      if (slot !== undefined) ordered.push(this.entryOf(slot))
     }
     const sinceId = f.since !== undefined && /^\d+$/.test(f.since) ? Number(f.since) : undefined
     const sinceTime = f.since !== undefined && sinceId === undefined ? Date.parse(f.since) : undefined
@@ -73,7 +94,7 @@ export class Journal {
   }
 
   clear(): void {
-    this.entries = new Array<JournalEntry | undefined>(this.capacity)
+    this.entries = new Array<Slot | undefined>(this.capacity)
     this.next = 0
   }
 }

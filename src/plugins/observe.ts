@@ -81,46 +81,62 @@ export function observeVendorTraffic(app: FastifyInstance, sandbox: Sandbox): vo
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (!isVendor(request) || !sandbox.faults.active) return
+  // Callback hooks, not async ones: they run on every request and most return at once.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isVendor(request) || !sandbox.faults.active) return done()
     const path = pathOf(request.url)
     const rule = sandbox.faults.decide({
       method: request.method, path, version: versionOf(request.url), clientId: claimedClientId(request), agencyId: agencyOf(path)
     })
-    if (rule === undefined) return
-    if (rule.effect.delayMs !== undefined && rule.effect.delayMs > 0) {
-      await new Promise((resolve) => setTimeout(resolve, rule.effect.delayMs))
+    if (rule === undefined) return done()
+    const apply = () => {
+      let answered: FastifyReply | undefined
+      try {
+        answered = answerFault(request, reply, rule)
+      } catch (e) {
+        return done(e as Error)
+      }
+      if (answered === undefined) return done()
+      if (rule.effect.drop === true) record(request, 0, rule.effect.delayMs ?? 0)
+      // answered: the hook chain stops here (the reply is sent or hijacked), without calling done
     }
-    const answered = answerFault(request, reply, rule)
-    if (answered !== undefined && rule.effect.drop === true) record(request, 0, rule.effect.delayMs ?? 0)
-    return answered
+    if (rule.effect.delayMs !== undefined && rule.effect.delayMs > 0) setTimeout(apply, rule.effect.delayMs)
+    else apply()
   })
 
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (isVendor(request)) request.sentBody = request.body
+    done()
   })
 
+  /** Journals the request; parsing its URL and formatting the time wait until the journal is read. */
   function record(request: FastifyRequest, status: number, durationMs: number): void {
-    const path = pathOf(request.url)
-    const query = Object.fromEntries(new URLSearchParams(request.url.slice(path.length + 1)))
+    const { method, url, faultId } = request
+    const atMs = sandbox.clock.nowMs()
+    const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
+    const warnings = request.warnings ?? []
     const body = journalBody(request)
-    sandbox.journal.record({
-      time: sandbox.clock.iso(),
-      method: request.method,
-      path,
-      version: versionOf(request.url),
-      query,
-      integration: request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId,
-      agencyId: agencyOf(path),
-      status,
-      durationMs: Math.round(durationMs * 100) / 100,
-      warnings: request.warnings ?? [],
-      ...(body === undefined ? {} : { body }),
-      ...(request.faultId === null ? {} : { fault: request.faultId })
+    sandbox.journal.record(() => {
+      const path = pathOf(url)
+      return {
+        time: new Date(atMs).toISOString(),
+        method,
+        path,
+        version: versionOf(url),
+        query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
+        integration,
+        agencyId: agencyOf(path),
+        status,
+        durationMs: Math.round(durationMs * 100) / 100,
+        warnings,
+        ...(body === undefined ? {} : { body }),
+        ...(faultId === null ? {} : { fault: faultId })
+      }
     })
   }
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime)
+    done()
   })
 }

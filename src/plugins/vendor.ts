@@ -54,7 +54,17 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
   })
   app.addHook('onRequest', app.basicAuth)
 
-  app.addHook('preValidation', async (request: FastifyRequest) => {
+  app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
+    try {
+      bindRequest(request)
+    } catch (e) {
+      return done(e as Error)
+    }
+    done()
+  })
+
+  /** Checks the path ids, the grant and the scope, and binds the body's keys (throws an ApiError). */
+  function bindRequest(request: FastifyRequest): void {
     const params = request.params as Record<string, string> | undefined
     // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
     for (const name of ['agencyId', 'clientId'] as const) {
@@ -78,7 +88,7 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
       request.body = bindKeys(request.body, bodySchema, warnings)
       if (warnings.length > 0) request.warnings = warnings
     }
-  })
+  }
 }
 
 /** The grant set by the pipeline; routes with {agencyId} always have one. */

@@ -76,6 +76,8 @@ export interface ClientReader {
   include: boolean
   groups(grant: Grant, include: string | undefined): IncludeResult
   render(rows: readonly ClientRow[], groups: readonly ClientGroup[]): string
+  /** Whether a client answers as the stored groups joined unchanged (so the store may join them). */
+  storedShape: boolean
 }
 
 const joinRendered = (rows: readonly ClientRow[], groups: readonly ClientGroup[]) => {
@@ -92,7 +94,8 @@ export const clientReaders: Record<ApiVersion, ClientReader> = {
     schema: ClientSchema,
     include: true,
     groups: (grant, include) => resolveGroups(parseInclude(include), optIn(grant)),
-    render: joinRendered
+    render: joinRendered,
+    storedShape: true
   },
   '3.0': {
     schema: ClientSchema,
@@ -101,12 +104,14 @@ export const clientReaders: Record<ApiVersion, ClientReader> = {
       grant.agency.supportsIncludes
         ? resolveGroups(parseInclude(include), optIn(grant))
         : resolveGroups(undefined, optIn(grant), true),
-    render: joinRendered
+    render: joinRendered,
+    storedShape: true
   },
   '1': {
     schema: V1ClientSchema,
     include: false,
     groups: () => ({ groups: [...DEFAULT_GROUPS], denied: [] }),
-    render: (rows) => JSON.stringify(rows.map(toV1Client))
+    render: (rows) => JSON.stringify(rows.map(toV1Client)),
+    storedShape: false
   }
 }

@@ -8,19 +8,25 @@ export const API_VERSIONS = ['4.0', '3.0', '1'] as const
 export type ApiVersion = (typeof API_VERSIONS)[number]
 export const UNSUPPORTED = 'unsupported'
 
-const VERSION_PARAM = /[?&]version=([^&#]*)/
-
-/** The raw `version` query value of a URL, or undefined when absent. */
+/** The raw `version` query value of a URL, or undefined when absent (the first one counts). */
 export function rawVersion(url: string): string | undefined {
   const q = url.indexOf('?')
   if (q === -1) return undefined
-  const m = VERSION_PARAM.exec(url.slice(q))
-  if (m === null) return undefined
-  try {
-    return decodeURIComponent(m[1].replace(/\+/g, ' '))
-  } catch {
-    return m[1]
+  // a scan rather than a regular expression: this runs for every vendor request
+  for (let at = url.indexOf('version=', q + 1); at !== -1; at = url.indexOf('version=', at + 8)) {
+    const before = url.charCodeAt(at - 1)
+    if (before !== 0x3f /* ? */ && before !== 0x26 /* & */) continue
+    let end = at + 8
+    while (end < url.length && url.charCodeAt(end) !== 0x26 && url.charCodeAt(end) !== 0x23 /* & # */) end++
+    const value = url.slice(at + 8, end)
+    if (!value.includes('%') && !value.includes('+')) return value
+    try {
+      return decodeURIComponent(value.replace(/\+/g, ' '))
+    } catch {
+      return value
+    }
   }
+  return undefined
 }
 
 export function versionOf(url: string): ApiVersion | typeof UNSUPPORTED {
