@@ -304,3 +304,38 @@ t.test('simulator: clock-time changes, deterministic from the seed, found by cha
   t.notSame((await run(12)).batch, a.batch, 'another seed, other changes')
   for (const c of a.batch) t.ok(Date.parse(c.details.modified) > Date.parse('2026-11-30T23:59:59Z'))
 })
+
+t.test('answers the sandbox keeps in memory follow every change made through the control plane', async (t) => {
+  const app = await build(t)
+  const client = demoFixture().agencies.find((a) => a.agencyId === AGENCY.main)!.clients.find((c) => !c.deleted && (c.policies ?? []).length > 0)!
+  const policyNumber = client.policies![0].policyNumber
+  const n = client.clientNumber
+  const search = () => v4(app, `${AGENCY.main}/clients/search?policyNumber=${encodeURIComponent(policyNumber)}`)
+
+  // read each twice, so the second answer comes from memory
+  for (let i = 0; i < 2; i++) {
+    t.equal((await v4(app, `${AGENCY.main}/client/${n}`)).statusCode, 200)
+    t.ok((await search()).json().some((c: { clientNumber: number }) => c.clientNumber === n))
+    t.ok((await v4(app, `${AGENCY.main}/clients`)).json().includes(n))
+  }
+  t.equal((await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/${n}`, { deleted: true })).statusCode, 200)
+  t.equal((await v4(app, `${AGENCY.main}/client/${n}`)).statusCode, 404, 'a deleted client is gone from single reads')
+  t.notOk((await search()).json().some((c: { clientNumber: number }) => c.clientNumber === n), '... from search')
+  t.notOk((await v4(app, `${AGENCY.main}/clients`)).json().includes(n), '... and from the full listing')
+  t.ok((await v4(app, `${AGENCY.main}/clients?deleted=true`)).json().includes(n))
+
+  // grants: opted out, then back in; a scope taken away
+  t.equal((await v4(app, `${AGENCY.main}/offices`)).statusCode, 200)
+  t.equal((await ctl(app, 'PATCH', `/integrations/abc/agencies/${AGENCY.main}`, { optedOut: true })).statusCode, 200)
+  t.equal((await v4(app, `${AGENCY.main}/offices`)).statusCode, 403, 'opting out takes effect at once')
+  t.equal((await ctl(app, 'PATCH', `/integrations/abc/agencies/${AGENCY.main}`, { optedOut: false, scopes: ['client-read'] })).statusCode, 200)
+  t.equal((await v4(app, `${AGENCY.main}/clients`)).statusCode, 200)
+  t.equal((await v4(app, `${AGENCY.main}/users`)).statusCode, 403, 'a scope taken away is refused at once')
+
+  // credentials: accepted, then the integration is removed
+  const who = { authorization: 'Basic ' + Buffer.from('cache-check:s3cret').toString('base64') }
+  t.equal((await ctl(app, 'POST', '/integrations', { clientId: 'cache-check', clientSecret: 's3cret', name: 'Cache check', agencies: [] })).statusCode, 201)
+  for (let i = 0; i < 2; i++) t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: who })).statusCode, 200)
+  t.equal((await ctl(app, 'DELETE', '/integrations/cache-check')).statusCode, 204)
+  t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: who })).statusCode, 401, 'removed credentials are refused at once')
+})
