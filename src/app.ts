@@ -12,9 +12,9 @@ import { childLoggerFactory, loggerOptions } from './logger.js'
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
-import { lazyValidatorFactory } from './plugins/lazy-validators.js'
+import { lazySerializerFactory, lazyValidatorFactory } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
-import { documentScope, serveDocuments, type Documents } from './plugins/openapi.js'
+import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
@@ -73,7 +73,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       void sendError(reply, toApiError(error))
     },
     ajv: { customOptions: { allErrors: true, verbose: true } },
-    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never } }
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
   app.decorate('sandbox', sandbox)
@@ -92,23 +92,29 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   registerErrorHandling(app)
   observeVendorTraffic(app, sandbox)
 
-  const docs: Documents = {}
+  await registerApi(app, sandbox, config)
+  serveDocuments(app, config.version, (docsApp, describe) => registerApi(docsApp, sandbox, config, describe))
+
+  return app
+}
+
+/**
+ * The control plane and the vendor API (one scope per version), in this order. The OpenAPI
+ * documents register the same routes on their own instance, with `describe` adding the
+ * generator to each scope.
+ */
+async function registerApi(app: FastifyInstance, sandbox: Sandbox, config: Config, describe?: DescribeScope): Promise<void> {
   await app.register(async function control(scope) {
-    await documentScope(scope, 'control', config.version, docs)
+    if (describe !== undefined) await describe(scope, 'control')
     await scope.register(controlPlane, { prefix: '/_sandbox', sandbox, config })
   })
-
-  // The vendor API: one scope per version, each with its own OpenAPI document.
   for (const version of API_VERSIONS) {
     await app.register(async function vendorApi(vendor) {
-      await documentScope(vendor, version, config.version, docs)
+      if (describe !== undefined) await describe(vendor, version)
       await vendorPipeline(vendor, { sandbox })
       await vendor.register(agencyRoutes, { sandbox, version })
       await vendor.register(clientRoutes, { sandbox, version })
       await vendor.register(writeRoutes, { sandbox, version })
     })
   }
-  await serveDocuments(app, docs)
-
-  return app
 }

@@ -2,7 +2,6 @@
 import { writeFileSync } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
-import { FixtureError, loadFixtureFile } from './fixture/validate.js'
 import { closeOnSignals, startServer } from './server.js'
 
 /** Exit codes scripts can rely on. */
@@ -98,10 +97,12 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host)
 }
 
-function validate(args: string[]): number {
+async function validate(args: string[]): Promise<number> {
   const { positionals, values } = parse(args, {})
   if (values.help === true) return help('validate')
   if (positionals.length !== 1) throw new UsageError('validate takes exactly one FILE')
+  // loaded here, not at the top: TypeBox's compiler is not needed to serve
+  const { FixtureError, loadFixtureFile } = await import('./fixture/validate.js')
   try {
     loadFixtureFile(positionals[0])
     console.log(`${positionals[0]}: valid fixture`)
@@ -162,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
       case 'help':
         return help(rest[0] ?? 'main')
       case 'validate':
-        return validate(rest)
+        return await validate(rest)
       case 'generate':
         return await generate(rest)
       default:
@@ -174,7 +175,8 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`agency-sandbox: ${e.message}\n\n${HELP[command ?? 'main'] ?? HELP.main}`)
       return EXIT.usage
     }
-    if (e instanceof ConfigError || e instanceof FixtureError) {
+    // FixtureError by name: its module is loaded only when a fixture is read
+    if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
       console.error(`agency-sandbox: ${e.message}`)
       return EXIT.failed
     }

@@ -3,8 +3,9 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import type { TSchema } from '@sinclair/typebox'
 import { ApiError } from '../src/errors.js'
 import {
-  checkEffectiveDate, checkPeopleRules, compileItemValidator, decodeBase64Header, normalizeFileExt, pascalPath
+  checkEffectiveDate, checkPeopleRules, decodeBase64Header, normalizeFileExt, pascalPath
 } from '../src/domain/write-rules.js'
+import { compileItemValidator } from '../src/domain/item-validator.js'
 import { bindKeys } from '../src/schemas/bind.js'
 import { LOB_CODES } from '../src/schemas/lob.js'
 import {

@@ -1,24 +1,22 @@
 import rateLimit from '@fastify/rate-limit'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { gunzipSync } from 'node:zlib'
 import type { CreateClientCommand } from '../../src/domain/create-client.js'
 import {
-  checkEffectiveDate, checkPeopleRules, compileItemValidator, decodeBase64Header, normalizeFileExt, pascalPath
+  checkEffectiveDate, checkPeopleRules, decodeBase64Header, normalizeFileExt, pascalPath
 } from '../../src/domain/write-rules.js'
-import { OUTCOME_TEXT, type Outcome, type ReceiptCommand, type TaskCommand } from '../../src/domain/writes.js'
+import { OUTCOME_TEXT, type Outcome, type TaskCommand } from '../../src/domain/writes.js'
 import {
   badRequest, payloadTooLarge, tooManyRequests, unsupportedMediaType, validationFailed, type FieldError
 } from '../../src/errors.js'
 import { fieldErrors } from '../../src/plugins/errors.js'
 import { grantOf, type VendorRouteOptions } from '../../src/plugins/vendor.js'
 import { SlidingWindowStore } from '../../src/plugins/sliding-window.js'
-import { bindKeys } from '../../src/schemas/bind.js'
 import { ClientParams, AgencyParams, VersionQuery } from '../../src/schemas/requests.js'
 import {
-  AGENT_ROLES, AttachmentHeadersSchema, ClientCreateRequestSchema, LogNoteBodySchema, ReceiptItemSchema, ReceiptsBodySchema,
+  AGENT_ROLES, AttachmentHeadersSchema, ClientCreateRequestSchema, LogNoteBodySchema, ReceiptsBodySchema,
   V1AttachmentHeadersSchema, V1LogNoteBodySchema
 } from '../../src/schemas/writes.js'
 import { fromV1Attachment, fromV1LogNote } from '../../src/versions/writes.js'
@@ -53,7 +51,9 @@ const HEADER_NAMES: Record<string, string> = Object.fromEntries(
 )
 const headerFields = (field: string, context: string) => (context === 'headers' ? HEADER_NAMES[field.toLowerCase()] ?? field : field)
 
-const validateReceipt = compileItemValidator(ReceiptItemSchema)
+/** The receipt item check: TypeBox's compiler and value modules load with the first receipt, not at start-up. */
+let receiptCheck: Promise<typeof import('../../src/domain/item-validator.js').checkReceiptItem> | undefined
+const loadReceiptCheck = () => (receiptCheck ??= import('../../src/domain/item-validator.js').then((m) => m.checkReceiptItem))
 
 /** The optional task of an attachment: all Task* headers absent, or the required ones present. */
 function attachmentTask(h: Record<string, string | undefined>): TaskCommand | undefined {
@@ -144,20 +144,16 @@ export default async function writeRoutes(fastify: FastifyInstance, { sandbox, v
           202: Type.Array(Type.Object({ refId: Type.Union([Type.String(), Type.Null()]), code: Type.Integer(), message: Type.Union([Type.String(), Type.Null()]) }))
         }
       },
-      handler: (request, reply) => {
+      handler: async (request, reply) => {
         const warnings: string[] = request.warnings ?? []
-        const items = (request.body as unknown[]).map((raw, i): ReceiptCommand | FieldError[] => {
-          // Numbers sent as strings convert, as the other JSON bodies' validation coerces them.
-          const bound = Value.Convert(ReceiptItemSchema, bindKeys(raw, ReceiptItemSchema, warnings, `[${i}]`))
-          const errors = validateReceipt(bound)
-          return errors.length > 0 ? errors : (bound as ReceiptCommand)
-        })
+        const check = await loadReceiptCheck()
+        const items = (request.body as unknown[]).map((raw, i) => check(raw, i, warnings))
         if (warnings.length > 0) request.warnings = warnings
         const { outcome, answers } = sandbox.writes.receipts(grantOf(request).agency, request.params.clientId, items, originOf(request, version))
         // An item that failed the schema still answers with the RefId it carried, when readable.
         const raw = request.body as Record<string, unknown>[]
         const withRefs = answers.map((a, i) => (a.refId !== null ? a : { ...a, refId: refIdOf(raw[i]) }))
-        reply.code(outcome === 'created' ? 200 : 202).send(withRefs)
+        return reply.code(outcome === 'created' ? 200 : 202).send(withRefs)
       }
     })
   }

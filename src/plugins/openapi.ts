@@ -1,89 +1,69 @@
-import swagger, { type SwaggerOptions } from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
-import type { FastifyInstance } from 'fastify'
-import { MESSAGES } from '../errors.js'
-import { ProblemSchema } from '../schemas/common.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiVersion } from '../versions/index.js'
 
 /**
- * OpenAPI documents generated from the routes' TypeBox schemas: one per vendor version (each
- * version is its own scope with its own @fastify/swagger instance) and one for the control
- * API. Error answers every vendor operation can give are added to each operation.
+ * /openapi/{4.0,3.0,1,control}.json and Swagger UI at /docs. The documents come from a second
+ * Fastify instance with the same routes and @fastify/swagger (openapi-docs.ts), built on the
+ * first request for a document or the UI: the generator, Swagger UI and their dependencies
+ * stay out of the sandbox's start-up.
  */
 
 export type DocumentName = ApiVersion | 'control'
 export type Documents = Partial<Record<DocumentName, () => unknown>>
+export const DOCUMENT_NAMES: readonly DocumentName[] = ['4.0', '3.0', '1', 'control']
 
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } })
-const sentence = (text: string) => ({ description: text, content: { 'text/plain': { schema: { type: 'string', example: text } } } })
+/** Adds the OpenAPI generator to a scope, naming its document. */
+export type DescribeScope = (scope: FastifyInstance, name: DocumentName) => Promise<void>
 
-/** Error answers added to every vendor operation's document. */
-function vendorErrors(url: string, method: string) {
-  const errors: Record<string, unknown> = {
-    400: problem('Bad request: errors[] names each field and what is wrong'),
-    401: sentence(MESSAGES.unauthorized),
-    403: { description: `${MESSAGES.agencyUnavailable} (text/plain), or a problem body naming a scope the agency has not granted` },
-    404: problem('Unknown client, or an operation this version does not have')
-  }
-  if (method === 'POST') {
-    errors[413] = problem('Body too large (JSON over 1 MiB; attachments over 5 MiB decompressed)')
-    errors[415] = problem('Wrong Content-Type, or an attachment body that is not gzip')
-  }
-  if (/\/(log|attachment|receipts)$/.test(url) || /\/client\/:clientId$/.test(url)) errors[409] = problem('RefId already used for a different body')
-  if (method === 'POST' && url.endsWith('/client')) errors[429] = problem('More than 25 create-client requests in one second (Retry-After: 1)')
-  return errors
+export interface DocsInstance {
+  app: FastifyInstance
+  docs: Documents
 }
 
-export function swaggerOptions(name: DocumentName, version: string): SwaggerOptions {
-  const vendor = name !== 'control'
-  const title = vendor ? `Agency Integration API ${name === '1' ? '1 (no version parameter)' : name} (agency-sandbox)` : 'agency-sandbox control API'
-  return {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title,
-        version,
-        description: vendor
-          ? `The vendor interface as the sandbox emulates it. ${name === '1' ? 'Version 1 requests carry no version parameter.' : `Every request carries ?version=${name}.`} HTTP Basic authentication: Client Id and Client Secret.`
-          : 'Reset, seed, inspect, break and time-travel the sandbox. Outside vendor authentication; with SANDBOX_CONTROL_TOKEN set, send Authorization: Bearer <token>.'
-      },
-      components: vendor ? { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } } : {},
-      security: vendor ? [{ basic: [] }] : []
-    },
-    transform: ({ schema, url, route }) => {
-      if (!vendor || schema === undefined) return { schema, url }
-      const method = String(Array.isArray(route.method) ? route.method[0] : route.method)
-      const response = { ...vendorErrors(url, method), ...((schema.response as Record<string, unknown> | undefined) ?? {}) }
-      return { schema: { ...schema, response }, url }
-    }
+/** Headers of the docs instance's answers not copied onto the sandbox's own. */
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])
+
+/**
+ * Serves the documents. `register` registers the sandbox's routes on another instance, calling
+ * `describe` in each scope that has a document.
+ */
+export function serveDocuments(
+  app: FastifyInstance, version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>
+): void {
+  let instance: Promise<DocsInstance> | undefined
+  const docsInstance = () => {
+    instance ??= import('./openapi-docs.js').then((m) => m.buildDocsInstance(version, register))
+    // a failed build is tried again by the next request
+    instance.catch(() => (instance = undefined))
+    return instance
   }
-}
+  app.addHook('onClose', async () => {
+    if (instance !== undefined) await (await instance.catch(() => undefined))?.app.close()
+  })
 
-/** Registers the generator in the current scope and records how to read its document. */
-export async function documentScope(scope: FastifyInstance, name: DocumentName, version: string, docs: Documents): Promise<void> {
-  await scope.register(swagger, swaggerOptions(name, version))
-  docs[name] = () => scope.swagger()
-}
-
-/** /openapi/{4.0,3.0,1,control}.json and Swagger UI at /docs. */
-export async function serveDocuments(app: FastifyInstance, docs: Documents): Promise<void> {
-  const names: DocumentName[] = ['4.0', '3.0', '1', 'control']
-  for (const name of names) {
-    app.get(`/openapi/${name}.json`, { schema: { hide: true } }, (_request, reply) => {
-      const doc = docs[name]
+  for (const name of DOCUMENT_NAMES) {
+    app.get(`/openapi/${name}.json`, { schema: { hide: true } }, async (_request, reply) => {
+      const doc = (await docsInstance()).docs[name]
       if (doc === undefined) return reply.code(404).send()
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(doc()))
     })
   }
-  await app.register(async function docsUi(scope) {
-    // Swagger UI needs a generator in its own scope (it has no routes); the UI lists the four documents.
-    await scope.register(swagger, swaggerOptions('4.0', 'docs'))
-    await scope.register(swaggerUi, {
-      routePrefix: '/docs',
-      uiConfig: {
-        urls: names.map((n) => ({ url: `/openapi/${n}.json`, name: n === 'control' ? 'control API' : `vendor ${n}` })),
-        'urls.primaryName': 'vendor 4.0'
-      } as never
-    })
-  })
+
+  /** Swagger UI's pages and assets, answered by the docs instance. */
+  const ui = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { app: docs } = await docsInstance()
+    const headers: Record<string, string> = {}
+    for (const name of ['accept', 'accept-encoding', 'if-none-match', 'if-modified-since', 'range']) {
+      const value = request.headers[name]
+      if (typeof value === 'string') headers[name] = value
+    }
+    const res = await docs.inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers })
+    reply.code(res.statusCode)
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (value !== undefined && !HOP_HEADERS.has(name.toLowerCase())) reply.header(name, value)
+    }
+    return reply.send(res.rawPayload)
+  }
+  app.get('/docs', { schema: { hide: true } }, ui)
+  app.get('/docs/*', { schema: { hide: true } }, ui)
 }

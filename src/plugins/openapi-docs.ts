@@ -1,0 +1,90 @@
+import swagger, { type SwaggerOptions } from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { MESSAGES } from '../errors.js'
+import { ProblemSchema } from '../schemas/common.js'
+import { apiVersionConstraint } from '../versions/index.js'
+import { lazySerializerFactory, lazyValidatorFactory } from './lazy-validators.js'
+import { DOCUMENT_NAMES, type DescribeScope, type DocsInstance, type Documents, type DocumentName } from './openapi.js'
+
+/**
+ * OpenAPI documents generated from the routes' TypeBox schemas by @fastify/swagger: one per
+ * vendor version (each version is its own scope with its own generator) and one for the control
+ * API. Error answers every vendor operation can give are added to each operation. This module
+ * is loaded on the first request for a document or for Swagger UI (see openapi.ts).
+ */
+
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } })
+const sentence = (text: string) => ({ description: text, content: { 'text/plain': { schema: { type: 'string', example: text } } } })
+
+/** Error answers added to every vendor operation's document. */
+function vendorErrors(url: string, method: string) {
+  const errors: Record<string, unknown> = {
+    400: problem('Bad request: errors[] names each field and what is wrong'),
+    401: sentence(MESSAGES.unauthorized),
+    403: { description: `${MESSAGES.agencyUnavailable} (text/plain), or a problem body naming a scope the agency has not granted` },
+    404: problem('Unknown client, or an operation this version does not have')
+  }
+  if (method === 'POST') {
+    errors[413] = problem('Body too large (JSON over 1 MiB; attachments over 5 MiB decompressed)')
+    errors[415] = problem('Wrong Content-Type, or an attachment body that is not gzip')
+  }
+  if (/\/(log|attachment|receipts)$/.test(url) || /\/client\/:clientId$/.test(url)) errors[409] = problem('RefId already used for a different body')
+  if (method === 'POST' && url.endsWith('/client')) errors[429] = problem('More than 25 create-client requests in one second (Retry-After: 1)')
+  return errors
+}
+
+export function swaggerOptions(name: DocumentName, version: string): SwaggerOptions {
+  const vendor = name !== 'control'
+  const title = vendor ? `Agency Integration API ${name === '1' ? '1 (no version parameter)' : name} (agency-sandbox)` : 'agency-sandbox control API'
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title,
+        version,
+        description: vendor
+          ? `The vendor interface as the sandbox emulates it. ${name === '1' ? 'Version 1 requests carry no version parameter.' : `Every request carries ?version=${name}.`} HTTP Basic authentication: Client Id and Client Secret.`
+          : 'Reset, seed, inspect, break and time-travel the sandbox. Outside vendor authentication; with SANDBOX_CONTROL_TOKEN set, send Authorization: Bearer <token>.'
+      },
+      components: vendor ? { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } } : {},
+      security: vendor ? [{ basic: [] }] : []
+    },
+    transform: ({ schema, url, route }) => {
+      if (!vendor || schema === undefined) return { schema, url }
+      const method = String(Array.isArray(route.method) ? route.method[0] : route.method)
+      const response = { ...vendorErrors(url, method), ...((schema.response as Record<string, unknown> | undefined) ?? {}) }
+      return { schema: { ...schema, response }, url }
+    }
+  }
+}
+
+/**
+ * A Fastify instance holding the same routes as the sandbox (registered by `register`, never
+ * listening, never answering partners), each scope with its generator, and Swagger UI at /docs.
+ */
+export async function buildDocsInstance(version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>): Promise<DocsInstance> {
+  const app = Fastify({
+    logger: false,
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
+  })
+  app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
+  const docs: Documents = {}
+  await register(app, async (scope, name) => {
+    await scope.register(swagger, swaggerOptions(name, version))
+    docs[name] = () => scope.swagger()
+  })
+  await app.register(async function docsUi(scope) {
+    // Swagger UI needs a generator in its own scope (it has no routes); the UI lists the four documents.
+    await scope.register(swagger, swaggerOptions('4.0', 'docs'))
+    await scope.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: {
+        urls: DOCUMENT_NAMES.map((n) => ({ url: `/openapi/${n}.json`, name: n === 'control' ? 'control API' : `vendor ${n}` })),
+        'urls.primaryName': 'vendor 4.0'
+      } as never
+    })
+  })
+  await app.ready()
+  return { app, docs }
+}
