@@ -347,26 +347,31 @@ export function createStore(db: Db) {
   }
 
   /**
-   * Batch answers built by SQLite: the JSON array of `{"clientNumber":N,"<group>":<stored JSON>,…}`
-   * in the order of the given numbers, as UTF-8 bytes. One statement per combination of groups.
+   * Batch answers built by SQLite: each client as the UTF-8 bytes of `{"clientNumber":N,
+   * "<group>":<stored JSON>,…}`, in the order of the given numbers. One statement per combination
+   * of groups.
    */
-  const joinedStatements = new Map<string, Database.Statement<[string, number], Buffer | null>>()
+  const joinedStatements = new Map<string, Database.Statement<[string, number], Buffer>>()
   const joinedStatement = (groups: readonly GroupColumn[]) => {
     const key = groups.join(',')
     let stmt = joinedStatements.get(key)
     if (stmt === undefined) {
       for (const g of groups) if (!GROUP_COLUMNS.includes(g)) throw new Error(`unknown client group column ${g}`)
-      const members = groups.map((g) => `',"${g}":' || c.${g}`).join(' || ')
+      const members = groups.map((g) => `, ',"${g}":', c.${g}`).join('')
       stmt = db
-        .prepare<[string, number], Buffer | null>(
-          `SELECT CAST('[' || coalesce(group_concat('{"clientNumber":' || c.client_number${members === '' ? '' : ' || ' + members} || '}', ',' ORDER BY j.key), '') || ']' AS BLOB)
-           FROM json_each(?) j JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0`
+        .prepare<[string, number], Buffer>(
+          `SELECT CAST(concat('{"clientNumber":', c.client_number${members}, '}') AS BLOB)
+           FROM json_each(?) j JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0
+           ORDER BY j.key`
         )
         .pluck()
       joinedStatements.set(key, stmt)
     }
     return stmt
   }
+  const OPEN = Buffer.from('[')
+  const COMMA = Buffer.from(',')
+  const CLOSE = Buffer.from(']')
 
   const parseSubscription = (clientId: string, r: { agency_id: number; scopes: string; opted_out: number }): SubscriptionRow => ({
     clientId,
@@ -445,7 +450,13 @@ export function createStore(db: Db) {
      * by SQLite, so 200 clients are never turned into JavaScript strings.
      */
     clientsJsonIn(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer {
-      return joinedStatement(groups).get(JSON.stringify(clientNumbers), agencyId) ?? Buffer.from('[]')
+      const parts: Buffer[] = [OPEN]
+      for (const client of joinedStatement(groups).all(JSON.stringify(clientNumbers), agencyId)) {
+        if (parts.length > 1) parts.push(COMMA)
+        parts.push(client)
+      }
+      parts.push(CLOSE)
+      return Buffer.concat(parts)
     },
     listClients: (agencyId: number): ClientRow[] => s.listClients.all(agencyId).map(toClient),
     searchByPolicyNumber: (agencyId: number, policyNumber: string): ClientRow[] =>
