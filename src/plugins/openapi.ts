@@ -58,11 +58,13 @@ export function serveDocuments(
       if (typeof value === 'string') headers[name] = value
     }
     const res = await docs.inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers })
+    // the sandbox's own not-found answer (a problem body), as for any other unknown path
+    if (res.statusCode === 404) return reply.callNotFound()
     reply.code(res.statusCode)
     for (const [name, value] of Object.entries(res.headers)) {
       if (value !== undefined && !HOP_HEADERS.has(name.toLowerCase())) reply.header(name, value)
     }
-    return reply.send(res.rawPayload)
+    return reply.send(res.rawPayload.length > 0 ? res.rawPayload : undefined)
   }
   app.get('/docs', { schema: { hide: true } }, ui)
   app.get('/docs/*', { schema: { hide: true } }, ui)
