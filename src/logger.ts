@@ -18,17 +18,18 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
+type LevelLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean }
 
 /**
  * A request's logger that makes its child (binding the request id) only when a line is logged.
- * Below the info level most requests log nothing, and making a child for each is a few percent
- * of a read's cost.
+ * Above the info level most requests log nothing, and making a child for each is a few percent
+ * of a read's cost. One small object per request: the methods are on the prototype.
  */
-class LazyRequestLogger implements FastifyBaseLogger {
+class LazyRequestLogger {
   private made: FastifyBaseLogger | undefined
 
   constructor(
-    private readonly parent: FastifyBaseLogger & { isLevelEnabled(level: string): boolean },
+    private readonly parent: LevelLogger,
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions
   ) {}
@@ -38,25 +39,25 @@ class LazyRequestLogger implements FastifyBaseLogger {
   }
 
   private log(level: Level, args: unknown[]): void {
-    if (!this.parent.isLevelEnabled(level)) return
+    if (this.made === undefined && !this.parent.isLevelEnabled(level)) return
     ;(this.real()[level] as (...a: unknown[]) => void)(...args)
   }
 
   get level(): string {
-    return this.parent.level
+    return this.made?.level ?? this.parent.level
   }
 
   set level(value: string) {
     this.real().level = value
   }
 
-  fatal = ((...args: unknown[]) => this.log('fatal', args)) as FastifyBaseLogger['fatal']
-  error = ((...args: unknown[]) => this.log('error', args)) as FastifyBaseLogger['error']
-  warn = ((...args: unknown[]) => this.log('warn', args)) as FastifyBaseLogger['warn']
-  info = ((...args: unknown[]) => this.log('info', args)) as FastifyBaseLogger['info']
-  debug = ((...args: unknown[]) => this.log('debug', args)) as FastifyBaseLogger['debug']
-  trace = ((...args: unknown[]) => this.log('trace', args)) as FastifyBaseLogger['trace']
-  silent = (() => undefined) as FastifyBaseLogger['silent']
+  fatal(...args: unknown[]): void { this.log('fatal', args) }
+  error(...args: unknown[]): void { this.log('error', args) }
+  warn(...args: unknown[]): void { this.log('warn', args) }
+  info(...args: unknown[]): void { this.log('info', args) }
+  debug(...args: unknown[]): void { this.log('debug', args) }
+  trace(...args: unknown[]): void { this.log('trace', args) }
+  silent(): void {}
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.real().child(bindings, options)
@@ -67,5 +68,5 @@ class LazyRequestLogger implements FastifyBaseLogger {
 export const childLoggerFactory: FastifyChildLoggerFactory = (logger, bindings, options) => {
   const parent = logger as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
   if (typeof parent.isLevelEnabled !== 'function' || parent.isLevelEnabled('info')) return logger.child(bindings, options)
-  return new LazyRequestLogger(parent as FastifyBaseLogger & { isLevelEnabled(level: string): boolean }, bindings, options)
+  return new LazyRequestLogger(parent as LevelLogger, bindings, options) as unknown as FastifyBaseLogger
 }

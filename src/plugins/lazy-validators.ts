@@ -7,36 +7,31 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
  * schemas, and compiling them all up front tripled the start-up time. Validation and
  * serialization themselves are unchanged.
  */
+type Factory<F> = (externalSchemas: unknown, options: unknown) => (route: unknown) => F
 type Validate = ((data: unknown) => boolean) & { errors?: unknown }
-type Build = (externalSchemas: unknown, options: unknown) => (route: unknown) => Validate
-
-export function lazyValidatorFactory(): Build {
-  const build = AjvCompiler() as unknown as Build
-  return (externalSchemas, options) => {
-    const compileFor = build(externalSchemas, options)
-    return (route) => {
-      let compiled: Validate | undefined
-      const validate: Validate = (data) => {
-        compiled ??= compileFor(route)
-        const ok = compiled(data)
-        validate.errors = compiled.errors
-        return ok
-      }
-      return validate
-    }
-  }
-}
-
 type Serialize = (data: unknown) => string
-type BuildSerializer = (externalSchemas: unknown, options: unknown) => (route: unknown) => Serialize
 
-export function lazySerializerFactory(): BuildSerializer {
-  const build = SerializerSelector() as unknown as BuildSerializer
+/** Wraps a compiler factory: `stand` makes a function standing in for the compiled one. */
+function compiledOnFirstUse<F>(build: Factory<F>, stand: (compiled: () => F) => F): Factory<F> {
   return (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options)
     return (route) => {
-      let compiled: Serialize | undefined
-      return (data) => (compiled ??= compileFor(route))(data)
+      let compiled: F | undefined
+      return stand(() => (compiled ??= compileFor(route)))
     }
   }
 }
+
+export const lazyValidatorFactory = (): Factory<Validate> =>
+  compiledOnFirstUse(AjvCompiler() as unknown as Factory<Validate>, (compiled) => {
+    const validate: Validate = (data) => {
+      const check = compiled()
+      const ok = check(data)
+      validate.errors = check.errors // Fastify reads the errors off the function it was given
+      return ok
+    }
+    return validate
+  })
+
+export const lazySerializerFactory = (): Factory<Serialize> =>
+  compiledOnFirstUse(SerializerSelector() as unknown as Factory<Serialize>, (compiled) => (data) => compiled()(data))
