@@ -31,12 +31,13 @@ export function serveDocuments(
   app: FastifyInstance, version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>
 ): void {
   let instance: Promise<DocsInstance> | undefined
-  const docsInstance = () => {
-    instance ??= import('./openapi-docs.js').then((m) => m.buildDocsInstance(version, register))
-    // a failed build is tried again by the next request
-    instance.catch(() => (instance = undefined))
-    return instance
-  }
+  const docsInstance = () =>
+    (instance ??= import('./openapi-docs.js')
+      .then((m) => m.buildDocsInstance(version, register))
+      .catch((e: unknown) => {
+        instance = undefined // a failed build is tried again by the next request
+        throw e
+      }))
   app.addHook('onClose', async () => {
     if (instance !== undefined) await (await instance.catch(() => undefined))?.app.close()
   })
