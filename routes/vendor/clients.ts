@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ClientRow } from '../../src/db/store.js'
 import { grantOf, type VendorRouteOptions } from '../../src/plugins/vendor.js'
-import { GROUP_KEYS, type ClientGroup } from '../../src/schemas/client.js'
+import type { ClientGroup } from '../../src/schemas/client.js'
 import {
   AgencyParams, BatchBody, ChangedClientsQuery, ClientIdList, ClientParams, IncludeQuery, SearchQuery, VersionQuery
 } from '../../src/schemas/requests.js'
@@ -96,11 +96,7 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
     handler: (request, reply) => {
       const body = request.body as number[] | { clientNumbers: number[] }
       const numbers = Array.isArray(body) ? body : body.clientNumbers
-      const groups = groupsOf(request, reply)
-      const agencyId = grantOf(request).agency.agencyId
-      const columns = groups.map((g) => GROUP_KEYS[g])
-      if (reader.storedShape) sendJson(reply, sandbox.clients.batchJson(agencyId, numbers, columns))
-      else answer(reply, sandbox.clients.batch(agencyId, numbers, columns), groups, false)
+      sendJson(reply, reader.batch(sandbox.clients, grantOf(request).agency.agencyId, numbers, groupsOf(request, reply)))
     }
   })
 

@@ -330,22 +330,6 @@ export function createStore(db: Db) {
     )
   }
 
-  /** Batch statements reading only some group columns, prepared once per combination. */
-  const byGroups = new Map<string, Database.Statement>()
-  const groupStatement = (groups: readonly GroupColumn[]) => {
-    const key = GROUP_COLUMNS.map((g) => (groups.includes(g) ? '1' : '0')).join('')
-    let stmt = byGroups.get(key)
-    if (stmt === undefined) {
-      const columns = GROUP_COLUMNS.map((g) => (groups.includes(g) ? g : `'' AS ${g}`)).join(', ')
-      stmt = db.prepare(
-        `SELECT agency_id, client_number, deleted, modified_ms, office_id, ${columns} FROM clients
-         WHERE agency_id = ? AND deleted = 0 AND client_number IN (SELECT value FROM json_each(?))`
-      )
-      byGroups.set(key, stmt)
-    }
-    return stmt
-  }
-
   /**
    * Batch answers built by SQLite: the JSON array of `{"clientNumber":N,"<group>":<stored JSON>,…}`
    * in the order of the given numbers, as one buffer of UTF-8 (one allocation per answer, not one
@@ -432,15 +416,9 @@ export function createStore(db: Db) {
       const r = s.getClient.get(agencyId, clientNumber)
       return r === undefined ? undefined : toClient(r)
     },
-    /**
-     * Live (not deleted) clients among the given numbers, in no particular order. With `groups`,
-     * only those group columns are read (the others are ''): reading 200 clients' JSON is the
-     * cost of a batch read.
-     */
-    getClientsIn(agencyId: number, clientNumbers: number[], groups?: readonly GroupColumn[]): ClientRow[] {
-      const stmt = groups === undefined ? s.getClientsIn : groupStatement(groups)
-      return (stmt.all(agencyId, JSON.stringify(clientNumbers)) as RawClient[]).map(toClient)
-    },
+    /** Live (not deleted) clients among the given numbers, in no particular order. */
+    getClientsIn: (agencyId: number, clientNumbers: number[]): ClientRow[] =>
+      s.getClientsIn.all(agencyId, JSON.stringify(clientNumbers)).map(toClient),
     /**
      * The live clients among `clientNumbers` (distinct), in that order, as the JSON array a 3.0 or
      * 4.0 batch read answers, with the given groups in that order: joined from the stored JSON
@@ -527,7 +505,44 @@ export function createStore(db: Db) {
     },
     transaction: <T>(fn: () => T): T => db.transaction(fn)()
   }
-  return withAccessCache(api)
+  return withReadCache(api)
+}
+
+/**
+ * A cache of answers derived from the store, emptied whenever the store changes (its generation
+ * moves) and when what it holds passes `budget` (counted by `weigh`: entries by default).
+ */
+export class UntilChange<K, V> {
+  private readonly map = new Map<K, V>()
+  private used = 0
+  private seen = -1
+
+  constructor(
+    private readonly store: { generation(): number },
+    private readonly budget: number,
+    private readonly weigh: (value: V) => number = () => 1
+  ) {}
+
+  get(key: K): V | undefined {
+    if (this.seen !== this.store.generation()) {
+      this.clear()
+      this.seen = this.store.generation()
+    }
+    return this.map.get(key)
+  }
+
+  set(key: K, value: V): V {
+    const weight = this.weigh(value)
+    if (this.used + weight > this.budget) this.clear()
+    this.map.set(key, value)
+    this.used += weight
+    return value
+  }
+
+  private clear(): void {
+    this.map.clear()
+    this.used = 0
+  }
 }
 
 /** Store methods that change integrations, subscriptions or agencies. */
@@ -551,7 +566,7 @@ const CLIENT_CACHE_ENTRIES = 2048
  * clients a partner reads again (one client, a policy-number search) are cached the same way,
  * up to CLIENT_CACHE_ENTRIES.
  */
-function withAccessCache<T extends {
+function withReadCache<T extends {
   getIntegration(clientId: string): unknown
   getAgency(agencyId: number): unknown
   getSubscription(clientId: string, agencyId: number): unknown

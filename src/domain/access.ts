@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { AgencyRow, IntegrationRow, Store } from '../db/store.js'
+import { UntilChange, type AgencyRow, type IntegrationRow, type Store } from '../db/store.js'
 import { agencyUnavailable, scopeMissing } from '../errors.js'
 import type { AgencyEntry } from '../schemas/agency.js'
 import type { Scope } from '../schemas/common.js'
@@ -26,11 +26,9 @@ export function createAccess(store: Store) {
    * header with every request, and hashing its secret each time is a tenth of a read's cost.
    * Only correct pairs enter it, so a wrong secret always takes the constant-time comparison.
    */
-  const accepted = new Map<string, IntegrationRow>()
-  let acceptedGeneration = -1
+  const accepted = new UntilChange<string, IntegrationRow>(store, 1000)
   /** Grants (the checks passed), per agency and integration, while nothing changed. */
-  const grants = new Map<string, Grant>()
-  let grantsGeneration = -1
+  const grants = new UntilChange<string, Grant>(store, 10_000)
   /**
    * The integration's grant on an agency. Unknown, not subscribed, opted out and inactive
    * agencies all answer the same 403, so nothing reveals which.
@@ -46,10 +44,6 @@ export function createAccess(store: Store) {
   return {
     /** The integration these credentials belong to; the secret is compared in constant time. */
     authenticate(clientId: string, clientSecret: string): IntegrationRow | undefined {
-      if (acceptedGeneration !== store.generation()) {
-        accepted.clear()
-        acceptedGeneration = store.generation()
-      }
       const key = clientId + '\u0000' + clientSecret
       const known = accepted.get(key)
       if (known !== undefined) return known
@@ -57,25 +51,13 @@ export function createAccess(store: Store) {
       const expected = integration === undefined ? NO_SECRET : secretDigest(integration)
       const matches = timingSafeEqual(expected, digest(clientSecret))
       if (integration === undefined || !matches) return undefined
-      if (accepted.size >= 1000) accepted.clear()
-      accepted.set(key, integration)
-      return integration
+      return accepted.set(key, integration)
     },
 
     /** The integration's grant on an agency (see loadGrant), cached while nothing changed. */
     grant(clientId: string, agencyId: number): Grant {
-      if (grantsGeneration !== store.generation()) {
-        grants.clear()
-        grantsGeneration = store.generation()
-      }
       const key = agencyId + '\u0000' + clientId
-      let grant = grants.get(key)
-      if (grant === undefined) {
-        grant = loadGrant(clientId, agencyId)
-        if (grants.size >= 10_000) grants.clear()
-        grants.set(key, grant)
-      }
-      return grant
+      return grants.get(key) ?? grants.set(key, loadGrant(clientId, agencyId))
     },
 
     requireScope(grant: Grant, scope: Scope): void {

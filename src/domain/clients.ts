@@ -1,4 +1,4 @@
-import type { ClientRow, GroupColumn, Store } from '../db/store.js'
+import { UntilChange, type ClientRow, type GroupColumn, type Store } from '../db/store.js'
 import { badRequest, clientNotFound, invalidField } from '../errors.js'
 import { parseTimestamp } from './time.js'
 
@@ -13,14 +13,11 @@ export interface ChangedQuery {
 }
 
 export function createClients(store: Store) {
-  /** Full id listings (no asOf) as UTF-8 JSON, kept until any client or agency changes. */
-  const listings = new Map<string, Buffer>()
-  let listingsBytes = 0
-  let listingsGeneration = -1
-  const forgetListings = () => {
-    listings.clear()
-    listingsBytes = 0
-  }
+  /**
+   * Full id listings (no asOf) as UTF-8 JSON, kept until any client or agency changes; bounded
+   * by size, so office and deleted variants of many big agencies start it over.
+   */
+  const listings = new UntilChange<string, Buffer>(store, MAX_LISTING_BYTES, (json) => json.length)
 
   return {
     /**
@@ -29,20 +26,8 @@ export function createClients(store: Store) {
      */
     changedIdsJson(agencyId: number, q: ChangedQuery): string | Buffer {
       if (q.asOf !== undefined) return JSON.stringify(this.changedIds(agencyId, q))
-      if (listingsGeneration !== store.generation()) {
-        forgetListings()
-        listingsGeneration = store.generation()
-      }
       const key = `${agencyId}|${q.deleted === true ? 1 : 0}|${q.officeId ?? ''}`
-      let json = listings.get(key)
-      if (json === undefined) {
-        json = Buffer.from(JSON.stringify(this.changedIds(agencyId, q)))
-        // bounded by size: office and deleted variants of many big agencies start it over
-        if (listingsBytes + json.length > MAX_LISTING_BYTES) forgetListings()
-        listings.set(key, json)
-        listingsBytes += json.length
-      }
-      return json
+      return listings.get(key) ?? listings.set(key, Buffer.from(JSON.stringify(this.changedIds(agencyId, q))))
     },
 
     /**
@@ -66,11 +51,11 @@ export function createClients(store: Store) {
     },
 
     /** Live clients among `numbers`, in request order, each once; unknown and deleted are left out. */
-    batch(agencyId: number, numbers: number[], groups?: readonly GroupColumn[]): ClientRow[] {
+    batch(agencyId: number, numbers: number[]): ClientRow[] {
       checkBatch(numbers)
       if (numbers.length === 0) return []
       const unique = [...new Set(numbers)]
-      const rows = new Map(store.getClientsIn(agencyId, unique, groups).map((r) => [r.clientNumber, r]))
+      const rows = new Map(store.getClientsIn(agencyId, unique).map((r) => [r.clientNumber, r]))
       return unique.flatMap((n) => rows.get(n) ?? [])
     },
 

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { ClientRow } from '../db/store.js'
 import type { Grant } from '../domain/access.js'
+import type { Clients } from '../domain/clients.js'
 import { parseInclude, resolveGroups, type IncludeResult } from '../domain/includes.js'
 import { ClientSchema, DEFAULT_GROUPS, GROUP_KEYS, type ClientGroup } from '../schemas/client.js'
 import { Nullable } from '../schemas/common.js'
@@ -76,8 +77,8 @@ export interface ClientReader {
   include: boolean
   groups(grant: Grant, include: string | undefined): IncludeResult
   render(rows: readonly ClientRow[], groups: readonly ClientGroup[]): string
-  /** Whether a client answers as the stored groups joined unchanged (so the store may join them). */
-  storedShape: boolean
+  /** A batch read's answer. */
+  batch(clients: Clients, agencyId: number, numbers: number[], groups: readonly ClientGroup[]): string | Buffer
 }
 
 const joinRendered = (rows: readonly ClientRow[], groups: readonly ClientGroup[]) => {
@@ -89,13 +90,17 @@ const joinRendered = (rows: readonly ClientRow[], groups: readonly ClientGroup[]
 
 const optIn = (grant: Grant) => grant.scopes.has('invoice-read')
 
+/** 3.0/4.0 answer the stored groups joined unchanged, so the store joins a batch itself. */
+const joinedBatch: ClientReader['batch'] = (clients, agencyId, numbers, groups) =>
+  clients.batchJson(agencyId, numbers, groups.map((g) => GROUP_KEYS[g]))
+
 export const clientReaders: Record<ApiVersion, ClientReader> = {
   '4.0': {
     schema: ClientSchema,
     include: true,
     groups: (grant, include) => resolveGroups(parseInclude(include), optIn(grant)),
     render: joinRendered,
-    storedShape: true
+    batch: joinedBatch
   },
   '3.0': {
     schema: ClientSchema,
@@ -105,13 +110,13 @@ export const clientReaders: Record<ApiVersion, ClientReader> = {
         ? resolveGroups(parseInclude(include), optIn(grant))
         : resolveGroups(undefined, optIn(grant), true),
     render: joinRendered,
-    storedShape: true
+    batch: joinedBatch
   },
   '1': {
     schema: V1ClientSchema,
     include: false,
     groups: () => ({ groups: [...DEFAULT_GROUPS], denied: [] }),
     render: (rows) => JSON.stringify(rows.map(toV1Client)),
-    storedShape: false
+    batch: (clients, agencyId, numbers) => JSON.stringify(clients.batch(agencyId, numbers).map(toV1Client))
   }
 }
