@@ -9,6 +9,9 @@ import fc from 'fast-check'
 import { GROUP_KEYS, type ClientGroup } from '../src/schemas/client.js'
 import { clientReaders } from '../src/versions/clients.js'
 import { AGENCY, DEMO, build, demoFixture, testConfig } from './helpers/app.js'
+import { createStore } from '../src/db/store.js'
+import { createClients } from '../src/domain/clients.js'
+import { loadWorld } from '../src/domain/world.js'
 
 const migrationsDir = join(ROOT, 'migrations')
 
@@ -86,4 +89,35 @@ t.test('batch answers joined by SQLite equal the rows rendered one by one, for a
   const ids = (JSON.parse(all.toString()) as { clientNumber: number }[]).map((c) => c.clientNumber)
   t.ok(ids.length > 1 && ids[0] > ids[1], 'in the order asked')
   t.same(JSON.parse(clients.batchJson(agency, [], ['details']).toString()), [])
+})
+
+t.test('batch answers stay whole when the cache of client bytes starts over in the middle of a request', async (t) => {
+  const db = openDatabase({ file: ':memory:', migrationsDir })
+  t.teardown(() => closeDatabase(db))
+  // room for about three clients: nearly every batch starts the cache over while it reads
+  const store = createStore(db, { fragmentCacheBytes: 10_000 })
+  loadWorld(store, demoFixture(), 'demo', new Date().toISOString())
+  const clients = createClients(store)
+  const agency = AGENCY.main
+  const known = demoFixture().agencies.find((a) => a.agencyId === agency)!.clients.map((c) => c.clientNumber)
+  const groupNames = Object.keys(GROUP_KEYS) as ClientGroup[]
+  fc.assert(
+    fc.property(
+      // a few clients asked often, so requests mix clients found in memory with clients read now
+      fc.array(fc.oneof(fc.constantFrom(...known.slice(0, 8)), fc.constantFrom(...known), fc.integer({ min: 1, max: 2_000_000 })), { maxLength: 40 }),
+      fc.shuffledSubarray(groupNames, { minLength: 1 }),
+      (numbers, groups) => {
+        const joined = clients.batchJson(agency, numbers, groups.map((g) => GROUP_KEYS[g])).toString('utf8')
+        return joined === clientReaders['4.0'].render(clients.batch(agency, numbers), groups)
+      }
+    ),
+    { seed: 20261123, numRuns: 200 }
+  )
+  const live = demoFixture().agencies.find((a) => a.agencyId === agency)!.clients.filter((c) => c.deleted !== true).map((c) => c.clientNumber)
+  const numbersOf = (asked: number[]) =>
+    (JSON.parse(clients.batchJson(agency, asked, ['details']).toString()) as { clientNumber: number }[]).map((c) => c.clientNumber)
+  t.same(numbersOf(live.slice(0, 50)), live.slice(0, 50), 'fifty live clients asked, fifty answered in order, though only three fit')
+  // a client kept from the last request, then enough new ones to start the cache over
+  const kept = live.slice(48, 50)
+  t.same(numbersOf([...kept, ...live.slice(60, 160)]), [...kept, ...live.slice(60, 160)], 'clients found in memory survive a start-over later in the same request')
 })

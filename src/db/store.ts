@@ -186,7 +186,7 @@ const GROUP_COLUMNS: readonly GroupColumn[] = ['details', 'people', 'contacts', 
 const CLIENT_COLUMNS =
   'agency_id, client_number, deleted, modified_ms, office_id, details, people, contacts, claims, policies, invoices'
 
-export function createStore(db: Db) {
+export function createStore(db: Db, options: StoreOptions = {}) {
   const s = {
     getMeta: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
@@ -331,28 +331,27 @@ export function createStore(db: Db) {
   }
 
   /**
-   * Batch answers built by SQLite: the JSON array of `{"clientNumber":N,"<group>":<stored JSON>,…}`
-   * in the order of the given numbers, as one buffer of UTF-8 (one allocation per answer, not one
-   * per client: peak memory stays low). One statement per combination of groups.
+   * Clients as the JSON objects a 3.0/4.0 read answers, `{"clientNumber":N,"<group>":<stored JSON>,…}`,
+   * built by SQLite from the stored group JSON and read as UTF-8 bytes (never as JavaScript
+   * strings). One statement per combination of groups.
    */
-  const joinedStatements = new Map<string, Database.Statement<[string, number], Buffer | null>>()
-  const joinedStatement = (groups: readonly GroupColumn[]) => {
+  const fragmentStatements = new Map<string, Database.Statement<[string, number], [number, Buffer]>>()
+  const fragmentStatement = (groups: readonly GroupColumn[]) => {
     const key = groups.join(',')
-    let stmt = joinedStatements.get(key)
+    let stmt = fragmentStatements.get(key)
     if (stmt === undefined) {
       for (const g of groups) if (!GROUP_COLUMNS.includes(g)) throw new Error(`unknown client group column ${g}`)
       const members = groups.map((g) => `, ',"${g}":', c.${g}`).join('')
       stmt = db
-        .prepare<[string, number], Buffer | null>(
-          `SELECT CAST('[' || group_concat(concat('{"clientNumber":', c.client_number${members}, '}'), ',' ORDER BY j.key) || ']' AS BLOB)
+        .prepare<[string, number], [number, Buffer]>(
+          `SELECT c.client_number, CAST(concat('{"clientNumber":', c.client_number${members}, '}') AS BLOB)
            FROM json_each(?) j JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0`
         )
-        .pluck()
-      joinedStatements.set(key, stmt)
+        .raw()
+      fragmentStatements.set(key, stmt)
     }
     return stmt
   }
-  const EMPTY = Buffer.from('[]')
 
   const parseSubscription = (clientId: string, r: { agency_id: number; scopes: string; opted_out: number }): SubscriptionRow => ({
     clientId,
@@ -420,14 +419,11 @@ export function createStore(db: Db) {
     getClientsIn: (agencyId: number, clientNumbers: number[]): ClientRow[] =>
       s.getClientsIn.all(agencyId, JSON.stringify(clientNumbers)).map(toClient),
     /**
-     * The live clients among `clientNumbers` (distinct), in that order, as the JSON array a 3.0 or
-     * 4.0 batch read answers, with the given groups in that order: joined from the stored JSON
-     * by SQLite, so 200 clients are never turned into JavaScript strings.
+     * The live clients among `clientNumbers`, each as the UTF-8 JSON object a 3.0/4.0 read
+     * answers with the given groups in that order, in no particular order; others are left out.
      */
-    clientsJsonIn(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer {
-      // no live client among them: group_concat of nothing is NULL
-      return joinedStatement(groups).get(JSON.stringify(clientNumbers), agencyId) ?? EMPTY
-    },
+    clientFragments: (agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Array<[number, Buffer]> =>
+      fragmentStatement(groups).all(JSON.stringify(clientNumbers), agencyId),
     listClients: (agencyId: number): ClientRow[] => s.listClients.all(agencyId).map(toClient),
     searchByPolicyNumber: (agencyId: number, policyNumber: string): ClientRow[] =>
       s.searchByPolicyNumber.all({ agencyId, policyNumber }).map(toClient),
@@ -505,7 +501,7 @@ export function createStore(db: Db) {
     },
     transaction: <T>(fn: () => T): T => db.transaction(fn)()
   }
-  return withReadCache(api)
+  return withReadCache(api, options.fragmentCacheBytes ?? FRAGMENT_CACHE_BYTES)
 }
 
 /**
@@ -558,6 +554,36 @@ const CLIENT_MUTATORS = [
 
 /** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
 const CLIENT_CACHE_ENTRIES = 2048
+/**
+ * Bytes of batch-read answers kept per client by default (about 5,500 clients of 3 kB); past
+ * this, the cache starts over. A client known to be absent (unknown or deleted) counts ABSENT_WEIGHT.
+ */
+export const FRAGMENT_CACHE_BYTES = 16 * 1024 * 1024
+const ABSENT_WEIGHT = 64
+
+export interface StoreOptions {
+  /** Bytes of batch-read answers kept in memory (FRAGMENT_CACHE_BYTES by default). */
+  fragmentCacheBytes?: number
+}
+
+/**
+ * The JSON array of `parts` (each one UTF-8 JSON value), in one buffer: `[a,b,…]`. An array of
+ * `Uint8Array` rather than a string join, so 200 clients are copied once and never decoded.
+ */
+export function joinJsonArray(parts: readonly Uint8Array[]): Buffer {
+  let length = 2 + Math.max(0, parts.length - 1)
+  for (const p of parts) length += p.length
+  const out = Buffer.allocUnsafe(length)
+  out[0] = 0x5b // [
+  let at = 1
+  for (let i = 0; i < parts.length; i++) {
+    if (i > 0) out[at++] = 0x2c // ,
+    out.set(parts[i], at)
+    at += parts[i].length
+  }
+  out[at] = 0x5d // ]
+  return out
+}
 
 /**
  * Every vendor request reads its integration, subscription and agency: tiny tables that change
@@ -572,20 +598,29 @@ function withReadCache<T extends {
   getSubscription(clientId: string, agencyId: number): unknown
   getClient(agencyId: number, clientNumber: number): unknown
   searchByPolicyNumber(agencyId: number, policyNumber: string): unknown
+  clientFragments(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Array<[number, Buffer]>
   transaction<R>(fn: () => R): R
-}>(api: T): T & { generation(): number } {
+}>(api: T, fragmentBudget: number): T & CachedReads {
   /** Counts changes to clients and agencies, so derived answers know when to recompute. */
   let generation = 0
   const integrations = new Map<string, unknown>()
   const agencies = new Map<number, unknown>()
   const subscriptions = new Map<string, unknown>()
   const clients = new Map<string, unknown>()
+  /** Batch-read answer bytes per client (null: absent), by agency and groups. */
+  const fragments = new Map<string, Map<number, Buffer | null>>()
+  let fragmentBytes = 0
+  const forgetFragments = () => {
+    fragments.clear()
+    fragmentBytes = 0
+  }
   const forget = () => {
     generation++
     integrations.clear()
     agencies.clear()
     subscriptions.clear()
     clients.clear()
+    forgetFragments()
   }
   const cached = <K, V>(map: Map<K, V>, key: K, load: () => V, limit = 10_000): V => {
     if (map.has(key)) return map.get(key) as V
@@ -594,7 +629,7 @@ function withReadCache<T extends {
     map.set(key, value)
     return value
   }
-  const { getIntegration, getAgency, getSubscription, getClient, searchByPolicyNumber, transaction } = api
+  const { getIntegration, getAgency, getSubscription, getClient, searchByPolicyNumber, clientFragments, transaction } = api
   const out = { ...api } as Record<string, unknown>
   out.getIntegration = (clientId: string) => cached(integrations, clientId, () => getIntegration(clientId))
   out.getAgency = (agencyId: number) => cached(agencies, agencyId, () => getAgency(agencyId))
@@ -608,6 +643,31 @@ function withReadCache<T extends {
       const rows = searchByPolicyNumber(agencyId, policyNumber) as object[]
       return Object.freeze(rows.map((r) => Object.freeze(r)))
     }, CLIENT_CACHE_ENTRIES)
+  out.clientsJsonIn = (agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer => {
+    const key = `${agencyId}|${groups.join(',')}`
+    let known = fragments.get(key) ?? new Map<number, Buffer | null>()
+    fragments.set(key, known)
+    const cachedNow = known
+    // this request's parts by position (null: absent), so a start-over below loses none of them
+    const found: Array<Buffer | null | undefined> = clientNumbers.map((n) => cachedNow.get(n))
+    const missing = clientNumbers.filter((_, i) => found[i] === undefined)
+    if (missing.length > 0) {
+      const read = new Map(clientFragments(agencyId, missing, groups))
+      for (let i = 0; i < clientNumbers.length; i++) {
+        if (found[i] !== undefined) continue
+        const part = read.get(clientNumbers[i]) ?? null
+        found[i] = part
+        const weight = part === null ? ABSENT_WEIGHT : part.length
+        if (fragmentBytes + weight > fragmentBudget) {
+          forgetFragments()
+          fragments.set(key, (known = new Map()))
+        }
+        known.set(clientNumbers[i], part)
+        fragmentBytes += weight
+      }
+    }
+    return joinJsonArray(found.filter((part): part is Buffer => part !== null && part !== undefined))
+  }
   out.transaction = <R>(fn: () => R): R => {
     try {
       return transaction(fn)
@@ -624,7 +684,19 @@ function withReadCache<T extends {
       return original(...args)
     }
   }
-  return out as T & { generation(): number }
+  return out as unknown as T & CachedReads
+}
+
+/** What the read cache adds to the store. */
+export interface CachedReads {
+  /** Counts changes to clients and agencies, so derived answers know when to recompute. */
+  generation(): number
+  /**
+   * The live clients among `clientNumbers` (distinct), in that order, as the JSON array a 3.0 or
+   * 4.0 batch read answers, with the given groups in that order, in UTF-8. Each client's bytes
+   * come from SQLite once and are kept (up to the store's fragmentCacheBytes) until anything changes.
+   */
+  clientsJsonIn(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer
 }
 
 export type Store = ReturnType<typeof createStore>

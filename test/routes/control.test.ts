@@ -311,14 +311,25 @@ t.test('answers the sandbox keeps in memory follow every change made through the
   const policyNumber = client.policies![0].policyNumber
   const n = client.clientNumber
   const search = () => v4(app, `${AGENCY.main}/clients/search?policyNumber=${encodeURIComponent(policyNumber)}`)
+  const batch = async () => {
+    const res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/clients?version=4.0`, headers: auth, payload: { clientNumbers: [n, 999_999] } })
+    t.equal(res.statusCode, 200)
+    return res.json() as { clientNumber: number; details: { status: string } }[]
+  }
 
   // read each twice, so the second answer comes from memory
   for (let i = 0; i < 2; i++) {
     t.equal((await v4(app, `${AGENCY.main}/client/${n}`)).statusCode, 200)
     t.ok((await search()).json().some((c: { clientNumber: number }) => c.clientNumber === n))
     t.ok((await v4(app, `${AGENCY.main}/clients`)).json().includes(n))
+    t.same((await batch()).map((c) => c.clientNumber), [n])
   }
+  t.equal((await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/${n}`, { details: { status: 'DeadFile' } })).statusCode, 200)
+  t.equal((await batch())[0].details.status, 'DeadFile', 'a batch read shows the changed details')
+  t.equal((await ctl(app, 'PUT', `/agencies/${AGENCY.main}/clients/999999`, { details: { ...client.details, modified: undefined } })).statusCode, 201)
+  t.same((await batch()).map((c) => c.clientNumber), [n, 999_999], 'a batch read shows a client it had found absent, once created')
   t.equal((await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/${n}`, { deleted: true })).statusCode, 200)
+  t.same((await batch()).map((c) => c.clientNumber), [999_999], 'a deleted client is gone from batch reads')
   t.equal((await v4(app, `${AGENCY.main}/client/${n}`)).statusCode, 404, 'a deleted client is gone from single reads')
   t.notOk((await search()).json().some((c: { clientNumber: number }) => c.clientNumber === n), '... from search')
   t.notOk((await v4(app, `${AGENCY.main}/clients`)).json().includes(n), '... and from the full listing')
