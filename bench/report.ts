@@ -54,6 +54,26 @@ export interface ScenarioResult {
   perSecond?: SecondRow[]
 }
 
+/** One pass of a full sync over a number of connections. */
+export interface SyncPass {
+  connections: number
+  /** From the first request to the last answer. */
+  seconds: number
+  rps: number
+  p50Ms: number
+  p99Ms: number
+  errors: number
+  /** Cores the sandbox used during the pass. */
+  sandboxCores: number
+}
+
+/** Every live client read once in batches (no ceiling: it would hold every answer in memory). */
+export interface SyncResult {
+  clients: number
+  batches: number
+  passes: SyncPass[]
+}
+
 export interface JournalResult {
   /** Requests of the first round. */
   requests: number
@@ -101,6 +121,8 @@ export interface Results {
   startup: { samplesMs: number[]; medianMs: number } | null
   memory: { peakRssMb: number; hwmMb: number | null; samples: number; journal: JournalResult | null }
   scenarios: ScenarioResult[]
+  /** Measured with the batch-200 scenario. */
+  sync?: SyncResult
   targets: TargetResult[]
   /** --profile: both servers ran under node --cpu-prof. */
   profile?: { sandbox: ProfileSummary; ceiling: ProfileSummary }
@@ -270,6 +292,20 @@ export function renderMarkdown(r: Results): string {
     out.push(table(['Scenario', 'req/s', 'p50 ms', 'p99 ms'], alone.map((x) => [
       x.title, int(x.oneConnection?.rps ?? 0), ms(x.oneConnection?.p50Ms ?? 0), ms(x.oneConnection?.p99Ms ?? 0)
     ]), ['l', 'r', 'r', 'r']), '')
+  }
+  if (r.sync !== undefined) {
+    const y = r.sync
+    out.push('### A first full sync: every client read once', '')
+    out.push(
+      `Every one of the ${int(y.clients)} live clients, in ${int(y.batches)} batches of 200 sent in turn (\`bench/scenarios.ts\`, ` +
+        '`syncVariants`). Unlike the batch scenario above, which rotates over 20 batches whose answers the sandbox keeps in ' +
+        'memory once read, no client is asked twice within a pass, so every batch is read from SQLite: this is the cold ' +
+        'path. No ceiling: it would have to hold every answer in memory.',
+      ''
+    )
+    out.push(table(['Connections', 'Pass s', 'req/s', 'p50 ms', 'p99 ms', 'Sandbox cores', 'Errors'], y.passes.map((x) => [
+      String(x.connections), x.seconds.toFixed(2), int(x.rps), ms(x.p50Ms), ms(x.p99Ms), x.sandboxCores.toFixed(2), String(x.errors)
+    ]), ['r', 'r', 'r', 'r', 'r', 'r', 'r']), '')
   }
   out.push('### CPU during the measurements', '')
   out.push(cpuTable(r), '')

@@ -17,9 +17,9 @@ import {
 } from './protocol.js'
 import {
   evaluateTargets, machine, median, renderMarkdown, scenarioTable, targetTable,
-  type JournalResult, type Results, type ScenarioResult, type Side
+  type JournalResult, type Results, type ScenarioResult, type Side, type SyncResult
 } from './report.js'
-import { buildScenarios, SCENARIO_IDS, type Scenario, type ScenarioId, type ScenarioSizes } from './scenarios.js'
+import { buildScenarios, SCENARIO_IDS, syncVariants, type Scenario, type ScenarioId, type ScenarioSizes } from './scenarios.js'
 import { merge, rateOf, summarize } from './stats.js'
 
 /**
@@ -365,6 +365,22 @@ async function measureScenario(
   }
 }
 
+/** One full sync on one connection (what a partner's first sync waits for), then one on all of them. */
+async function measureSync(settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<SyncResult> {
+  const variants = syncVariants(data)
+  const passes = []
+  for (const connections of [1, settings.connections]) {
+    const { result, cpu } = await runLoad({
+      origin: sandbox.origin, authorization: authorization(data), variants, connections, warmup: null,
+      measure: { amount: variants.length }, expect: [200]
+    }, sandbox.pid)
+    passes.push({ connections, seconds: result.seconds, rps: rateOf(result), ...summarize(result.latencies), errors: result.errors, sandboxCores: cpu.server })
+    log(`full sync, ${connections} connection${connections === 1 ? '' : 's'}: ${variants.length} batches in ${result.seconds.toFixed(2)} s, ` +
+      `${rateOf(result).toFixed(0)} req/s, p99 ${summarize(result.latencies).p99Ms.toFixed(2)} ms`)
+  }
+  return { clients: data.liveClientNumbers.length, batches: variants.length, passes }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 async function bench(settings: Settings, command: string): Promise<Results> {
@@ -404,6 +420,12 @@ async function bench(settings: Settings, command: string): Promise<Results> {
         `ceiling ${r.ceiling.rps.toFixed(0)} req/s p50 ${r.ceiling.p50Ms.toFixed(2)} p99 ${r.ceiling.p99Ms.toFixed(2)} ms · ${(100 * r.ratio).toFixed(0)}%`)
     }
 
+    let sync: SyncResult | undefined
+    if (settings.scenarios.includes('batch-200')) {
+      rss.startPhase()
+      sync = await measureSync(settings, sandbox, data)
+    }
+
     rss.sample()
     rss.stop()
     const hwm = statusKb(sandbox.pid, 'VmHWM')
@@ -432,7 +454,8 @@ async function bench(settings: Settings, command: string): Promise<Results> {
       },
       startup: startups.length > 0 ? { samplesMs: startups, medianMs: median(startups) } : null,
       memory: { peakRssMb: mb(rss.peakKb), hwmMb: hwm === null ? null : mb(hwm), samples: rss.samples, journal },
-      scenarios: results
+      scenarios: results,
+      ...(sync === undefined ? {} : { sync })
     }
     if (sandboxProfile !== undefined) {
       const summary = (names: string[]) => summarizeProfile(names.map((n) => join(settings.out, 'profiles', n)), ROOT)

@@ -132,3 +132,17 @@ export function buildScenarios(data: BenchData, sizes: ScenarioSizes): Scenario[
   ]
   return scenarios
 }
+
+/**
+ * A partner's first full sync: every live client once, in consecutive batches of BATCH_SIZE sent
+ * in turn. A pass reads each client once, so the sandbox finds none of them in memory.
+ */
+export function syncVariants(data: BenchData): RequestVariant[] {
+  const agency = `/vendor/agency/${data.agencyId}`
+  const live = data.liveClientNumbers
+  const variants: RequestVariant[] = []
+  for (let start = 0; start < live.length; start += BATCH_SIZE) {
+    variants.push({ method: 'POST', path: `${agency}/clients?version=4.0`, body: JSON.stringify({ clientNumbers: live.slice(start, start + BATCH_SIZE) }) })
+  }
+  return variants
+}

@@ -17,6 +17,7 @@ const SCENARIOS = ['get-client', 'get-client-all', 'batch-200', 'changed-all', '
 interface SideJson { rps: number }
 interface ResultsJson {
   scenarios: { id: string; sandbox: SideJson; ceiling: SideJson }[]
+  sync?: { clients: number; batches: number; passes: { connections: number; rps: number; errors: number }[] }
   targets: { target: string; pass: boolean | null }[]
 }
 
@@ -50,7 +51,12 @@ t.test('npm run bench -- --quick runs every scenario against the sandbox and the
     t.ok(s.ceiling.rps > 0, `${s.id}: the ceiling answered (${s.ceiling.rps.toFixed(0)} req/s)`)
   }
   t.ok(results.targets.length > 0, 'the targets of issue 7 are evaluated')
+  const sync = results.sync
+  t.ok(sync !== undefined && sync.batches === Math.ceil(sync.clients / 200), 'the full sync asks every live client once, in batches of 200')
+  t.same(sync?.passes.map((p) => p.connections), [1, 10], 'on one connection, then on ten')
+  t.ok(sync?.passes.every((p) => p.rps > 0 && p.errors === 0), 'every batch of the sync answered')
   const report = readFileSync(join(out, 'RESULTS.md'), 'utf8')
   t.match(report, /\| get client, default includes \|/, 'RESULTS.md has the table')
+  t.match(report, /### A first full sync/, 'and the full sync')
   t.notOk(existsSync(join(ROOT, 'bench', 'data', 'fixture-2k.json')), 'the quick run writes nothing under bench/')
 })

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { ByteSlabs } from './byte-slabs.js'
 import type { Db } from './database.js'
 
 /**
@@ -332,10 +333,11 @@ export function createStore(db: Db, options: StoreOptions = {}) {
 
   /**
    * Clients as the JSON objects a 3.0/4.0 read answers, `{"clientNumber":N,"<group>":<stored JSON>,…}`,
-   * built by SQLite from the stored group JSON and read as UTF-8 bytes (never as JavaScript
-   * strings). One statement per combination of groups.
+   * joined by SQLite from the stored group JSON. Read as text: a SQLite BLOB becomes a Node
+   * buffer of its own (an allocation each), which costs more than the text and its copy into
+   * the answer. One statement per combination of groups.
    */
-  const fragmentStatements = new Map<string, Database.Statement<[string, number], [number, Buffer]>>()
+  const fragmentStatements = new Map<string, Database.Statement<[string, number], [number, string]>>()
   const fragmentStatement = (groups: readonly GroupColumn[]) => {
     const key = groups.join(',')
     let stmt = fragmentStatements.get(key)
@@ -343,8 +345,8 @@ export function createStore(db: Db, options: StoreOptions = {}) {
       for (const g of groups) if (!GROUP_COLUMNS.includes(g)) throw new Error(`unknown client group column ${g}`)
       const members = groups.map((g) => `, ',"${g}":', c.${g}`).join('')
       stmt = db
-        .prepare<[string, number], [number, Buffer]>(
-          `SELECT c.client_number, CAST(concat('{"clientNumber":', c.client_number${members}, '}') AS BLOB)
+        .prepare<[string, number], [number, string]>(
+          `SELECT c.client_number, concat('{"clientNumber":', c.client_number${members}, '}')
            FROM json_each(?) j JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0`
         )
         .raw()
@@ -419,10 +421,10 @@ export function createStore(db: Db, options: StoreOptions = {}) {
     getClientsIn: (agencyId: number, clientNumbers: number[]): ClientRow[] =>
       s.getClientsIn.all(agencyId, JSON.stringify(clientNumbers)).map(toClient),
     /**
-     * The live clients among `clientNumbers`, each as the UTF-8 JSON object a 3.0/4.0 read
-     * answers with the given groups in that order, in no particular order; others are left out.
+     * The live clients among `clientNumbers`, each as the JSON object a 3.0/4.0 read answers
+     * with the given groups in that order, in no particular order; others are left out.
      */
-    clientFragments: (agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Array<[number, Buffer]> =>
+    clientFragments: (agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Array<[number, string]> =>
       fragmentStatement(groups).all(JSON.stringify(clientNumbers), agencyId),
     listClients: (agencyId: number): ClientRow[] => s.listClients.all(agencyId).map(toClient),
     searchByPolicyNumber: (agencyId: number, policyNumber: string): ClientRow[] =>
@@ -555,34 +557,17 @@ const CLIENT_MUTATORS = [
 /** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
 const CLIENT_CACHE_ENTRIES = 2048
 /**
- * Bytes of batch-read answers kept per client by default (about 5,500 clients of 3 kB); past
- * this, the cache starts over. A client known to be absent (unknown or deleted) counts ABSENT_WEIGHT.
+ * Bytes of batch-read answers kept per client by default (about 5,500 clients of 3 kB), and how
+ * many clients (absent ones too) at most; past either, the cache starts over.
  */
 export const FRAGMENT_CACHE_BYTES = 16 * 1024 * 1024
-const ABSENT_WEIGHT = 64
+const FRAGMENT_CACHE_ENTRIES = 100_000
+/** A client the cache knows not to be there (unknown or deleted). */
+const ABSENT = -1
 
 export interface StoreOptions {
   /** Bytes of batch-read answers kept in memory (FRAGMENT_CACHE_BYTES by default). */
   fragmentCacheBytes?: number
-}
-
-/**
- * The JSON array of `parts` (each one UTF-8 JSON value), in one buffer: `[a,b,…]`. An array of
- * `Uint8Array` rather than a string join, so 200 clients are copied once and never decoded.
- */
-export function joinJsonArray(parts: readonly Uint8Array[]): Buffer {
-  let length = 2 + Math.max(0, parts.length - 1)
-  for (const p of parts) length += p.length
-  const out = Buffer.allocUnsafe(length)
-  out[0] = 0x5b // [
-  let at = 1
-  for (let i = 0; i < parts.length; i++) {
-    if (i > 0) out[at++] = 0x2c // ,
-    out.set(parts[i], at)
-    at += parts[i].length
-  }
-  out[at] = 0x5d // ]
-  return out
 }
 
 /**
@@ -598,7 +583,7 @@ function withReadCache<T extends {
   getSubscription(clientId: string, agencyId: number): unknown
   getClient(agencyId: number, clientNumber: number): unknown
   searchByPolicyNumber(agencyId: number, policyNumber: string): unknown
-  clientFragments(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Array<[number, Buffer]>
+  clientFragments(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Array<[number, string]>
   transaction<R>(fn: () => R): R
 }>(api: T, fragmentBudget: number): T & CachedReads {
   /** Counts changes to clients and agencies, so derived answers know when to recompute. */
@@ -607,12 +592,18 @@ function withReadCache<T extends {
   const agencies = new Map<number, unknown>()
   const subscriptions = new Map<string, unknown>()
   const clients = new Map<string, unknown>()
-  /** Batch-read answer bytes per client (null: absent), by agency and groups. */
-  const fragments = new Map<string, Map<number, Buffer | null>>()
-  let fragmentBytes = 0
+  /** Batch-read answer bytes per client, by agency and groups: their handle in `slabs`, or ABSENT. */
+  const fragments = new Map<string, Map<number, number>>()
+  // slabs of 1 MiB, or one slab as large as a smaller budget
+  const slabs = new ByteSlabs(fragmentBudget, Math.max(1, Math.min(1024 * 1024, fragmentBudget)))
+  let fragmentEntries = 0
+  /** The cache filled up during a request: the next request starts it over (this one still uses its views). */
+  let fragmentsFull = false
   const forgetFragments = () => {
     fragments.clear()
-    fragmentBytes = 0
+    slabs.reset()
+    fragmentEntries = 0
+    fragmentsFull = false
   }
   const forget = () => {
     generation++
@@ -644,29 +635,40 @@ function withReadCache<T extends {
       return Object.freeze(rows.map((r) => Object.freeze(r)))
     }, CLIENT_CACHE_ENTRIES)
   out.clientsJsonIn = (agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer => {
+    // starting over between requests, never during one: its handles stay valid
+    if (fragmentsFull) forgetFragments()
     const key = `${agencyId}|${groups.join(',')}`
-    let known = fragments.get(key) ?? new Map<number, Buffer | null>()
-    fragments.set(key, known)
-    const cachedNow = known
-    // this request's parts by position (null: absent), so a start-over below loses none of them
-    const found: Array<Buffer | null | undefined> = clientNumbers.map((n) => cachedNow.get(n))
+    let known = fragments.get(key)
+    if (known === undefined) fragments.set(key, (known = new Map()))
+    const kept = known
+    // this request's parts by position: a handle, text read now (not kept: the cache is full), or ABSENT
+    const found: Array<number | string | undefined> = clientNumbers.map((n) => kept.get(n))
     const missing = clientNumbers.filter((_, i) => found[i] === undefined)
     if (missing.length > 0) {
       const read = new Map(clientFragments(agencyId, missing, groups))
+      const remember = (n: number, part: number) => {
+        if (fragmentsFull) return
+        kept.set(n, part)
+        if (++fragmentEntries >= FRAGMENT_CACHE_ENTRIES) fragmentsFull = true
+      }
       for (let i = 0; i < clientNumbers.length; i++) {
         if (found[i] !== undefined) continue
-        const part = read.get(clientNumbers[i]) ?? null
-        found[i] = part
-        const weight = part === null ? ABSENT_WEIGHT : part.length
-        if (fragmentBytes + weight > fragmentBudget) {
-          forgetFragments()
-          fragments.set(key, (known = new Map()))
+        const n = clientNumbers[i]
+        const text = read.get(n)
+        if (text === undefined) {
+          found[i] = ABSENT
+          remember(n, ABSENT)
+          continue
         }
-        known.set(clientNumbers[i], part)
-        fragmentBytes += weight
+        const bytes = Buffer.byteLength(text, 'utf8')
+        const tooBig = bytes > slabs.slabBytes // answered, never kept
+        const handle = fragmentsFull || tooBig ? -1 : slabs.keep(text, bytes)
+        if (handle === -1 && !tooBig) fragmentsFull = true
+        found[i] = handle === -1 ? text : handle
+        if (handle !== -1) remember(n, handle)
       }
     }
-    return joinJsonArray(found.filter((part): part is Buffer => part !== null && part !== undefined))
+    return slabs.join(found.filter((part): part is number | string => part !== ABSENT), 0x5b, 0x2c, 0x5d) // [ , ]
   }
   out.transaction = <R>(fn: () => R): R => {
     try {

@@ -1,0 +1,111 @@
+/**
+ * Memory for cached bytes: a few large slabs, allocated once each and filled in turn. When they
+ * are full the owner starts over with `reset()`, and the same slabs are written again, so what a
+ * cache drops never becomes garbage for the collector and its memory never passes `budget`.
+ *
+ * What is kept is known by a handle, a small integer: no JavaScript object per kept item (a
+ * view object each would land in the old generation and pile up there between collections).
+ * A handle is good until the next `reset()`; reset only between uses, never while a handle
+ * taken in the same use is still needed.
+ */
+export class ByteSlabs {
+  private readonly slabs: Buffer[] = []
+  /** Slab being filled, and the bytes used in it. */
+  private current = 0
+  private used = 0
+  /** Slab, offset and length of each kept item, by handle. */
+  private where = new Int32Array(3 * 1024)
+  private count = 0
+
+  constructor(
+    /** Bytes of all slabs together. */
+    private readonly budget: number,
+    /** The largest text a slab holds. */
+    readonly slabBytes = 1024 * 1024
+  ) {
+    if (!(slabBytes > 0) || !(budget >= 0)) throw new Error(`ByteSlabs needs a positive slab size and a budget, got ${slabBytes} and ${budget}`)
+  }
+
+  /** Slabs the budget allows. */
+  private get capacity(): number {
+    return Math.floor(this.budget / this.slabBytes)
+  }
+
+  /**
+   * Copies `text` in as UTF-8 (`bytes` long: Buffer.byteLength(text), at most slabBytes) and
+   * returns its handle; -1 when the slabs are full (reset, then keep again).
+   */
+  keep(text: string, bytes: number): number {
+    if (bytes > this.slabBytes) throw new RangeError(`${bytes} bytes do not fit a slab of ${this.slabBytes}`)
+    if (this.used + bytes > this.slabBytes) {
+      if (this.current + 1 >= this.capacity) return -1
+      this.current++
+      this.used = 0
+    }
+    if (this.current >= this.capacity) return -1
+    const slab = (this.slabs[this.current] ??= Buffer.allocUnsafeSlow(this.slabBytes))
+    writeText(slab, text, this.used, bytes)
+    if (3 * (this.count + 1) > this.where.length) {
+      const bigger = new Int32Array(this.where.length * 2)
+      bigger.set(this.where)
+      this.where = bigger
+    }
+    const handle = this.count++
+    this.where[3 * handle] = this.current
+    this.where[3 * handle + 1] = this.used
+    this.where[3 * handle + 2] = bytes
+    this.used += bytes
+    return handle
+  }
+
+  /** Bytes of a kept item. */
+  size(handle: number): number {
+    return this.where[3 * handle + 2]
+  }
+
+  /** Copies a kept item into `target` at `at`; returns its size. */
+  copy(handle: number, target: Buffer, at: number): number {
+    const offset = this.where[3 * handle + 1]
+    const size = this.where[3 * handle + 2]
+    return this.slabs[this.where[3 * handle]].copy(target, at, offset, offset + size)
+  }
+
+  /**
+   * The parts (handles of kept items, or text) joined as `open part sep part … close` in one
+   * buffer, e.g. a JSON array of kept JSON values: each part is copied once.
+   */
+  join(parts: ReadonlyArray<number | string>, open: number, sep: number, close: number): Buffer {
+    const sizes = parts.map((p) => (typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : this.size(p)))
+    let length = 2 + Math.max(0, parts.length - 1)
+    for (const size of sizes) length += size
+    const out = Buffer.allocUnsafe(length)
+    out[0] = open
+    let at = 1
+    for (let i = 0; i < parts.length; i++) {
+      if (i > 0) out[at++] = sep
+      const part = parts[i]
+      if (typeof part === 'string') writeText(out, part, at, sizes[i])
+      else this.copy(part, out, at)
+      at += sizes[i]
+    }
+    out[at] = close
+    return out
+  }
+
+  /** Forgets every kept item; the slabs are written again from the start. */
+  reset(): void {
+    this.current = 0
+    this.used = 0
+    this.count = 0
+  }
+
+  /** Bytes allocated for slabs so far (they are kept for reuse). */
+  get allocatedBytes(): number {
+    return this.slabs.length * this.slabBytes
+  }
+}
+
+/** Writes text `bytes` long in UTF-8; all-ASCII text is the same in Latin-1, which is copied rather than encoded. */
+function writeText(target: Buffer, text: string, at: number, bytes: number): void {
+  target.write(text, at, bytes, bytes === text.length ? 'latin1' : 'utf8')
+}
