@@ -185,14 +185,23 @@ function runLoad(job: LoadJob, serverPid: number): Promise<LoadRun> {
 // ---------------------------------------------------------------------------------------------
 // Phases
 
-async function measureStartups(settings: Settings, db: string, data: BenchData): Promise<number[]> {
-  const samples: number[] = []
+/**
+ * Start-ups of the sandbox over the benchmark's database, each followed by one of a bare Fastify
+ * server (the ceiling, with nothing to load but one answer): the machine's own floor, measured
+ * alike, so the absolute figure can be read on a slower or faster machine.
+ */
+async function measureStartups(settings: Settings, db: string, data: BenchData): Promise<{ sandbox: number[]; bare: number[] }> {
+  const samples = { sandbox: [] as number[], bare: [] as number[] }
+  const bareFile: CeilingFile = { credentials: data.credentials, routes: [], responses: [] }
   for (let i = 0; i < settings.startupRuns; i++) {
     const sandbox = await startSandbox(settings, db, data)
-    samples.push(sandbox.startupMs)
+    samples.sandbox.push(sandbox.startupMs)
     const code = await sandbox.stop()
     if (code !== 0) throw new Error(`the sandbox exited with ${code} on SIGTERM:\n${sandbox.output()}`)
-    log(`start-up ${i + 1}/${settings.startupRuns}: ${sandbox.startupMs.toFixed(0)} ms`)
+    const bare = await spawnCeiling(settings, bareFile, 'startup', undefined)
+    samples.bare.push(bare.startupMs)
+    await bare.stop()
+    log(`start-up ${i + 1}/${settings.startupRuns}: ${sandbox.startupMs.toFixed(0)} ms (bare Fastify: ${bare.startupMs.toFixed(0)} ms)`)
   }
   return samples
 }
@@ -277,10 +286,15 @@ async function startCeiling(
     routes: [scenario.route],
     responses: await storeResponses(scenario, sandbox.origin, authorization(data))
   }
-  const responsesFile = join(settings.tempDir, `ceiling-${scenario.id}.json`)
+  return { ceiling: await spawnCeiling(settings, file, scenario.id, profileName), stored: file.responses }
+}
+
+/** A ceiling process answering `file`'s responses, once healthy. */
+async function spawnCeiling(settings: Settings, file: CeilingFile, name: string, profileName: string | undefined): Promise<ServerProcess> {
+  const responsesFile = join(settings.tempDir, `ceiling-${name}.json`)
   writeFileSync(responsesFile, JSON.stringify(file))
   const port = await freePort()
-  const ceiling = await spawnServer({
+  return spawnServer({
     args: [...profileFlags(settings, profileName), CEILING_SCRIPT, responsesFile, '--port', String(port)],
     env: {},
     port,
@@ -288,7 +302,6 @@ async function startCeiling(
     pollMs: 5,
     timeoutMs: 30_000
   })
-  return { ceiling, stored: file.responses }
 }
 
 /** Mean body size of the stored answers. */
@@ -452,7 +465,9 @@ async function bench(settings: Settings, command: string): Promise<Results> {
         databaseMb: data.dbBytes / 1024 / 1024,
         built: data.built
       },
-      startup: startups.length > 0 ? { samplesMs: startups, medianMs: median(startups) } : null,
+      startup: startups.sandbox.length > 0
+        ? { samplesMs: startups.sandbox, medianMs: median(startups.sandbox), bareSamplesMs: startups.bare, bareMedianMs: median(startups.bare) }
+        : null,
       memory: { peakRssMb: mb(rss.peakKb), hwmMb: hwm === null ? null : mb(hwm), samples: rss.samples, journal },
       scenarios: results,
       ...(sync === undefined ? {} : { sync })
