@@ -597,7 +597,7 @@ function withReadCache<T extends {
   // slabs of 1 MiB, or one slab as large as a smaller budget
   const slabs = new ByteSlabs(fragmentBudget, Math.max(1, Math.min(1024 * 1024, fragmentBudget)))
   let fragmentEntries = 0
-  /** The cache filled up during a request: the next request starts it over (this one still uses its views). */
+  /** The cache filled up during a request: the next request starts it over (this one still uses its handles). */
   let fragmentsFull = false
   const forgetFragments = () => {
     fragments.clear()
