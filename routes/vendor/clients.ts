@@ -96,7 +96,10 @@ export default async function clientRoutes(fastify: FastifyInstance, { sandbox, 
     handler: (request, reply) => {
       const body = request.body as number[] | { clientNumbers: number[] }
       const numbers = Array.isArray(body) ? body : body.clientNumbers
-      sendJson(reply, reader.batch(sandbox.clients, grantOf(request).agency.agencyId, numbers, groupsOf(request, reply)))
+      const answer = reader.batch(sandbox.clients, grantOf(request).agency.agencyId, numbers, groupsOf(request, reply))
+      // once every byte is with the kernel the buffer is free for a later answer (not when the client left early)
+      if (Buffer.isBuffer(answer)) reply.raw.once('finish', () => sandbox.clients.recycle(answer))
+      sendJson(reply, answer)
     }
   })
 

@@ -72,13 +72,16 @@ export class ByteSlabs {
 
   /**
    * The parts (handles of kept items, or text) joined as `open part sep part … close` in one
-   * buffer, e.g. a JSON array of kept JSON values: each part is copied once.
+   * buffer from `alloc`, e.g. a JSON array of kept JSON values: each part is copied once.
    */
-  join(parts: ReadonlyArray<number | string>, open: number, sep: number, close: number): Buffer {
+  join(
+    parts: ReadonlyArray<number | string>, open: number, sep: number, close: number,
+    alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)
+  ): Buffer {
     const sizes = parts.map((p) => (typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : this.size(p)))
     let length = 2 + Math.max(0, parts.length - 1)
     for (const size of sizes) length += size
-    const out = Buffer.allocUnsafe(length)
+    const out = alloc(length)
     out[0] = open
     let at = 1
     for (let i = 0; i < parts.length; i++) {

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { BufferPool } from './buffer-pool.js'
 import { ByteSlabs } from './byte-slabs.js'
 import type { Db } from './database.js'
 
@@ -596,6 +597,8 @@ function withReadCache<T extends {
   const fragments = new Map<string, Map<number, number>>()
   // slabs of 1 MiB, or one slab as large as a smaller budget
   const slabs = new ByteSlabs(fragmentBudget, Math.max(1, Math.min(1024 * 1024, fragmentBudget)))
+  /** Batch answers are written into buffers given back once sent (recycleAnswer). */
+  const answers = new BufferPool()
   let fragmentEntries = 0
   /** The cache filled up during a request: the next request starts it over (this one still uses its handles). */
   let fragmentsFull = false
@@ -668,8 +671,10 @@ function withReadCache<T extends {
         if (handle !== -1) remember(n, handle)
       }
     }
-    return slabs.join(found.filter((part): part is number | string => part !== ABSENT), 0x5b, 0x2c, 0x5d) // [ , ]
+    const parts = found.filter((part): part is number | string => part !== ABSENT)
+    return slabs.join(parts, 0x5b, 0x2c, 0x5d, (length) => answers.take(length)) // [ , ]
   }
+  out.recycleAnswer = (answer: Buffer): void => answers.give(answer)
   out.transaction = <R>(fn: () => R): R => {
     try {
       return transaction(fn)
@@ -699,6 +704,12 @@ export interface CachedReads {
    * come from SQLite once and are kept (up to the store's fragmentCacheBytes) until anything changes.
    */
   clientsJsonIn(agencyId: number, clientNumbers: number[], groups: readonly GroupColumn[]): Buffer
+  /**
+   * Takes back an answer of clientsJsonIn once nothing reads it any more (it has been sent), to
+   * write a later answer into; anything else is ignored. Optional: an answer never given back
+   * is collected as usual.
+   */
+  recycleAnswer(answer: Buffer): void
 }
 
 export type Store = ReturnType<typeof createStore>

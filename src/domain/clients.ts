@@ -68,6 +68,11 @@ export function createClients(store: Store) {
       return store.clientsJsonIn(agencyId, [...new Set(numbers)], groups)
     },
 
+    /** Gives back an answer of batchJson once it has been sent, for a later answer to reuse. */
+    recycle(answer: Buffer): void {
+      store.recycleAnswer(answer)
+    },
+
     /** Live clients with a policy of exactly this number, ascending. */
     searchByPolicyNumber(agencyId: number, policyNumber: string): ClientRow[] {
       return store.searchByPolicyNumber(agencyId, policyNumber)
