@@ -4,6 +4,18 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { BufferPool } from '../src/db/buffer-pool.js'
 import { AGENCY, DEMO, build, demoFixture } from './helpers/app.js'
 
+t.test('small answers are not pooled; of the kept buffers, the smallest that fits is lent', async (t) => {
+  const pool = new BufferPool(10_000, 100)
+  const small = pool.take(99)
+  pool.give(small)
+  t.equal(pool.kept, 0, 'under one unit: a plain buffer, never kept')
+  const [big, mid] = [pool.take(900), pool.take(300)]
+  pool.give(big)
+  pool.give(mid)
+  t.equal(pool.take(250).buffer, mid.buffer, 'the 300-byte buffer, not the 900-byte one, for 250 bytes')
+  t.equal(pool.take(850).buffer, big.buffer, 'so the 900-byte one is there for a large answer')
+})
+
 t.test('a buffer given back is lent again for an answer that fits, and only then', async (t) => {
   const pool = new BufferPool(1000, 100)
   const a = pool.take(250)

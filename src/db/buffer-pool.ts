@@ -23,13 +23,19 @@ export class BufferPool {
     private readonly unit = 64 * 1024
   ) {}
 
-  /** A buffer of exactly `length` bytes (contents undefined): a kept one when one is large enough. */
+  /**
+   * A buffer of exactly `length` bytes (contents undefined): the smallest kept one large enough.
+   * Answers under one unit are no churn worth pooling, and ones past the budget are never kept.
+   */
   take(length: number): Buffer {
-    if (length > this.budget) return Buffer.allocUnsafe(length)
+    if (length < this.unit || length > this.budget) return Buffer.allocUnsafe(length)
+    let best = -1
+    for (let i = 0; i < this.free.length; i++) {
+      if (this.free[i].length >= length && (best === -1 || this.free[i].length < this.free[best].length)) best = i
+    }
     let base: Buffer | undefined
-    const i = this.free.findIndex((b) => b.length >= length)
-    if (i >= 0) {
-      ;[base] = this.free.splice(i, 1)
+    if (best >= 0) {
+      ;[base] = this.free.splice(best, 1)
       this.freeBytes -= base.length
     }
     base ??= Buffer.allocUnsafeSlow(Math.min(this.budget, Math.max(this.unit, Math.ceil(length / this.unit) * this.unit)))
