@@ -387,9 +387,10 @@ async function measureSync(settings: Settings, sandbox: ServerProcess, data: Ben
       origin: sandbox.origin, authorization: authorization(data), variants, connections, warmup: null,
       measure: { amount: variants.length }, expect: [200]
     }, sandbox.pid)
-    passes.push({ connections, seconds: result.seconds, rps: rateOf(result), ...summarize(result.latencies), errors: result.errors, sandboxCores: cpu.server })
-    log(`full sync, ${connections} connection${connections === 1 ? '' : 's'}: ${variants.length} batches in ${result.seconds.toFixed(2)} s, ` +
-      `${rateOf(result).toFixed(0)} req/s, p99 ${summarize(result.latencies).p99Ms.toFixed(2)} ms`)
+    const pass = { connections, seconds: result.seconds, rps: rateOf(result), ...summarize(result.latencies), errors: result.errors, sandboxCores: cpu.server }
+    passes.push(pass)
+    log(`full sync, ${connections} connection${connections === 1 ? '' : 's'}: ${variants.length} batches in ${pass.seconds.toFixed(2)} s, ` +
+      `${pass.rps.toFixed(0)} req/s, p99 ${pass.p99Ms.toFixed(2)} ms`)
   }
   return { clients: data.liveClientNumbers.length, batches: variants.length, passes }
 }

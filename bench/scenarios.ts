@@ -40,6 +40,11 @@ export const BATCH_SIZE = 200
 export const CREATE_RATE = 100
 export const CREATE_LIMIT = 25
 
+/** A 4.0 batch read of these client numbers. */
+function batchRequest(data: BenchData, numbers: number[]): RequestVariant {
+  return { method: 'POST', path: `/vendor/agency/${data.agencyId}/clients?version=4.0`, body: JSON.stringify({ clientNumbers: numbers }) }
+}
+
 /** `count` items spread evenly over `items`. */
 function spread<T>(items: readonly T[], count: number): T[] {
   if (items.length <= count) return [...items]
@@ -72,11 +77,7 @@ export function buildScenarios(data: BenchData, sizes: ScenarioSizes): Scenario[
       id: 'batch-200',
       title: `batch read of ${BATCH_SIZE}`,
       route: { method: 'POST', url: '/vendor/agency/:agencyId/clients' },
-      variants: batchStarts.map((start) => ({
-        method: 'POST',
-        path: `${agency}/clients?version=4.0`,
-        body: JSON.stringify({ clientNumbers: live.slice(start, start + BATCH_SIZE) })
-      })),
+      variants: batchStarts.map((start) => batchRequest(data, live.slice(start, start + BATCH_SIZE))),
       expect: [200]
     },
     {
@@ -138,11 +139,8 @@ export function buildScenarios(data: BenchData, sizes: ScenarioSizes): Scenario[
  * in turn. A pass reads each client once, so the sandbox finds none of them in memory.
  */
 export function syncVariants(data: BenchData): RequestVariant[] {
-  const agency = `/vendor/agency/${data.agencyId}`
   const live = data.liveClientNumbers
   const variants: RequestVariant[] = []
-  for (let start = 0; start < live.length; start += BATCH_SIZE) {
-    variants.push({ method: 'POST', path: `${agency}/clients?version=4.0`, body: JSON.stringify({ clientNumbers: live.slice(start, start + BATCH_SIZE) }) })
-  }
+  for (let start = 0; start < live.length; start += BATCH_SIZE) variants.push(batchRequest(data, live.slice(start, start + BATCH_SIZE)))
   return variants
 }

@@ -43,7 +43,7 @@ t.test('joins handles and text in order, with the separators', async (t) => {
   const slabs = new ByteSlabs(100, 50)
   const a = keep(slabs, '{"a":1}')
   const b = keep(slabs, '"ü"')
-  const bracket = (parts: Array<number | string>) => slabs.join(parts, 0x5b, 0x2c, 0x5d).toString('utf8')
+  const bracket = (parts: Array<number | string>) => slabs.jsonArray(parts).toString('utf8')
   t.equal(bracket([a, '{"x":"é"}', b]), '[{"a":1},{"x":"é"},"ü"]')
   t.same(JSON.parse(bracket([])), [], 'nothing joined is an empty array')
   t.equal(bracket(['7']), '[7]')

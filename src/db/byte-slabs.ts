@@ -8,6 +8,9 @@
  * A handle is good until the next `reset()`; reset only between uses, never while a handle
  * taken in the same use is still needed.
  */
+/** What keep() returns when the slabs are full. */
+export const NOT_KEPT = -1
+
 export class ByteSlabs {
   private readonly slabs: Buffer[] = []
   /** Slab being filled, and the bytes used in it. */
@@ -33,16 +36,16 @@ export class ByteSlabs {
 
   /**
    * Copies `text` in as UTF-8 (`bytes` long: Buffer.byteLength(text), at most slabBytes) and
-   * returns its handle; -1 when the slabs are full (reset, then keep again).
+   * returns its handle; NOT_KEPT when the slabs are full (reset, then keep again).
    */
   keep(text: string, bytes: number): number {
     if (bytes > this.slabBytes) throw new RangeError(`${bytes} bytes do not fit a slab of ${this.slabBytes}`)
     if (this.used + bytes > this.slabBytes) {
-      if (this.current + 1 >= this.capacity) return -1
+      if (this.current + 1 >= this.capacity) return NOT_KEPT
       this.current++
       this.used = 0
     }
-    if (this.current >= this.capacity) return -1
+    if (this.current >= this.capacity) return NOT_KEPT
     const slab = (this.slabs[this.current] ??= Buffer.allocUnsafeSlow(this.slabBytes))
     writeText(slab, text, this.used, bytes)
     if (3 * (this.count + 1) > this.where.length) {
@@ -71,27 +74,24 @@ export class ByteSlabs {
   }
 
   /**
-   * The parts (handles of kept items, or text) joined as `open part sep part … close` in one
-   * buffer from `alloc`, e.g. a JSON array of kept JSON values: each part is copied once.
+   * The JSON array of the parts (handles of kept JSON values, or JSON text) in one buffer from
+   * `alloc`: `[a,b,…]`, each part copied once.
    */
-  join(
-    parts: ReadonlyArray<number | string>, open: number, sep: number, close: number,
-    alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)
-  ): Buffer {
+  jsonArray(parts: ReadonlyArray<number | string>, alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)): Buffer {
     const sizes = parts.map((p) => (typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : this.size(p)))
     let length = 2 + Math.max(0, parts.length - 1)
     for (const size of sizes) length += size
     const out = alloc(length)
-    out[0] = open
+    out[0] = 0x5b // [
     let at = 1
     for (let i = 0; i < parts.length; i++) {
-      if (i > 0) out[at++] = sep
+      if (i > 0) out[at++] = 0x2c // ,
       const part = parts[i]
       if (typeof part === 'string') writeText(out, part, at, sizes[i])
       else this.copy(part, out, at)
       at += sizes[i]
     }
-    out[at] = close
+    out[at] = 0x5d // ]
     return out
   }
 

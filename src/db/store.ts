@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import { BufferPool } from './buffer-pool.js'
-import { ByteSlabs } from './byte-slabs.js'
+import { ByteSlabs, NOT_KEPT } from './byte-slabs.js'
 import type { Db } from './database.js'
 
 /**
@@ -561,7 +561,7 @@ const CLIENT_CACHE_ENTRIES = 2048
  * Bytes of batch-read answers kept per client by default (about 5,500 clients of 3 kB), and how
  * many clients (absent ones too) at most; past either, the cache starts over.
  */
-export const FRAGMENT_CACHE_BYTES = 16 * 1024 * 1024
+const FRAGMENT_CACHE_BYTES = 16 * 1024 * 1024
 const FRAGMENT_CACHE_ENTRIES = 100_000
 /** A client the cache knows not to be there (unknown or deleted). */
 const ABSENT = -1
@@ -641,38 +641,38 @@ function withReadCache<T extends {
     // starting over between requests, never during one: its handles stay valid
     if (fragmentsFull) forgetFragments()
     const key = `${agencyId}|${groups.join(',')}`
-    let known = fragments.get(key)
-    if (known === undefined) fragments.set(key, (known = new Map()))
-    const kept = known
+    let kept = fragments.get(key)
+    if (kept === undefined) fragments.set(key, (kept = new Map()))
     // this request's parts by position: a handle, text read now (not kept: the cache is full), or ABSENT
-    const found: Array<number | string | undefined> = clientNumbers.map((n) => kept.get(n))
-    const missing = clientNumbers.filter((_, i) => found[i] === undefined)
+    const found: Array<number | string | undefined> = []
+    const missing: number[] = []
+    for (const n of clientNumbers) {
+      const part = kept.get(n)
+      found.push(part)
+      if (part === undefined) missing.push(n)
+    }
     if (missing.length > 0) {
       const read = new Map(clientFragments(agencyId, missing, groups))
-      const remember = (n: number, part: number) => {
-        if (fragmentsFull) return
-        kept.set(n, part)
-        if (++fragmentEntries >= FRAGMENT_CACHE_ENTRIES) fragmentsFull = true
-      }
       for (let i = 0; i < clientNumbers.length; i++) {
         if (found[i] !== undefined) continue
         const n = clientNumbers[i]
         const text = read.get(n)
-        if (text === undefined) {
-          found[i] = ABSENT
-          remember(n, ABSENT)
-          continue
+        let part: number | string = ABSENT
+        if (text !== undefined) {
+          const bytes = Buffer.byteLength(text, 'utf8')
+          // a client larger than a slab is answered, never kept; a full cache keeps nothing more
+          const handle = fragmentsFull || bytes > slabs.slabBytes ? NOT_KEPT : slabs.keep(text, bytes)
+          if (handle === NOT_KEPT && bytes <= slabs.slabBytes) fragmentsFull = true
+          part = handle === NOT_KEPT ? text : handle
         }
-        const bytes = Buffer.byteLength(text, 'utf8')
-        const tooBig = bytes > slabs.slabBytes // answered, never kept
-        const handle = fragmentsFull || tooBig ? -1 : slabs.keep(text, bytes)
-        if (handle === -1 && !tooBig) fragmentsFull = true
-        found[i] = handle === -1 ? text : handle
-        if (handle !== -1) remember(n, handle)
+        found[i] = part
+        if (typeof part === 'number' && !fragmentsFull) {
+          kept.set(n, part)
+          if (++fragmentEntries >= FRAGMENT_CACHE_ENTRIES) fragmentsFull = true
+        }
       }
     }
-    const parts = found.filter((part): part is number | string => part !== ABSENT)
-    return slabs.join(parts, 0x5b, 0x2c, 0x5d, (length) => answers.take(length)) // [ , ]
+    return slabs.jsonArray(found.filter((part): part is number | string => part !== ABSENT), (length) => answers.take(length))
   }
   out.recycleAnswer = (answer: Buffer): void => answers.give(answer)
   out.transaction = <R>(fn: () => R): R => {
