@@ -1087,7 +1087,7 @@ t.test('regression fuzz-2: router errors (bad percent-encoding, path segment ove
 
 t.test('regression fuzz-3: a JSON scalar where a body must be an array answered 500 (receipts, version 1 batch read)', async (t) => {
   // Was: Fastify's ajv runs with coerceTypes "array": the root scalar validated as [scalar], but the coerced
-  // root was not written back, so the handler got the scalar: routes/vendor/writes.ts (receipts:
+  // root was not written back, so the handler got the scalar: routes/partner-api/writes.ts (receipts:
   // `request.body.map is not a function`) and src/domain/clients.ts batch (`reading 'length'`) threw.
   const app = await build(t)
   const c = liveOf(AGENCY.main)[0].clientNumber

@@ -362,7 +362,7 @@ t.test('writes of one integration are recorded under its Client Id only', async 
 })
 
 t.test('regression (found while fuzzing): an agency id such as "+2001" must not let version 1 writes read another agency\'s clients', async (t) => {
-  // Was: routes/vendor/writes.ts called sandbox.writes.policyIdAt(agencyId, clientId, …) for the version 1 log note and
+  // Was: routes/partner-api/writes.ts called sandbox.writes.policyIdAt(agencyId, clientId, …) for the version 1 log note and
   // attachment before grantOf(request), and the pipeline (src/plugins/vendor.ts) skipped the grant for "+2001" (not
   // /^\d{1,10}$/) while the schema coerced it to 2001: an integration without access learned whether a client existed
   // (404 vs 400 "no policy at index 99") and whether it had a policy (500). Now any answer is the same for every client.

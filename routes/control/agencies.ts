@@ -7,7 +7,7 @@ import {
   AgencyIdParams, AgencyPatchBody, AttachmentParams, IntegrationParams, OfficeParams, SubscriptionParams,
   SubscriptionPatchBody, UserParams, WritesQuery
 } from '../../src/schemas/control.js'
-import type { ControlOptions } from './index.js'
+import type { ControlOptions } from './options.js'
 
 /** Integrations, subscriptions, agencies, offices, users and the writes agencies received. */
 export default async function agencyControl(fastify: FastifyInstance, { sandbox }: ControlOptions) {

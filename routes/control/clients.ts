@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { ClientInput, ClientPatch } from '../../src/domain/admin.js'
 import { AgencyIdParams, ClientNumberParams, ClientPatchBody, ClientPutBody, ClientSearchQuery } from '../../src/schemas/control.js'
-import type { ControlOptions } from './index.js'
+import type { ControlOptions } from './options.js'
 
 /** Agency-side client changes a partner must sync, and a view of clients in read-model form. */
 export default async function clientControl(fastify: FastifyInstance, { sandbox }: ControlOptions) {

@@ -2,19 +2,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Config } from '../../src/config.js'
-import type { Sandbox } from '../../src/domain/sandbox.js'
 import { ApiError } from '../../src/errors.js'
 import agencyControl from './agencies.js'
 import clientControl from './clients.js'
 import timeAndTraffic from './traffic.js'
 import worldControl from './world.js'
 import consoleUi from './ui.js'
+import type { ControlOptions } from './options.js'
 
-export interface ControlOptions {
-  sandbox: Sandbox
-  config: Config
-}
+export type { ControlOptions } from './options.js'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 

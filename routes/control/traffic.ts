@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
-import { parseTimestamp } from '../../src/domain/time.js'
+import { parseTimestamp } from '../../src/time.js'
 import { badRequest, invalidField, notFound } from '../../src/errors.js'
 import {
   ClockAdvanceBody, ClockPutBody, ClockSchema, FaultIdParams, FaultInputBody, RequestsQuery, SimulatorBody
 } from '../../src/schemas/control.js'
-import type { ControlOptions } from './index.js'
+import type { ControlOptions } from './options.js'
 
 /** The clock, the request journal and fault rules. */
 export default async function timeAndTraffic(fastify: FastifyInstance, { sandbox }: ControlOptions) {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { ROOT } from '../../src/config.js'
 import { notFound } from '../../src/errors.js'
-import type { ControlOptions } from './index.js'
+import type { ControlOptions } from './options.js'
 
 /** Folder of the console's static files. */
 export const CONSOLE_DIR = join(ROOT, 'public', 'console')

@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { validationFailed } from '../../src/errors.js'
-import type { ControlOptions } from './index.js'
+import type { ControlOptions } from './options.js'
 
 /** Largest fixture accepted by POST /_sandbox/reset. */
 export const RESET_BODY_LIMIT = 512 * 1024 * 1024

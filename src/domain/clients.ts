@@ -1,6 +1,6 @@
 import { UntilChange, type ClientRow, type GroupColumn, type Store } from '../db/store.js'
 import { badRequest, clientNotFound, invalidField } from '../errors.js'
-import { parseTimestamp } from './time.js'
+import { parseTimestamp } from '../time.js'
 
 export const MAX_BATCH = 200
 /** Memory the cached full listings may take. */

@@ -4,7 +4,7 @@ import { validationFailed, type FieldError } from '../errors.js'
 import type { FixtureClient } from '../fixture/schema.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
 import type { Clock } from './clock.js'
-import { parseTimestamp } from './time.js'
+import { parseTimestamp } from '../time.js'
 import type { Origin, TaskCommand } from './writes.js'
 import { insertClient } from './world.js'
 

@@ -1,6 +1,6 @@
 import type { ClientRow, Store } from '../db/store.js'
 import type { Fixture, FixtureClient } from '../fixture/schema.js'
-import { parseTimestamp } from './time.js'
+import { parseTimestamp } from '../time.js'
 
 /** Turns a fixture client into its stored form (each group as the JSON the API answers). */
 export function clientToRow(agencyId: number, c: FixtureClient): ClientRow {

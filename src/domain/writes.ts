@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { AgencyRow, Store, WriteFilter, WriteKind, WriteRow } from '../db/store.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
-import { parseTimestamp } from './time.js'
+import { parseTimestamp } from '../time.js'
 
 /**
  * Log notes, attachments and receipts: validated against the client when received, then

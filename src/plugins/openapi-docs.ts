@@ -5,7 +5,7 @@ import { MESSAGES } from '../errors.js'
 import { ProblemSchema } from '../schemas/common.js'
 import { apiVersionConstraint } from '../versions/index.js'
 import { lazySerializerFactory, lazyValidatorFactory } from './lazy-validators.js'
-import { DOCUMENT_NAMES, type DescribeScope, type DocsInstance, type Documents, type DocumentName } from './openapi.js'
+import { DOCUMENT_NAMES, type DescribeScope, type DocsInstance, type Documents, type DocumentName } from './openapi-documents.js'
 
 /**
  * OpenAPI documents generated from the routes' TypeBox schemas by @fastify/swagger: one per

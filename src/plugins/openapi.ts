@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { ApiVersion } from '../versions/index.js'
+import { DOCUMENT_NAMES, type DescribeScope, type DocsInstance } from './openapi-documents.js'
+
+export type { DescribeScope } from './openapi-documents.js'
 
 /**
  * /openapi/{4.0,3.0,1,control}.json and Swagger UI at /docs. The documents come from a second
@@ -8,17 +10,6 @@ import type { ApiVersion } from '../versions/index.js'
  * stay out of the sandbox's start-up.
  */
 
-export type DocumentName = ApiVersion | 'control'
-export type Documents = Partial<Record<DocumentName, () => unknown>>
-export const DOCUMENT_NAMES: readonly DocumentName[] = ['4.0', '3.0', '1', 'control']
-
-/** Adds the OpenAPI generator to a scope, naming its document. */
-export type DescribeScope = (scope: FastifyInstance, name: DocumentName) => Promise<void>
-
-export interface DocsInstance {
-  app: FastifyInstance
-  docs: Documents
-}
 
 /** Headers of the docs instance's answers not copied onto the sandbox's own. */
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])

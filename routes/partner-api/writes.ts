@@ -20,7 +20,7 @@ import {
   V1AttachmentHeadersSchema, V1LogNoteBodySchema
 } from '../../src/schemas/writes.js'
 import { fromV1Attachment, fromV1LogNote } from '../../src/versions/writes.js'
-import { parseTimestamp } from '../../src/domain/time.js'
+import { parseTimestamp } from '../../src/time.js'
 import type { ApiVersion } from '../../src/versions/index.js'
 
 /** Largest decompressed attachment: 5 MiB. */
