@@ -69,6 +69,12 @@ export async function buildDocsInstance(version: string, register: (app: Fastify
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
+  // The routes below are here for their schemas only: this instance answers Swagger UI's routes
+  // and nothing else, whatever URL reaches it (its handlers hold the live sandbox).
+  app.addHook('onRequest', async (request, reply) => {
+    const route = request.routeOptions.url
+    if (route === undefined || (route !== '/docs' && !route.startsWith('/docs/'))) return reply.code(404).send()
+  })
   const docs: Documents = {}
   await register(app, async (scope, name) => {
     await scope.register(swagger, swaggerOptions(name, version))

@@ -11,6 +11,21 @@ export type { DescribeScope } from './openapi-documents.js'
  */
 
 
+/**
+ * The paths Swagger UI (@fastify/swagger-ui) answers under /docs: its page, its two documents and
+ * the files of its flat static folder. Anything else (dot segments, percent escapes, backslashes,
+ * sub-folders) is the sandbox's not-found without reaching the docs instance, whose URL parser
+ * would resolve `/docs/%2e%2e/…` to a path outside /docs.
+ */
+const DOCS_PATH = /^\/docs(?:\/|\/json|\/yaml|\/static\/(?!.*\.\.)[A-Za-z0-9_-][A-Za-z0-9._-]{0,127})?$/
+
+/** The request's path when Swagger UI serves it, else undefined. The query string is not forwarded. */
+export function docsPath(url: string): string | undefined {
+  const query = url.indexOf('?')
+  const path = query === -1 ? url : url.slice(0, query)
+  return DOCS_PATH.test(path) ? path : undefined
+}
+
 /** Headers of the docs instance's answers not copied onto the sandbox's own. */
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive', 'date'])
 
@@ -43,13 +58,15 @@ export function serveDocuments(
 
   /** Swagger UI's pages and assets, answered by the docs instance. */
   const ui = async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = docsPath(request.url)
+    if (path === undefined) return reply.callNotFound()
     const { app: docs } = await docsInstance()
     const headers: Record<string, string> = {}
     for (const name of ['accept', 'accept-encoding', 'if-none-match', 'if-modified-since', 'range']) {
       const value = request.headers[name]
       if (typeof value === 'string') headers[name] = value
     }
-    const res = await docs.inject({ method: request.method as 'GET' | 'HEAD', url: request.url, headers })
+    const res = await docs.inject({ method: request.method as 'GET' | 'HEAD', url: path, headers })
     // the sandbox's own not-found answer (a problem body), as for any other unknown path
     if (res.statusCode === 404) return reply.callNotFound()
     reply.code(res.statusCode)
