@@ -7,6 +7,7 @@ import {
   AgencyIdParams, AgencyPatchBody, AttachmentParams, IntegrationParams, OfficeParams, SubscriptionParams,
   SubscriptionPatchBody, UserParams, WritesQuery
 } from '../../src/schemas/control.js'
+import { attachmentDisposition } from '../../src/http/content-disposition.js'
 import type { ControlOptions } from './options.js'
 
 /** Integrations, subscriptions, agencies, offices, users and the writes agencies received. */
@@ -103,7 +104,7 @@ export default async function agencyControl(fastify: FastifyInstance, { sandbox 
     const file = sandbox.writes.attachmentContent(request.params.agencyId, request.params.refId)
     return reply
       .type(file.contentType)
-      .header('content-disposition', `attachment; filename="${file.fileName.replace(/["\\\r\n]/g, '_')}"`)
+      .header('content-disposition', attachmentDisposition(file.fileName))
       .send(file.content)
   })
 }
