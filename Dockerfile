@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 # Build stage: dev dependencies, compile TypeScript, then drop dev dependencies.
-FROM node:20-bookworm-slim AS build
+# Fully qualified base image: podman and other engines without Docker Hub short-name aliases resolve it too.
+FROM docker.io/library/node:20-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -13,7 +14,7 @@ RUN npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund
 
 # Run stage: production dependencies and the compiled app only.
-FROM node:20-bookworm-slim AS run
+FROM docker.io/library/node:20-bookworm-slim AS run
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
@@ -31,7 +32,8 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --start-interval=200ms --retries=3 \
+# No --start-interval: podman 4 and older Docker engines refuse the build with it.
+HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_sandbox/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["node", "dist/src/cli.js"]
 CMD ["serve"]

@@ -44,6 +44,9 @@ t.test('Dockerfile: two stages, production dependencies only, non-root, 0.0.0.0,
   t.ok(health !== undefined)
   t.match(health![1], /\/_sandbox\/health/)
   t.match(runStage.find(([k]) => k === 'ENTRYPOINT')![1], /dist\/src\/cli\.js/)
+  // podman 4 refuses HEALTHCHECK --start-interval, and resolves short image names only through an alias table.
+  t.notMatch(health![1], /--start-interval/, 'no --start-interval (podman 4 refuses the build)')
+  for (const from of froms) t.match(from, /^[a-z0-9.-]+\.[a-z]{2,}(:\d+)?\/[^\s]+\/[^\s]+:[^\s]+ AS /i, `fully qualified base image: ${from}`)
   const ignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n')
   for (const entry of ['node_modules', 'dist', 'data', '.git']) t.ok(ignore.includes(entry), `.dockerignore has ${entry}`)
 })
