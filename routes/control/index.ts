@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ApiError } from '../../src/errors.js'
+import { plainIntegers } from '../../src/plugins/plain-integers.js'
 import agencyControl from './agencies.js'
 import clientControl from './clients.js'
 import timeAndTraffic from './traffic.js'
@@ -58,6 +59,9 @@ export default async function controlPlane(fastify: FastifyInstance, options: Co
     },
     handler: () => ({ status: 'ok' as const, version: config.version })
   })
+
+  // Ids, limits and statuses in paths and queries: plain digits in range, or 400 (not Ajv's coercion).
+  app.addHook('preValidation', plainIntegers)
 
   // Children inherit the /_sandbox prefix; pass only the dependencies on.
   const deps: ControlOptions = { sandbox: options.sandbox, config }

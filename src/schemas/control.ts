@@ -3,7 +3,13 @@ import { Guid, ScopeSchema } from './common.js'
 
 /** Schemas of the control plane (/_sandbox). */
 
-export const AgencyIdParams = Type.Object({ agencyId: Type.Integer({ minimum: 1, maximum: 2147483647 }) })
+/**
+ * An id in a control path or query: 1 to 2147483647. Integers in paths and queries are checked
+ * as plain digits within their schema's range before validation (src/plugins/plain-integers.ts).
+ */
+const Id = () => Type.Integer({ minimum: 1, maximum: 2147483647 })
+
+export const AgencyIdParams = Type.Object({ agencyId: Id() })
 
 export const AgencyPatchBody = Type.Object(
   {
@@ -30,7 +36,7 @@ export const WRITE_KINDS = ['log', 'attachment', 'receipt', 'client'] as const
 export const WritesQuery = Type.Object({
   kind: Type.Optional(Type.Union(WRITE_KINDS.map((k) => Type.Literal(k)))),
   status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('applied')])),
-  clientNumber: Type.Optional(Type.Integer({ minimum: 1 }))
+  clientNumber: Type.Optional(Id())
 })
 
 export const WriteViewSchema = Type.Object({
@@ -46,19 +52,13 @@ export const WriteViewSchema = Type.Object({
   data: Type.Record(Type.String(), Type.Unknown(), { description: 'the decoded fields, task included' })
 })
 
-export const AttachmentParams = Type.Object({
-  agencyId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-  refId: Guid
-})
+export const AttachmentParams = Type.Object({ agencyId: Id(), refId: Guid })
 
-export const ClientNumberParams = Type.Object({
-  agencyId: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-  clientNumber: Type.Integer({ minimum: 1, maximum: 2147483647 })
-})
-export const OfficeParams = Type.Object({ agencyId: Type.Integer({ minimum: 1 }), officeId: Type.Integer({ minimum: 1 }) })
-export const UserParams = Type.Object({ agencyId: Type.Integer({ minimum: 1 }), userId: Type.Integer({ minimum: 1 }) })
+export const ClientNumberParams = Type.Object({ agencyId: Id(), clientNumber: Id() })
+export const OfficeParams = Type.Object({ agencyId: Id(), officeId: Id() })
+export const UserParams = Type.Object({ agencyId: Id(), userId: Id() })
 export const IntegrationParams = Type.Object({ clientId: Type.String({ minLength: 1 }) })
-export const SubscriptionParams = Type.Object({ clientId: Type.String({ minLength: 1 }), agencyId: Type.Integer({ minimum: 1 }) })
+export const SubscriptionParams = Type.Object({ clientId: Type.String({ minLength: 1 }), agencyId: Id() })
 
 export const SubscriptionPatchBody = Type.Object(
   {
@@ -108,8 +108,8 @@ export const ClockAdvanceBody = Type.Object(
 export const RequestsQuery = Type.Object({
   method: Type.Optional(Type.String()),
   path: Type.Optional(Type.String({ maxLength: 512, description: 'path glob: * within a segment, ** across' })),
-  agencyId: Type.Optional(Type.Integer()),
-  status: Type.Optional(Type.Integer()),
+  agencyId: Type.Optional(Id()),
+  status: Type.Optional(Type.Integer({ minimum: 0, maximum: 599, description: 'the answer\'s status; 0 for a dropped connection' })),
   since: Type.Optional(Type.String({ description: 'an entry id (entries after it) or an ISO time' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100000 }))
 })
