@@ -59,3 +59,32 @@ t.test('Swagger UI is answered from the documents instance: pages, assets, redir
   // the documents come from the same instance, built once
   t.equal((await app.inject({ url: '/openapi/4.0.json' })).statusCode, 200)
 })
+
+t.test('each version\'s document pins its version parameter and groups operations by tag', async (t) => {
+  const app = await build(t)
+  type Op = { tags?: string[]; parameters?: { name: string; in: string; required?: boolean; schema?: { enum?: string[] } }[] }
+  const doc = async (name: string) => (await app.inject({ url: `/openapi/${name}.json` })).json() as { paths: Record<string, Record<string, Op>> }
+  for (const name of ['4.0', '3.0']) {
+    const { paths } = await doc(name)
+    for (const [path, ops] of Object.entries(paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const version = op.parameters?.find((p) => p.in === 'query' && p.name === 'version')
+        t.ok(version?.required === true, `${name} ${method} ${path}: version is required`)
+        t.same(version?.schema?.enum, [name], `${name} ${method} ${path}: version allows ${name} only`)
+        t.ok(op.tags?.length === 1 && ['agencies', 'clients', 'writes', 'users'].includes(op.tags[0]), `${name} ${method} ${path}: tagged (${op.tags})`)
+      }
+    }
+  }
+  const v1 = await doc('1')
+  for (const [path, ops] of Object.entries(v1.paths)) {
+    for (const [method, op] of Object.entries(ops)) {
+      t.notOk(op.parameters?.some((p) => p.in === 'query' && p.name === 'version'), `1 ${method} ${path}: no version parameter`)
+    }
+  }
+  const tags = (await doc('4.0')).paths
+  t.same(tags['/vendor/agencies'].get.tags, ['agencies'])
+  t.same(tags['/vendor/agency/{agencyId}/users'].get.tags, ['users'])
+  t.same(tags['/vendor/agency/{agencyId}/client'].post.tags, ['writes'])
+  t.same(tags['/vendor/agency/{agencyId}/clients'].post.tags, ['clients'])
+  t.same(v1.paths['/vendor/agency/{agencyId}/client/{clientId}'].post.tags, ['writes'], 'the version 1 log note is a write')
+})

@@ -34,6 +34,36 @@ function vendorErrors(url: string, method: string) {
   return errors
 }
 
+interface QuerySchema {
+  type?: string
+  properties?: Record<string, unknown>
+  required?: string[]
+}
+
+/**
+ * The document of a version pins its `version` parameter (required, that one value), so Swagger
+ * UI's "Try it out" sends it; version 1 requests carry none. Validation is not changed: the
+ * route constraint already routes by the parameter.
+ */
+function pinVersion(query: QuerySchema | undefined, name: DocumentName): QuerySchema | undefined {
+  if (query?.properties?.version === undefined) return query
+  const { version: _omitted, ...others } = query.properties
+  if (name === '1') return { ...query, properties: others, required: (query.required ?? []).filter((r) => r !== 'version') }
+  const version = { type: 'string', enum: [name], default: name, description: `the API version: always ${name} in this document` }
+  return { ...query, properties: { version, ...others }, required: ['version', ...(query.required ?? []).filter((r) => r !== 'version')] }
+}
+
+/** The group an operation is listed under in Swagger UI. */
+function vendorTag(url: string, method: string): string {
+  if (url.endsWith('/users')) return 'users'
+  if (url === '/vendor/agencies' || url.endsWith('/offices')) return 'agencies'
+  const isWrite = /\/(log|attachment|receipts)$/.test(url) || url.endsWith('/client') || (method === 'POST' && url.endsWith('/client/:clientId'))
+  return isWrite ? 'writes' : 'clients'
+}
+
+/** Control calls are grouped by their first path segment (`/_sandbox/clock/advance` → clock). */
+const controlTag = (url: string) => url.split('/')[2] ?? 'sandbox'
+
 export function swaggerOptions(name: DocumentName, version: string): SwaggerOptions {
   const vendor = name !== 'control'
   const title = vendor ? `Agency Integration API ${name === '1' ? '1 (no version parameter)' : name} (agency-sandbox)` : 'agency-sandbox control API'
@@ -51,10 +81,12 @@ export function swaggerOptions(name: DocumentName, version: string): SwaggerOpti
       security: vendor ? [{ basic: [] }] : []
     },
     transform: ({ schema, url, route }) => {
-      if (!vendor || schema === undefined) return { schema, url }
+      if (schema === undefined) return { schema, url }
       const method = String(Array.isArray(route.method) ? route.method[0] : route.method)
+      if (!vendor) return { schema: { ...schema, tags: [controlTag(url)] }, url }
       const response = { ...vendorErrors(url, method), ...((schema.response as Record<string, unknown> | undefined) ?? {}) }
-      return { schema: { ...schema, response }, url }
+      const querystring = pinVersion(schema.querystring as QuerySchema | undefined, name)
+      return { schema: { ...schema, response, tags: [vendorTag(url, method)], ...(querystring === undefined ? {} : { querystring }) }, url }
     }
   }
 }
