@@ -1,17 +1,28 @@
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { chromium, type Page } from 'playwright-core'
 import { ROOT } from '../src/config.js'
+import { CLIENT_GROUPS } from '../src/schemas/client.js'
+import { SCOPES } from '../src/schemas/common.js'
+import { WRITE_KINDS } from '../src/schemas/control.js'
 import { startServer } from '../src/server.js'
+import { API_VERSIONS, versionOf } from '../src/versions/index.js'
 import { DEMO, build, demoFixture, testConfig } from './helpers/app.js'
 
 const CONSOLE_DIR = join(ROOT, 'public', 'console')
 const ARTIFACTS = join(ROOT, 'test-artifacts')
+
+/** The console's ES modules (app.js, the one the page loads, imports the others). */
+const MODULES = readdirSync(CONSOLE_DIR).filter((f) => f.endsWith('.js')).sort()
+
+/** Files a module imports (`import … from './x.js'`). */
+const importsOf = (source: string) => [...source.matchAll(/^import\s[^'"]*['"]\.\/([^'"]+)['"]/gm)].map((m) => m[1]!)
 
 t.test('console files: served with their types, no-cache, traversal refused', async (t) => {
   const app = await build(t)
@@ -31,6 +42,21 @@ t.test('console files: served with their types, no-cache, traversal refused', as
     t.equal(res.headers['x-content-type-options'], 'nosniff')
     t.equal(res.body, readFileSync(join(CONSOLE_DIR, file), 'utf8'), `${file} content`)
   }
+
+  // Every module app.js reaches through its imports is served as JavaScript (a module script
+  // with another type is refused by the browser).
+  const reached = new Set(['app.js'])
+  for (const file of reached) {
+    for (const imported of importsOf(readFileSync(join(CONSOLE_DIR, file), 'utf8'))) reached.add(imported)
+  }
+  t.same([...reached].sort(), MODULES.filter((f) => f !== 'types.js'), 'app.js reaches every module but the type definitions')
+  for (const file of MODULES) {
+    const res = await app.inject({ url: `/_sandbox/ui/${file}` })
+    t.equal(res.statusCode, 200, `${file} is served`)
+    t.equal(res.headers['content-type'], 'text/javascript; charset=utf-8', `${file} is JavaScript`)
+    t.equal(res.headers['x-content-type-options'], 'nosniff', `${file} is not sniffed`)
+  }
+  t.equal((await app.inject({ url: '/_sandbox/ui/tsconfig.json' })).statusCode, 404, 'the type-check settings are not served')
 
   // The page loads its assets by absolute path (it is served at /_sandbox/ui without a slash too)
   // and from nowhere else: the machine running the sandbox may have no internet.
@@ -66,7 +92,77 @@ t.test('console page with a control token', async (t) => {
   for (const url of ['/_sandbox/ui', '/_sandbox/ui/', '/_sandbox/ui/app.js', '/_sandbox/ui/style.css']) {
     t.equal((await app.inject({ url })).statusCode, 200, `${url} loads without the token`)
   }
+  for (const file of MODULES) {
+    t.equal((await app.inject({ url: `/_sandbox/ui/${file}` })).statusCode, 200, `${file} loads without the token`)
+  }
   t.equal((await app.inject({ url: '/_sandbox/info' })).statusCode, 401, 'the control API still needs it')
+  t.equal((await app.inject({ url: '/_sandbox/meta' })).statusCode, 401, 'the constants are a control call: they need it too')
+  t.equal((await app.inject({ url: '/_sandbox/meta', headers: { authorization: 'Bearer secret' } })).statusCode, 200, 'and answer with it')
+})
+
+t.test('GET /_sandbox/meta: the server\'s own constants, documented', async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ url: '/_sandbox/meta' })
+  t.equal(res.statusCode, 200)
+  t.match(res.headers['content-type'], /^application\/json/)
+  const meta = res.json()
+  t.same(meta.versions, API_VERSIONS, 'versions are API_VERSIONS, newest first')
+  t.equal(meta.unversioned, versionOf('/vendor/agencies'), 'the version without a parameter is the one the router derives')
+  t.ok(meta.versions.includes(meta.unversioned))
+  t.same(meta.scopes, SCOPES, 'scopes are SCOPES')
+  t.same(Object.keys(meta.scopeLabels).sort(), [...SCOPES].sort(), 'every scope has a short name')
+  t.same(meta.clientGroups, CLIENT_GROUPS, 'client groups are CLIENT_GROUPS, in order')
+  t.same(meta.writeKinds, WRITE_KINDS, 'write kinds are WRITE_KINDS')
+  t.same(Object.keys(meta.writeKindLabels).sort(), [...WRITE_KINDS].sort(), 'every write kind has a name')
+  t.ok(SCOPES.includes(meta.clientReadScope), 'the client-reading scope is one of the scopes')
+
+  // The client-reading scope is the one the partner API checks: without it a read is refused.
+  const read = (include = '') => app.inject({ url: `/vendor/agency/1001/client/1000?version=4.0${include}`, headers: { authorization: DEMO } })
+  t.equal((await read()).statusCode, 200, 'abc reads 1001 with every scope')
+  const patch = (scopes: string[]) => app.inject({ method: 'PATCH', url: '/_sandbox/integrations/abc/agencies/1001', payload: { scopes } })
+  t.equal((await patch(SCOPES.filter((s) => s !== meta.clientReadScope))).statusCode, 200)
+  t.equal((await read()).statusCode, 403, `without ${meta.clientReadScope} the read is refused`)
+  t.equal((await patch([...SCOPES])).statusCode, 200)
+
+  // The groups joined are a value of include the partner API accepts, the last group included.
+  const all = await read(`&include=${meta.clientGroups.join(',')}`)
+  t.equal(all.statusCode, 200, 'include with every group is accepted')
+  t.ok('invoices' in all.json(), 'and answers the last group too')
+
+  const doc = (await app.inject({ url: '/openapi/control.json' })).json()
+  const op = doc.paths?.['/_sandbox/meta']?.get
+  t.ok(op !== undefined, 'GET /_sandbox/meta is in the control document')
+  const schema = op?.responses?.['200']?.content?.['application/json']?.schema
+  t.same(Object.keys(schema?.properties ?? {}).sort(), Object.keys(meta).sort(), 'its response schema names every field answered')
+})
+
+t.test('console modules: checked, small, and without the server\'s constants', async (t) => {
+  const unversioned = versionOf('/vendor/agencies')
+  /** Quoted in a module: the value is re-declared instead of taken from GET /_sandbox/meta. */
+  const quoted = (source: string, value: string) => ['\'', '"', '`'].some((q) => source.includes(`${q}${value}${q}`))
+  const lists: [string, readonly string[]][] = [['scope', SCOPES], ['client group', CLIENT_GROUPS], ['write kind', WRITE_KINDS], ['version', API_VERSIONS]]
+  for (const file of MODULES) {
+    const source = readFileSync(join(CONSOLE_DIR, file), 'utf8')
+    const lines = source.split('\n')
+    t.equal(lines[0], '// @ts-check', `${file} starts with // @ts-check`)
+    t.ok(lines.length < 300, `${file} has ${lines.length} lines (< 300)`)
+    const spelled = [...SCOPES, ...CLIENT_GROUPS, ...API_VERSIONS.filter((v) => v !== unversioned)].filter((v) => quoted(source, v))
+    t.same(spelled, [], `${file} spells out no scope, client group or version`)
+    t.notMatch(source, new RegExp(`[!=]==\\s*['"\`]${unversioned.replace('.', '\\.')}['"\`]`), `${file} does not compare with the unversioned version by its value`)
+    // two members side by side make a list of them: 'a', 'b' or a,b
+    const listed = lists.flatMap(([what, values]) => values.flatMap((a) => values
+      .filter((b) => b !== a && (source.includes(`'${a}', '${b}'`) || source.includes(`${a},${b}`)))
+      .map((b) => `${what}s ${a}, ${b}`)))
+    t.same(listed, [], `${file} lists no scopes, client groups, write kinds or versions`)
+  }
+  const page = readFileSync(join(CONSOLE_DIR, 'index.html'), 'utf8')
+  const options = [...SCOPES, ...WRITE_KINDS, ...API_VERSIONS]
+    .filter((v) => page.includes(`<option value="${v}">`) || page.includes(`<option>${v}</option>`))
+  t.same(options, [], 'index.html has no option of a scope, write kind or version (they come from GET /_sandbox/meta)')
+
+  // The modules type-check (public/console/tsconfig.json: checkJs, strict, the DOM library).
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
+  t.doesNotThrow(() => execFileSync(process.execPath, [tsc, '-p', CONSOLE_DIR], { stdio: 'pipe' }), 'tsc -p public/console passes')
 })
 
 t.test('console script: parses as a module and never writes HTML from data', async (t) => {
@@ -76,10 +172,17 @@ t.test('console script: parses as a module and never writes HTML from data', asy
   for (const sink of ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(', 'new Function']) {
     t.notOk(source.includes(sink), `app.js does not use ${sink}`)
   }
+  for (const module of MODULES.filter((f) => f !== 'app.js')) {
+    const path = join(CONSOLE_DIR, module)
+    t.doesNotThrow(() => execFileSync(process.execPath, ['--check', path], { stdio: 'pipe' }), `node --check ${module}`)
+    const text = readFileSync(path, 'utf8')
+    const sinks = ['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'document.write', 'eval(', 'new Function'].filter((sink) => text.includes(sink))
+    t.same(sinks, [], `${module} uses no HTML sink`)
+  }
 })
 
 /** Debian's chromium (or CHROMIUM_PATH); undefined when there is none. */
-function chromiumPath(): string | undefined {
+function chromiumPath (): string | undefined {
   for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
     if (candidate !== undefined && candidate !== '' && existsSync(candidate)) return candidate
   }
@@ -154,7 +257,7 @@ t.test('console end to end in headless Chromium', { skip: executablePath === und
 
 const tid = (page: Page, id: string, hasText?: string) => page.locator(`[data-testid="${id}"]`, hasText === undefined ? {} : { hasText })
 
-async function control(base: string, method: string, path: string, body?: unknown) {
+async function control (base: string, method: string, path: string, body?: unknown) {
   const res = await fetch(`${base}/_sandbox${path}`, {
     method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
   })
@@ -168,7 +271,7 @@ const vendorLog = (base: string, note: Record<string, unknown>) =>
     body: JSON.stringify(note)
   })
 
-async function scenario(t: Test, page: Page, base: string) {
+async function scenario (t: Test, page: Page, base: string) {
   await page.goto(`${base}/_sandbox/ui`)
   await page.locator('body[data-ready="true"]').waitFor()
 
@@ -264,9 +367,19 @@ async function scenario(t: Test, page: Page, base: string) {
   const sent = await fetch(`${base}/vendor/agency/1001/client/1000/attachment?version=4.0`, {
     method: 'POST',
     headers: {
-      authorization: DEMO, 'content-type': 'application/octet-stream', RefId: attachmentRef, TS: '2026-11-20T10:02:00Z', Channel: '33',
-      Desc: b64('Signed application'), FileName: b64('application'), FileExt: 'pdf', LogNote: b64('Application received'),
-      TaskAssignedTo: 'Csr', TaskTitle: b64('Review the application'), TaskDescription: b64('Check the signature'), TaskDueDate: '2026-12-01T00:00:00Z'
+      authorization: DEMO,
+      'content-type': 'application/octet-stream',
+      RefId: attachmentRef,
+      TS: '2026-11-20T10:02:00Z',
+      Channel: '33',
+      Desc: b64('Signed application'),
+      FileName: b64('application'),
+      FileExt: 'pdf',
+      LogNote: b64('Application received'),
+      TaskAssignedTo: 'Csr',
+      TaskTitle: b64('Review the application'),
+      TaskDescription: b64('Check the signature'),
+      TaskDueDate: '2026-12-01T00:00:00Z'
     },
     body: gzipSync(content)
   })

@@ -1,0 +1,122 @@
+// @ts-check
+// The control API client: calls under /_sandbox, JSON in and out, with the control token when
+// the sandbox asks for one (kept in this tab's sessionStorage).
+import { $, field } from './dom.js'
+
+export const TOKEN_KEY = 'agency-sandbox.control-token'
+
+/** An error answer of the control API. */
+export class ApiFailure extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   * @param {unknown} [body]
+   */
+  constructor (status, message, body) {
+    super(message)
+    this.status = status
+    this.body = body
+  }
+}
+
+/**
+ * The message of an error answer: problem detail and field errors, or the text sent.
+ * @param {Response} res
+ * @param {string} what
+ */
+async function failureOf (res, what) {
+  const text = await res.text()
+  /** @type {any} */
+  let body = text
+  let message = text.trim() || res.statusText
+  try {
+    body = JSON.parse(text)
+    if (body && typeof body === 'object') {
+      message = body.detail || body.title || message
+      if (Array.isArray(body.errors) && body.errors.length > 0) {
+        message += ' (' + body.errors.map((/** @type {{ field: string, message: string }} */ e) => `${e.field}: ${e.message}`).join('; ') + ')'
+      }
+    }
+  } catch { /* text answer */ }
+  return new ApiFailure(res.status, `${what}: ${res.status} ${message}`, body)
+}
+
+/** @type {Promise<boolean> | undefined} */
+let tokenPrompt
+
+/**
+ * Shows the token dialog once for every call waiting on it; resolves true when a token was given.
+ * @param {boolean} wasRejected
+ * @returns {Promise<boolean>}
+ */
+function askToken (wasRejected) {
+  tokenPrompt ??= new Promise((resolve) => {
+    const dialog = $('token-dialog', HTMLDialogElement)
+    const form = $('token-form', HTMLFormElement)
+    const error = $('token-error')
+    error.hidden = !wasRejected
+    error.textContent = wasRejected ? 'That token was refused; try again.' : ''
+    form.reset()
+    const onClose = () => {
+      dialog.removeEventListener('close', onClose)
+      const token = field(form, 'token').value.trim()
+      tokenPrompt = undefined
+      if (dialog.returnValue === 'ok' && token !== '') {
+        sessionStorage.setItem(TOKEN_KEY, token)
+        $('token-forget').hidden = false
+        resolve(true)
+      } else resolve(false)
+    }
+    dialog.addEventListener('close', onClose)
+    dialog.returnValue = ''
+    dialog.showModal()
+  })
+  return tokenPrompt
+}
+
+/** True while the token dialog is open (polling waits). */
+export const tokenAsked = () => $('token-dialog', HTMLDialogElement).open
+
+/** @returns {Record<string, string>} */
+function authHeaders () {
+  const token = sessionStorage.getItem(TOKEN_KEY)
+  return token ? { authorization: `Bearer ${token}` } : {}
+}
+
+/**
+ * A control call under /_sandbox; JSON in and out (`raw`: the Response itself).
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @param {{ raw?: boolean }} [options]
+ * @returns {Promise<any>}
+ */
+export async function api (method, path, body, { raw = false } = {}) {
+  for (let attempt = 0; ; attempt++) {
+    const headers = authHeaders()
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    const res = await fetch(`/_sandbox${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' })
+    if (res.status === 401 && attempt < 5) {
+      const hadToken = sessionStorage.getItem(TOKEN_KEY) !== null
+      sessionStorage.removeItem(TOKEN_KEY)
+      if (await askToken(hadToken)) continue
+      throw new ApiFailure(401, `${method} /_sandbox${path}: the control API needs its token`)
+    }
+    if (!res.ok) throw await failureOf(res, `${method} /_sandbox${path}`)
+    if (raw) return res
+    if (res.status === 204) return undefined
+    const type = res.headers.get('content-type') ?? ''
+    return type.includes('json') ? res.json() : res.text()
+  }
+}
+
+/**
+ * A query string of the given parameters (empty ones left out).
+ * @param {Record<string, unknown>} params
+ */
+export function query (params) {
+  const q = new URLSearchParams()
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v))
+  const s = q.toString()
+  return s === '' ? '' : `?${s}`
+}
