@@ -16,6 +16,7 @@ const FALLBACK_BASE = 'attachment'
 const ATTR_CHAR = /[A-Za-z0-9!#$&+\-.^_`|~]/
 
 /** Control characters (C0, DEL, C1): no file name wants them. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/gu
 
 /**

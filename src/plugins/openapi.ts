@@ -10,7 +10,6 @@ export type { DescribeScope } from './openapi-documents.js'
  * stay out of the sandbox's start-up.
  */
 
-
 /**
  * The paths Swagger UI (@fastify/swagger-ui) answers under /docs: its page, its two documents and
  * the files of its flat static folder. Anything else (dot segments, percent escapes, backslashes,
