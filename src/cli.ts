@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-import { writeFileSync } from 'node:fs'
+import { createWriteStream } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
-import { closeOnSignals, startServer } from './server.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -77,6 +76,8 @@ async function serve(args: string[]): Promise<number> {
   if (typeof values['control-token'] === 'string') env.SANDBOX_CONTROL_TOKEN = values['control-token']
   if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
   const config: Config = loadConfig(env)
+  // loaded here, not at the top: the other commands need none of the server
+  const { closeOnSignals, startServer } = await import('./server.js')
   const server = await startServer(config)
   const { sandbox } = server.app
   server.app.log.info(
@@ -124,25 +125,24 @@ async function generate(args: string[]): Promise<number> {
   const clients = intOption('clients', values.clients as string | undefined, 1000, 0)
   const seed = intOption('seed', values.seed as string | undefined, 1, 0)
   const out = values.out as string | undefined
-  const { generateFixture } = await import('./fixture/generate.js')
+  const { writeFixture } = await import('./fixture/generate.js')
+  const { createProgress, fixtureSize } = await import('./fixture/generate/progress.js')
   const started = Date.now()
-  const tty = process.stderr.isTTY === true && out !== undefined
-  const total = agencies * clients
-  const fixture = generateFixture({
-    agencies, clients, seed,
-    onProgress: tty
-      ? (done: number) => {
-          const width = 30
-          const filled = Math.round((done / Math.max(total, 1)) * width)
-          process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} clients`)
-        }
-      : undefined
-  })
-  const text = JSON.stringify(fixture) + '\n'
-  if (out === undefined) process.stdout.write(text)
-  else writeFileSync(out, text)
-  if (tty) process.stderr.write('\n')
-  if (out !== undefined) console.error(`wrote ${out}: ${agencies} agencies x ${clients} clients in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  // no bar when the fixture itself goes to the terminal
+  const progress = createProgress(process.stderr, agencies * clients, out !== undefined || process.stdout.isTTY !== true)
+  try {
+    // written as it is generated: one client at a time, waiting on the output
+    await writeFixture({ agencies, clients, seed, onProgress: (done) => progress.update(done) },
+      out === undefined ? process.stdout : createWriteStream(out), { end: out !== undefined })
+  } catch (e) {
+    progress.finish()
+    // a system error (ENOENT, EACCES, ENOSPC, EPIPE...) is the output's; anything else is a bug
+    if (!(e instanceof Error && 'code' in e)) throw e
+    console.error(`agency-sandbox: cannot write ${out ?? 'standard output'}: ${e.message}`)
+    return EXIT.failed
+  }
+  progress.finish()
+  if (out !== undefined) console.error(`wrote ${out}: ${fixtureSize(agencies, clients)} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   return EXIT.ok
 }
 

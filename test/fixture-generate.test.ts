@@ -1,10 +1,14 @@
 import t, { type Test } from 'tap'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import { Value } from '@sinclair/typebox/value'
-import { generateDemoFixture, generateFixture } from '../src/fixture/generate.js'
+import { generateDemoFixture, generateFixture, writeFixture } from '../src/fixture/generate.js'
 import { FixtureSchema, type Fixture, type FixtureAgency, type FixtureClient } from '../src/fixture/schema.js'
 import { BUSINESS_TYPES, CONTACT_TYPES, SCOPES } from '../src/schemas/common.js'
 import { LINES_OF_BUSINESS } from '../src/schemas/lob.js'
+import { runCli } from './helpers/process.js'
 
 const NOW = Date.parse('2026-11-01T00:00:00Z')
 const DAY = 86_400_000
@@ -333,4 +337,68 @@ t.test('generic fixture', async (t) => {
     t.ok(latest <= now.getTime() && latest > now.getTime() - 30 * DAY, 'modified times follow `now`')
     t.same(small.agencies[0].clients.flatMap((c) => clientProblems(c, now.getTime())).slice(0, 10), [])
   })
+})
+
+t.test('streamed fixture', async (t) => {
+  t.test('the same bytes as the in-memory fixture, written as they are generated', async (t) => {
+    const opts = { agencies: 2, clients: 1500, seed: 7 }
+    const expected = JSON.stringify(generateFixture(opts)) + '\n'
+    const chunks: Buffer[] = []
+    let progressCalls = 0
+    let progressAtFirstChunk = -1
+    let mostBuffered = 0
+    // a slow reader that takes one byte before it asks for more: the writer must wait on it
+    const slow = new Writable({
+      highWaterMark: 1,
+      write(chunk: Buffer, _encoding, done) {
+        if (progressAtFirstChunk < 0) progressAtFirstChunk = progressCalls
+        chunks.push(chunk)
+        mostBuffered = Math.max(mostBuffered, slow.writableLength)
+        setImmediate(done)
+      }
+    })
+    await writeFixture({ ...opts, onProgress: () => { progressCalls++ } }, slow)
+    const text = Buffer.concat(chunks).toString('utf8')
+    t.equal(text.length, expected.length, 'same length')
+    t.ok(text === expected, 'same text as JSON.stringify(generateFixture(opts)) + newline')
+    t.ok(chunks.length >= 4, `written in pieces (${chunks.length})`)
+    t.equal(progressAtFirstChunk, 0, 'the first piece is written before the first 1,000 clients are made')
+    t.ok(mostBuffered <= 512 * 1024, `the writer waits on the reader: at most ${mostBuffered} bytes wait, of ${text.length}`)
+    t.equal(progressCalls, 3, 'progress at 1,000, 2,000 and 3,000 clients')
+    t.ok(slow.writableFinished, 'the output is ended')
+  })
+
+  t.test('no agencies, no clients', async (t) => {
+    for (const opts of [{ agencies: 0, clients: 5, seed: 1 }, { agencies: 2, clients: 0, seed: 1 }]) {
+      const chunks: Buffer[] = []
+      const sink = new Writable({ write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done() } })
+      await writeFixture(opts, sink)
+      t.equal(Buffer.concat(chunks).toString('utf8'), JSON.stringify(generateFixture(opts)) + '\n', JSON.stringify(opts))
+    }
+  })
+})
+
+t.test('CLI generate streams the same bytes and reports in words', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-generate-'))
+  const file = join(dir, 'one.json')
+  let res = await runCli(['generate', '--agencies', '1', '--clients', '2500', '--seed', '3', '--out', file])
+  t.equal(res.code, 0, res.stderr)
+  t.ok(readFileSync(file, 'utf8') === JSON.stringify(generateFixture({ agencies: 1, clients: 2500, seed: 3 })) + '\n', 'the file is the in-memory fixture')
+  t.match(res.stderr, /wrote .*one\.json: 1 agency x 2500 clients in \d+\.\d s/, 'one agency, in the singular')
+  t.notMatch(res.stderr, /1 agencies/, 'never "1 agencies"')
+  // standard error is a pipe here, not a terminal: plain lines, no bar
+  t.match(res.stderr, /^generated 1000\/2500 clients \(40%\)$/m, 'a plain line at each tenth reached')
+  t.match(res.stderr, /^generated 2500\/2500 clients \(100%\)$/m, 'and at the end')
+  t.notMatch(res.stderr, /\r/, 'no carriage returns')
+
+  res = await runCli(['generate', '--agencies', '2', '--clients', '1', '--seed', '3', '--out', join(dir, 'two.json')])
+  t.match(res.stderr, /2 agencies x 1 client in/, 'one client, in the singular')
+
+  res = await runCli(['generate', '--agencies', '2', '--clients', '40', '--seed', '5'])
+  t.equal(res.code, 0, res.stderr)
+  t.ok(res.stdout === JSON.stringify(generateFixture({ agencies: 2, clients: 40, seed: 5 })) + '\n', 'standard output gets the same bytes')
+
+  res = await runCli(['generate', '--clients', '10', '--out', join(dir, 'no-such-dir', 'x.json')])
+  t.equal(res.code, 1, 'an output that cannot be written fails')
+  t.match(res.stderr, /cannot write .*x\.json: ENOENT/, 'and says which file and why')
 })
