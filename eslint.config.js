@@ -1,3 +1,4 @@
+import globals from 'globals'
 import neostandard, { resolveIgnoresFromGitignore } from 'neostandard'
 
 // neostandard: the Fastify ecosystem's style (no semicolons, single quotes, two spaces), with
@@ -6,5 +7,7 @@ export default [
   ...neostandard({
     ts: true,
     ignores: [...resolveIgnoresFromGitignore(), 'dist/**', 'coverage/**', '.tap/**']
-  })
+  }),
+  // The web console runs in the browser (plain ES modules, no build step).
+  { files: ['public/**/*.js'], languageOptions: { globals: globals.browser } }
 ]
