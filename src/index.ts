@@ -1,4 +1,6 @@
-export { startSandbox, controlClient, ControlError, type StartOptions, type StartedSandbox, type Control } from './sdk.js'
+export {
+  startSandbox, controlClient, ControlError, type StartOptions, type StartedSandbox, type Control, type ResetOptions, type ResetPart, type WriteView
+} from './sdk.js'
 export { buildApp, type AppOptions } from './app.js'
 export { loadConfig, type Config } from './config.js'
 export { startServer, type RunningServer } from './server.js'

@@ -1,10 +1,9 @@
 import { loadConfig, type Config } from './config.js'
-import type { AgencyPatch } from './domain/sandbox.js'
-import type { FaultInput, FaultRule } from './domain/faults.js'
-import type { JournalEntry, JournalFilter } from './domain/journal.js'
-import type { ClockState } from './domain/clock.js'
-import type { Fixture, FixtureClient } from './fixture/schema.js'
+import type { Fixture } from './fixture/schema.js'
+import { controlClient, type Control } from './sdk/control-client.js'
 import { startServer } from './server.js'
+
+export { controlClient, ControlError, type Control, type ResetOptions, type ResetPart, type WriteView } from './sdk/control-client.js'
 
 /**
  * Programmatic start for partners' own test suites:
@@ -26,98 +25,8 @@ export interface StartOptions {
   logLevel?: string
   controlToken?: string
   journalSize?: number
-}
-
-export class ControlError extends Error {
-  constructor(readonly status: number, readonly body: unknown, method: string, path: string) {
-    super(`${method} ${path} answered ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`)
-    this.name = 'ControlError'
-  }
-}
-
-export interface Control {
-  health(): Promise<{ status: string; version: string }>
-  info(): Promise<Record<string, unknown>>
-  reset(fixture?: Fixture): Promise<unknown>
-  state(): Promise<Fixture>
-  clock: {
-    get(): Promise<ClockState>
-    set(now: string | Date, frozen?: boolean): Promise<ClockState>
-    freeze(): Promise<ClockState>
-    advance(seconds: number): Promise<ClockState>
-  }
-  faults: {
-    add(rule: FaultInput): Promise<FaultRule>
-    list(): Promise<FaultRule[]>
-    remove(id: string): Promise<void>
-    clear(): Promise<void>
-  }
-  requests: {
-    list(filter?: JournalFilter): Promise<JournalEntry[]>
-    clear(): Promise<void>
-  }
-  agencies: {
-    patch(agencyId: number, patch: AgencyPatch): Promise<Record<string, unknown>>
-    writes(agencyId: number, filter?: { kind?: string; status?: string; clientNumber?: number }): Promise<Record<string, unknown>[]>
-    subscription(clientId: string, agencyId: number, patch: { scopes?: string[]; optedOut?: boolean }): Promise<unknown>
-  }
-  clients: {
-    get(agencyId: number, clientNumber: number): Promise<FixtureClient>
-    put(agencyId: number, clientNumber: number, client: unknown): Promise<FixtureClient>
-    patch(agencyId: number, clientNumber: number, patch: unknown): Promise<FixtureClient>
-    delete(agencyId: number, clientNumber: number): Promise<FixtureClient>
-  }
-}
-
-/** A typed client of the control API of a running sandbox. */
-export function controlClient(baseUrl: string, token?: string): Control {
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {}
-    if (token !== undefined) headers.authorization = `Bearer ${token}`
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(baseUrl + '/_sandbox' + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    const text = await res.text()
-    const parsed: unknown = text === '' ? undefined : /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text
-    if (!res.ok) throw new ControlError(res.status, parsed, method, path)
-    return parsed as T
-  }
-  const qs = (q: object) => {
-    const entries = Object.entries(q).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)])
-    return entries.length === 0 ? '' : '?' + new URLSearchParams(entries).toString()
-  }
-  return {
-    health: () => call('GET', '/health'),
-    info: () => call('GET', '/info'),
-    reset: (fixture) => call('POST', '/reset', fixture),
-    state: () => call('GET', '/state'),
-    clock: {
-      get: () => call('GET', '/clock'),
-      set: (now, frozen) => call('PUT', '/clock', { now: now instanceof Date ? now.toISOString() : now, ...(frozen === undefined ? {} : { frozen }) }),
-      freeze: () => call('PUT', '/clock', { frozen: true }),
-      advance: (seconds) => call('POST', '/clock/advance', { seconds })
-    },
-    faults: {
-      add: (rule) => call('POST', '/faults', rule),
-      list: () => call('GET', '/faults'),
-      remove: (id) => call('DELETE', `/faults/${encodeURIComponent(id)}`),
-      clear: () => call('DELETE', '/faults')
-    },
-    requests: {
-      list: (filter = {}) => call('GET', '/requests' + qs(filter)),
-      clear: () => call('DELETE', '/requests')
-    },
-    agencies: {
-      patch: (agencyId, patch) => call('PATCH', `/agencies/${agencyId}`, patch),
-      writes: (agencyId, filter = {}) => call('GET', `/agencies/${agencyId}/writes` + qs(filter)),
-      subscription: (clientId, agencyId, patch) => call('PATCH', `/integrations/${encodeURIComponent(clientId)}/agencies/${agencyId}`, patch)
-    },
-    clients: {
-      get: (agencyId, n) => call('GET', `/agencies/${agencyId}/clients/${n}`),
-      put: (agencyId, n, client) => call('PUT', `/agencies/${agencyId}/clients/${n}`, client),
-      patch: (agencyId, n, patch) => call('PATCH', `/agencies/${agencyId}/clients/${n}`, patch),
-      delete: (agencyId, n) => call('DELETE', `/agencies/${agencyId}/clients/${n}`)
-    }
-  }
+  /** Bytes the request journal may hold (default 16 MiB). */
+  journalBytes?: number
 }
 
 export interface StartedSandbox {
@@ -138,6 +47,7 @@ export async function startSandbox(options: StartOptions = {}): Promise<StartedS
   if (options.logLevel !== undefined) overrides.logLevel = options.logLevel
   if (options.controlToken !== undefined) overrides.controlToken = options.controlToken
   if (options.journalSize !== undefined) overrides.journalSize = options.journalSize
+  if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
   const config = loadConfig(env, overrides)
   const server = await startServer(config, typeof options.fixture === 'object' ? { fixture: options.fixture } : {})
   return { url: server.url, control: controlClient(server.url, options.controlToken), close: server.close }

@@ -1,0 +1,197 @@
+import type { Static } from '@sinclair/typebox'
+import type { ClockState } from '../domain/clock.js'
+import type { FaultRule } from '../domain/faults.js'
+import type { JournalEntry } from '../domain/journal.js'
+import type { SimulatorStatus } from '../domain/simulator.js'
+import type { Fixture, FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
+import type {
+  AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
+  WritesQuery, WriteViewSchema
+} from '../schemas/control.js'
+
+/**
+ * A typed client of the whole control API (/_sandbox) of a running sandbox, for partners' test
+ * suites. Request and answer types come from the schemas the control routes validate with.
+ */
+
+export class ControlError extends Error {
+  constructor (readonly status: number, readonly body: unknown, method: string, path: string) {
+    super(`${method} ${path} answered ${status}: ${typeof body === 'string' ? body : JSON.stringify(body)}`)
+    this.name = 'ControlError'
+  }
+}
+
+/** Parts of the sandbox a reset can keep (everything else returns to the start). */
+export type ResetPart = 'data' | 'journal' | 'faults' | 'clock' | 'simulator' | 'rateWindows'
+
+export interface ResetOptions {
+  /** Reset to this fixture instead of the start-up one. */
+  fixture?: Fixture
+  /** Parts to leave as they are. */
+  keep?: ResetPart[]
+}
+
+export type WriteView = Static<typeof WriteViewSchema>
+
+export interface Control {
+  health(): Promise<{ status: string; version: string }>
+  info(): Promise<Record<string, unknown>>
+  /** The versions, scopes, client groups and write kinds this sandbox knows. */
+  meta(): Promise<Record<string, unknown>>
+  /** A clean slate: data, pending writes, journal, faults, clock, simulator and rate windows return to the start. */
+  reset(options?: ResetOptions | Fixture): Promise<unknown>
+  state(): Promise<Fixture>
+  clock: {
+    get(): Promise<ClockState>
+    set(now: string | Date, frozen?: boolean): Promise<ClockState>
+    freeze(): Promise<ClockState>
+    advance(seconds: number): Promise<ClockState>
+    /** Back to real time, running. */
+    real(): Promise<ClockState>
+  }
+  faults: {
+    add(rule: Static<typeof FaultInputBody>): Promise<FaultRule>
+    list(): Promise<FaultRule[]>
+    remove(id: string): Promise<void>
+    clear(): Promise<void>
+  }
+  requests: {
+    list(filter?: Static<typeof RequestsQuery>): Promise<JournalEntry[]>
+    clear(): Promise<void>
+  }
+  simulator: {
+    start(settings: Static<typeof SimulatorBody>): Promise<SimulatorStatus>
+    status(): Promise<SimulatorStatus>
+    stop(): Promise<SimulatorStatus>
+  }
+  integrations: {
+    list(): Promise<Record<string, unknown>[]>
+    add(integration: FixtureIntegration): Promise<unknown>
+    remove(clientId: string): Promise<unknown>
+    /** Change or create the integration's subscription to an agency. */
+    subscribe(clientId: string, agencyId: number, patch: Static<typeof SubscriptionPatchBody>): Promise<unknown>
+    unsubscribe(clientId: string, agencyId: number): Promise<unknown>
+  }
+  agencies: {
+    list(): Promise<Record<string, unknown>[]>
+    add(agency: FixtureAgency): Promise<unknown>
+    remove(agencyId: number): Promise<unknown>
+    patch(agencyId: number, patch: Static<typeof AgencyPatchBody>): Promise<Static<typeof AgencyStateSchema>>
+    writes(agencyId: number, filter?: Static<typeof WritesQuery>): Promise<WriteView[]>
+    /** The stored bytes of an attachment. */
+    attachment(agencyId: number, refId: string): Promise<{ contentType: string; bytes: Buffer }>
+    /** Kept for existing suites: the same as integrations.subscribe. */
+    subscription(clientId: string, agencyId: number, patch: Static<typeof SubscriptionPatchBody>): Promise<unknown>
+  }
+  offices: {
+    add(agencyId: number, office: FixtureOffice): Promise<unknown>
+    remove(agencyId: number, officeId: number): Promise<unknown>
+  }
+  users: {
+    add(agencyId: number, user: FixtureUser): Promise<unknown>
+    remove(agencyId: number, userId: number): Promise<unknown>
+  }
+  clients: {
+    search(agencyId: number, q?: string, limit?: number): Promise<FixtureClient[]>
+    get(agencyId: number, clientNumber: number): Promise<FixtureClient>
+    put(agencyId: number, clientNumber: number, client: unknown): Promise<FixtureClient>
+    patch(agencyId: number, clientNumber: number, patch: Static<typeof ClientPatchBody>): Promise<FixtureClient>
+    delete(agencyId: number, clientNumber: number): Promise<FixtureClient>
+  }
+}
+
+const query = (q: object): string => {
+  const entries = Object.entries(q).filter(([, v]) => v !== undefined).map(([k, v]): [string, string] => [k, String(v)])
+  return entries.length === 0 ? '' : '?' + new URLSearchParams(entries).toString()
+}
+
+const isFixture = (value: ResetOptions | Fixture): value is Fixture => 'agencies' in value || 'integrations' in value
+
+/** A typed client of the control API of a sandbox that runs at `baseUrl` (a container, another process). */
+export function controlClient (baseUrl: string, token?: string): Control {
+  async function send (method: string, path: string, body?: unknown): Promise<Response> {
+    const headers: Record<string, string> = {}
+    if (token !== undefined) headers.authorization = `Bearer ${token}`
+    if (body !== undefined) headers['content-type'] = 'application/json'
+    return fetch(baseUrl + '/_sandbox' + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  }
+  async function call<T> (method: string, path: string, body?: unknown): Promise<T> {
+    const res = await send(method, path, body)
+    const text = await res.text()
+    const parsed: unknown = text === '' ? undefined : /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text
+    if (!res.ok) throw new ControlError(res.status, parsed, method, path)
+    return parsed as T
+  }
+  const id = (value: string) => encodeURIComponent(value)
+  const subscribe = (clientId: string, agencyId: number, patch: unknown) => call('PATCH', `/integrations/${id(clientId)}/agencies/${agencyId}`, patch)
+  return {
+    health: () => call('GET', '/health'),
+    info: () => call('GET', '/info'),
+    meta: () => call('GET', '/meta'),
+    reset: (options) => {
+      if (options === undefined) return call('POST', '/reset')
+      if (isFixture(options)) return call('POST', '/reset', options)
+      const { fixture, keep } = options
+      return call('POST', '/reset', fixture === undefined ? { keep } : { ...fixture, ...(keep === undefined ? {} : { keep }) })
+    },
+    state: () => call('GET', '/state'),
+    clock: {
+      get: () => call('GET', '/clock'),
+      set: (now, frozen) => call('PUT', '/clock', { now: now instanceof Date ? now.toISOString() : now, ...(frozen === undefined ? {} : { frozen }) }),
+      freeze: () => call('PUT', '/clock', { frozen: true }),
+      advance: (seconds) => call('POST', '/clock/advance', { seconds }),
+      real: () => call('DELETE', '/clock')
+    },
+    faults: {
+      add: (rule) => call('POST', '/faults', rule),
+      list: () => call('GET', '/faults'),
+      remove: (faultId) => call('DELETE', `/faults/${id(faultId)}`),
+      clear: () => call('DELETE', '/faults')
+    },
+    requests: {
+      list: (filter = {}) => call('GET', '/requests' + query(filter)),
+      clear: () => call('DELETE', '/requests')
+    },
+    simulator: {
+      start: (settings) => call('POST', '/simulator', settings),
+      status: () => call('GET', '/simulator'),
+      stop: () => call('DELETE', '/simulator')
+    },
+    integrations: {
+      list: () => call('GET', '/integrations'),
+      add: (integration) => call('POST', '/integrations', integration),
+      remove: (clientId) => call('DELETE', `/integrations/${id(clientId)}`),
+      subscribe,
+      unsubscribe: (clientId, agencyId) => call('DELETE', `/integrations/${id(clientId)}/agencies/${agencyId}`)
+    },
+    agencies: {
+      list: () => call('GET', '/agencies'),
+      add: (agency) => call('POST', '/agencies', agency),
+      remove: (agencyId) => call('DELETE', `/agencies/${agencyId}`),
+      patch: (agencyId, patch) => call('PATCH', `/agencies/${agencyId}`, patch),
+      writes: (agencyId, filter = {}) => call('GET', `/agencies/${agencyId}/writes` + query(filter)),
+      attachment: async (agencyId, refId) => {
+        const path = `/agencies/${agencyId}/attachments/${id(refId)}/content`
+        const res = await send('GET', path)
+        if (!res.ok) throw new ControlError(res.status, await res.text(), 'GET', path)
+        return { contentType: res.headers.get('content-type') ?? '', bytes: Buffer.from(await res.arrayBuffer()) }
+      },
+      subscription: subscribe
+    },
+    offices: {
+      add: (agencyId, office) => call('POST', `/agencies/${agencyId}/offices`, office),
+      remove: (agencyId, officeId) => call('DELETE', `/agencies/${agencyId}/offices/${officeId}`)
+    },
+    users: {
+      add: (agencyId, user) => call('POST', `/agencies/${agencyId}/users`, user),
+      remove: (agencyId, userId) => call('DELETE', `/agencies/${agencyId}/users/${userId}`)
+    },
+    clients: {
+      search: (agencyId, q, limit) => call('GET', `/agencies/${agencyId}/clients` + query({ q, limit })),
+      get: (agencyId, n) => call('GET', `/agencies/${agencyId}/clients/${n}`),
+      put: (agencyId, n, client) => call('PUT', `/agencies/${agencyId}/clients/${n}`, client),
+      patch: (agencyId, n, patch) => call('PATCH', `/agencies/${agencyId}/clients/${n}`, patch),
+      delete: (agencyId, n) => call('DELETE', `/agencies/${agencyId}/clients/${n}`)
+    }
+  }
+}
