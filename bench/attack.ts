@@ -19,11 +19,11 @@ import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ROOT } from '../src/config.js'
 import { Phase, Run, sleep, type Options, type PhaseSpec } from './attack/context.js'
-import { send } from './attack/http.js'
 import { EDGE_PHASES } from './attack/edges.js'
 import { HELD_PHASES } from './attack/held.js'
 import { JOURNAL_PHASES } from './attack/journal.js'
 import { LIMIT_PHASES } from './attack/limits.js'
+import { loadAverage } from './processes.js'
 import { report, summarize, summaryLine, targets } from './attack/report.js'
 import { CLI, Target } from './attack/target.js'
 import { rng } from './attack/world.js'
@@ -62,19 +62,18 @@ async function main (): Promise<void> {
   const options = parseOptions(process.argv.slice(2))
   if (!existsSync(CLI)) usage(`${CLI} is missing: run npm run build first`)
   const started = performance.now()
+  const loadAtStart = loadAverage()
   const target = await Target.start()
   const run = new Run(target, options, rng(options.seed), (options.short ? DEADLINE_MS.short : DEADLINE_MS.full) - (performance.now() - started))
-  const startupCrashes = target.crashes.length
   const chosen = PHASES.filter((p) => options.only === undefined || options.only.includes(p.name))
   const budgetOf = (spec: PhaseSpec) => (options.short ? spec.budgetMs.short : spec.budgetMs.full)
   for (const [i, spec] of chosen.entries()) {
-    // A server still busy with the last phase's requests answers health late: that wait is not this phase's.
     await target.ensureUp()
-    await send(target.origin, { path: '/_sandbox/health', timeoutMs: Math.max(1000, Math.min(30_000, run.timeLeft())) })
     // Its own budget, or its share of the time left when the phases before it ran long: every phase runs.
     const rest = chosen.slice(i).reduce((n, p) => n + budgetOf(p), 0)
-    const budget = Math.min(budgetOf(spec), Math.floor((run.timeLeft() * budgetOf(spec)) / rest))
+    const budget = budgetOf(spec) === 0 ? 0 : Math.min(budgetOf(spec), Math.floor((run.timeLeft() * budgetOf(spec)) / rest))
     const phase = new Phase(spec.name, spec.title, budget)
+    phase.ownServers = spec.ownServers === true
     run.phase = phase
     run.phases.push(phase)
     if (budgetOf(spec) === 0) {
@@ -95,6 +94,8 @@ async function main (): Promise<void> {
     } catch (e) {
       phase.check('the phase ran to its end', false, (e as Error).stack?.split('\n').slice(0, 3).join(' ') ?? String(e))
     }
+    // Requests the phase gave up on may still keep the server busy: that time is the phase's, not the next one's.
+    await run.settle()
     await sleep(300) // the probe's and the loop monitor's last samples of this phase
     phase.seconds = (performance.now() - t0) / 1000
     phase.longestLoopDelayMs = target.loopDelayMs(from, Date.now())
@@ -104,9 +105,10 @@ async function main (): Promise<void> {
   }
   const peakKb = target.peakKb()
   await target.stop()
-  const summary = summarize(run.phases, target.crashes.length - startupCrashes, peakKb, run.timingDifferenceMs, (performance.now() - started) / 1000)
-  const command = `npm run attack${options.short ? ' -- --short' : ''}${options.seed === 1 ? '' : ` -- --seed ${options.seed}`}${options.only === undefined ? '' : ` --only ${options.only.join(',')}`}`
-  writeFileSync(options.out, report(run.phases, summary, options, command) + '\n')
+  const summary = summarize(run.phases, target.crashes.length, peakKb, run.timingDifferenceMs, (performance.now() - started) / 1000)
+  const args = [...(options.short ? ['--short'] : []), ...(options.seed === 1 ? [] : ['--seed', String(options.seed)]), ...(options.only === undefined ? [] : ['--only', options.only.join(',')])]
+  const command = `npm run attack${args.length === 0 ? '' : ` -- ${args.join(' ')}`}`
+  writeFileSync(options.out, report(run.phases, summary, options, command, { start: loadAtStart, end: loadAverage() }) + '\n')
   console.log(summaryLine(summary))
   const missed = targets(summary).filter((t) => !t.held)
   for (const t of missed) console.log(`  missed: ${t.figure}: ${t.measured} (target ${t.target})`)

@@ -34,6 +34,8 @@ export class Phase {
   longestLoopDelayMs = 0
   peakRssKb = 0
   seconds = 0
+  /** See PhaseSpec.ownServers. */
+  ownServers = false
   status: PhaseStatus = 'ran'
   /** What went wrong, for the report (5xx, leaks, lost writes, crashes). */
   readonly incidents: string[] = []
@@ -145,7 +147,8 @@ export class Run {
       p.incident(`${status} for ${what}: ${(body ?? '').slice(0, 160)}`)
     } else if (status === 0) p.unanswered++
     if (status === 0 && error !== undefined && p.unanswered <= 3) p.incident(`no answer to ${what}: ${error}`)
-    if (body !== undefined && !what.includes('/_sandbox/state') && holdsSecret(body)) p.leak(`client secret in the answer to ${what}`)
+    // No request of the attack asks for the state document itself: a secret in any answer is a leak.
+    if (body !== undefined && holdsSecret(body)) p.leak(`client secret in the answer to ${what}`)
   }
 
   async request (call: Omit<Call, 'timeoutMs'> & { timeoutMs?: number }): Promise<Answer> {
@@ -190,9 +193,21 @@ export class Run {
     await this.target.ensureUp()
     const a = await send(this.target.origin, { path: '/_sandbox/health', timeoutMs: 10_000 })
     if (a.status === 200) return true
-    await sleep(500)
-    await this.target.ensureUp()
+    // A dying process can take a while to exit (and be restarted): wait for a live server, 30 s at most.
+    const until = performance.now() + 30_000
+    while (performance.now() < until) {
+      await sleep(250)
+      await this.target.ensureUp()
+      if ((await send(this.target.origin, { path: '/_sandbox/health', timeoutMs: 5_000 })).status === 200) break
+    }
     return false
+  }
+
+  /** Waits (30 s at most) until the server answers health: what it still owes a phase is that phase's. */
+  async settle (): Promise<void> {
+    await this.target.ensureUp()
+    await send(this.target.origin, { path: '/_sandbox/health', timeoutMs: Math.max(2_000, Math.min(30_000, this.timeLeft())) })
+    await this.target.ensureUp()
   }
 }
 
@@ -212,6 +227,11 @@ export const mb = (kb: number) => kb / 1024
 export interface PhaseSpec {
   name: string
   title: string
+  /**
+   * The phase attacks server processes of its own: the attacked one sits idle, so its probe and
+   * loop figures say only how busy the machine is, and the summary leaves them out.
+   */
+  ownServers?: boolean
   /** Time budget, milliseconds: the short run's (0: the phase is left out of it) and the full run's. */
   budgetMs: { short: number; full: number }
   run(run: Run): Promise<void>

@@ -17,7 +17,7 @@ const journalAmplification: PhaseSpec = {
     await run.request({ method: 'DELETE', path: '/_sandbox/requests' })
     await sleep(500)
     const before = run.target.rssKb() ?? 0
-    const forbidden = scale(run, 150, 1000)
+    const forbidden = scale(run, 100, 1000)
     const statuses = new Map<number, number>()
     await run.pool(forbidden, 4, async () => {
       // idle-vendor sees no agency: every request is a 403, after its body was read.
@@ -26,7 +26,7 @@ const journalAmplification: PhaseSpec = {
       p.check('403 for an integration without the agency', a.status === 403, `${a.status} ${text(a).slice(0, 80)}`)
     })
     // The same bodies from an integration that may see the agency: a 400 (not client numbers), journaled.
-    const allowed = scale(run, 10, 250)
+    const allowed = scale(run, 5, 250)
     await run.pool(allowed, 4, async () => {
       const a = await run.request({ method: 'POST', path: '/vendor/agency/1001/clients?version=4.0', headers: { ...JSON_TYPE, authorization: ABC }, body: EMPTY_OBJECTS, agent })
       statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1)
@@ -68,7 +68,7 @@ const globCpu: PhaseSpec = {
     const p = run.phase
     const agent = keepAlive(4)
     await run.request({ method: 'DELETE', path: '/_sandbox/requests' })
-    const fill = scale(run, 200, 1000)
+    const fill = scale(run, 150, 1000)
     await run.pool(fill, 4, async () => {
       const a = await run.request({ path: LONG_PATH, headers: { authorization: ABC }, agent })
       p.check('a 4xx for a 15 KB vendor path', a.status >= 400 && a.status < 500, `${a.status}`)
@@ -92,7 +92,7 @@ const globCpu: PhaseSpec = {
       for (let i = 0; i < n && !p.expired; i++) ms.push((await run.request({ path: LONG_PATH, headers: { authorization: ABC }, agent })).ms)
       return median(ms)
     }
-    const n = scale(run, 20, 100)
+    const n = scale(run, 15, 100)
     const without = await timed(n)
     const rule = await run.request({ method: 'POST', path: '/_sandbox/faults', headers: JSON_TYPE, body: JSON.stringify({ match: { path: glob }, effect: { status: 418 } }), agent })
     p.check('fault rule with a 511-character glob: stored (2xx) or refused (400)', (rule.status >= 200 && rule.status < 300) || rule.status === 400, `${rule.status} ${text(rule).slice(0, 100)}`)
