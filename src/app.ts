@@ -53,7 +53,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
       fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
       clock: options.clock ?? new Clock(),
-      journalSize: config.journalSize
+      journalSize: config.journalSize,
+      journalBytes: config.journalBytes
     })
   } catch (e) {
     closeDatabase(db)

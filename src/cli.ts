@@ -28,6 +28,7 @@ Options (each overrides its environment setting):
   --log-level LEVEL  LOG_LEVEL
   --control-token T  SANDBOX_CONTROL_TOKEN
   --journal-size N   SANDBOX_JOURNAL_SIZE
+  --journal-bytes N  SANDBOX_JOURNAL_BYTES
 
 Environment settings:
 ${SETTINGS.map((s) => `  ${s.env.padEnd(17)} ${s.meaning} (default ${s.default})`).join('\n')}`,
@@ -64,7 +65,8 @@ function intOption(name: string, value: string | undefined, fallback: number, mi
 async function serve(args: string[]): Promise<number> {
   const { values } = parse(args, {
     port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' },
-    fixtures: { type: 'string' }, 'log-level': { type: 'string' }, 'control-token': { type: 'string' }, 'journal-size': { type: 'string' }
+    fixtures: { type: 'string' }, 'log-level': { type: 'string' }, 'control-token': { type: 'string' }, 'journal-size': { type: 'string' },
+    'journal-bytes': { type: 'string' }
   })
   if (values.help === true) return help('serve')
   const env = { ...process.env }
@@ -75,6 +77,7 @@ async function serve(args: string[]): Promise<number> {
   if (typeof values['log-level'] === 'string') env.LOG_LEVEL = values['log-level']
   if (typeof values['control-token'] === 'string') env.SANDBOX_CONTROL_TOKEN = values['control-token']
   if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
+  if (typeof values['journal-bytes'] === 'string') env.SANDBOX_JOURNAL_BYTES = values['journal-bytes']
   const config: Config = loadConfig(env)
   // loaded here, not at the top: the other commands need none of the server
   const { closeOnSignals, startServer } = await import('./server.js')

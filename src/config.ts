@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 
 /**
  * Settings of the sandbox. This is the only module that reads the environment
@@ -23,6 +24,8 @@ export interface Config {
   controlToken: string | undefined
   /** Entries the request journal keeps. */
   journalSize: number
+  /** Bytes the request journal may hold (its accounted memory); the oldest entries are dropped first. */
+  journalBytes: number
   /** Start the activity simulator at start-up (real time): changes per minute and seed. */
   simulator: { ratePerMinute: number; seed: number } | undefined
 }
@@ -47,6 +50,9 @@ export const ROOT = (() => {
 
 export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
 
+/** Largest SANDBOX_JOURNAL_BYTES accepted: 1 GiB. */
+const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 /** Documented settings: environment name, default, meaning (also printed by `--help`). */
@@ -59,6 +65,7 @@ export const SETTINGS = [
   { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' },
   { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
   { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' },
+  { env: 'SANDBOX_JOURNAL_BYTES', default: String(DEFAULT_JOURNAL_BYTES), meaning: 'memory the request journal may hold, in bytes (oldest dropped)' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -83,6 +90,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!/^\d+$/.test(journalText) || Number(journalText) > 1_000_000) {
     throw new ConfigError(`SANDBOX_JOURNAL_SIZE=${journalText} is not a whole number from 0 to 1000000`)
   }
+  const journalBytesText = env.SANDBOX_JOURNAL_BYTES ?? String(DEFAULT_JOURNAL_BYTES)
+  if (!/^\d+$/.test(journalBytesText) || Number(journalBytesText) > MAX_JOURNAL_BYTES) {
+    throw new ConfigError(`SANDBOX_JOURNAL_BYTES=${journalBytesText} is not a whole number of bytes from 0 to ${MAX_JOURNAL_BYTES} (1 GiB)`)
+  }
   const token = env.SANDBOX_CONTROL_TOKEN
   let simulator: Config['simulator']
   if (env.SANDBOX_SIMULATOR_RATE !== undefined && env.SANDBOX_SIMULATOR_RATE !== '') {
@@ -103,6 +114,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     version: PACKAGE_VERSION,
     controlToken: token === undefined || token === '' ? undefined : token,
     journalSize: Number(journalText),
+    journalBytes: Number(journalBytesText),
     simulator,
     ...overrides
   }

@@ -51,11 +51,13 @@ export default async function timeAndTraffic(fastify: FastifyInstance, { sandbox
 
   app.get('/requests', {
     schema: { summary: 'The request journal, oldest first (limit keeps the newest)', querystring: RequestsQuery }
-  }, (request, reply) => {
-    reply.header('x-journal-capacity', String(journal.capacity)).send(journal.list(request.query))
+  }, async (request, reply) => {
+    const entries = await journal.listJson(request.query)
+    return reply.header('x-journal-capacity', String(journal.capacity)).header('x-journal-bytes', `${journal.bytes}/${journal.budgetBytes}`)
+      .type('application/json; charset=utf-8').send(entries)
   })
 
-  app.delete('/requests', { schema: { summary: 'Clear the request journal' } }, (_request, reply) => {
+  app.delete('/requests', { schema: { summary: 'Clear the request journal (its entries and their memory)' } }, (_request, reply) => {
     journal.clear()
     reply.code(204).send()
   })

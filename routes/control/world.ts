@@ -25,7 +25,7 @@ export default async function worldControl(fastify: FastifyInstance, { sandbox, 
       simulator: sandbox.simulator.status(),
       settings: {
         host: config.host, port: config.port, db: config.db, fixtures: config.fixtures, logLevel: config.logLevel,
-        journalSize: config.journalSize, controlToken: config.controlToken !== undefined
+        journalSize: config.journalSize, journalBytes: config.journalBytes, controlToken: config.controlToken !== undefined
       }
     })
   })

@@ -1,4 +1,5 @@
-import { compileGlob } from './journal.js'
+import { conflict } from '../errors.js'
+import { compileGlob, type GlobMatcher } from './glob.js'
 import { seededRandom } from './random.js'
 
 /**
@@ -8,7 +9,7 @@ import { seededRandom } from './random.js'
  */
 export interface FaultMatch {
   method?: string
-  /** Path glob: `*` within a segment, `**` across segments. */
+  /** Path glob: `*` within a segment, `**` across segments (compiled once, when the rule is added). */
   path?: string
   version?: string
   clientId?: string
@@ -48,15 +49,22 @@ export interface FaultRule extends FaultInput {
 
 export interface FaultRequest {
   method: string
+  /** Cut at MAX_MATCHED_PATH characters (capPath), so matching stays bounded. */
   path: string
   version: string
   clientId: string | null
   agencyId: number | null
 }
 
+/**
+ * Rules kept at once. Every vendor request is matched against each rule before
+ * authentication; with globs and paths capped, this bounds the work a request can cost.
+ */
+export const MAX_FAULT_RULES = 100
+
 interface Compiled {
   rule: FaultRule
-  path: ((text: string) => boolean) | undefined
+  path: GlobMatcher | undefined
   random: () => number
 }
 
@@ -65,6 +73,9 @@ export class Faults {
   private nextId = 1
 
   add(input: FaultInput): FaultRule {
+    if (this.rules.length >= MAX_FAULT_RULES) {
+      throw conflict(`There are already ${MAX_FAULT_RULES} fault rules, the most kept at once; remove some (DELETE /_sandbox/faults/{id}) or all (DELETE /_sandbox/faults) first`)
+    }
     const rule: FaultRule = { ...input, match: input.match ?? {}, id: `fault-${this.nextId++}`, matched: 0, hits: 0, exhausted: false }
     this.rules.push({
       rule,
@@ -110,9 +121,10 @@ export class Faults {
 
 function matches(c: Compiled, req: FaultRequest): boolean {
   const m = c.rule.match
+  // the glob last: it is the only test that reads the whole path
   return (m.method === undefined || m.method.toUpperCase() === req.method) &&
-    (c.path === undefined || c.path(req.path)) &&
     (m.version === undefined || m.version === req.version) &&
     (m.clientId === undefined || m.clientId === req.clientId) &&
-    (m.agencyId === undefined || m.agencyId === req.agencyId)
+    (m.agencyId === undefined || m.agencyId === req.agencyId) &&
+    (c.path === undefined || c.path(req.path))
 }

@@ -1,6 +1,9 @@
+import { compileGlob } from './glob.js'
+
 /**
  * The request journal: what each partner request looked like and how it was answered.
- * A ring buffer of a fixed number of entries (oldest dropped), so memory stays flat.
+ * Bounded twice: at most `capacity` entries and at most `budgetBytes` of accounted memory, the
+ * oldest entries dropped first, so a caller sending large bodies cannot grow the process.
  * Credentials never enter it: only the Client Id of the integration.
  */
 export interface JournalEntry {
@@ -8,6 +11,7 @@ export interface JournalEntry {
   /** Sandbox clock time the request arrived. */
   time: string
   method: string
+  /** The path, cut at MAX_MATCHED_PATH characters (then ending with PATH_CUT_MARKER). */
   path: string
   version: string
   query: Record<string, string>
@@ -16,7 +20,7 @@ export interface JournalEntry {
   status: number
   durationMs: number
   warnings: string[]
-  /** Writes only: the JSON body as sent, or a summary of a binary body. */
+  /** Writes only: the JSON body as sent, or a description of it (see RecordedBody). */
   body?: unknown
   /** Id of the fault rule that answered, if any. */
   fault?: string
@@ -32,115 +36,208 @@ export interface JournalFilter {
   limit?: number
 }
 
-/** What record() takes: the entry, or a function making it when the journal is first read. */
-export type JournalInput = Omit<JournalEntry, 'id'> | (() => Omit<JournalEntry, 'id'>)
+/** Default byte budget: with 1,000 entries of 16 KiB bodies it stays about 16 MiB, well inside the 200 MB target. */
+export const DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
+/** A JSON body is kept whole up to this many characters of text, else its first characters. */
+export const MAX_BODY_TEXT = 16 * 1024
+/** Warnings kept per entry (the rest are counted), and characters kept per warning. */
+export const MAX_WARNINGS = 20
+export const MAX_WARNING_TEXT = 200
+/** Accounted for every entry besides its strings: slot, entry object, time, query object, closure. */
+export const ENTRY_OVERHEAD_BYTES = 640
+/**
+ * Work (characters read, times the glob automaton's width) a query does before it lets other
+ * requests run: a few milliseconds, so even a full journal of the longest paths queried with the
+ * widest glob never holds the event loop for long.
+ */
+export const QUERY_WORK_PER_TURN = 1 << 20
+
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** What the journal keeps of a request body. */
+export type RecordedBody =
+  /** The complete JSON text (compact, as received): readers see the parsed value. */
+  | { json: string }
+  /** A description in place of the body: truncated text, a binary summary, or a size and digest. */
+  | { about: Record<string, unknown> }
+
+/** The entry without its id and body, made when the journal is first read (recording stays cheap). */
+export type EntryDescription = Omit<JournalEntry, 'id' | 'body'>
+
+export interface JournalInput {
+  describe: () => EntryDescription
+  /** The request URL the description is made from (counted twice: raw, then as path and query). */
+  url: string
+  warnings: readonly string[]
+  body?: RecordedBody
+}
 
 interface Slot {
   id: number
-  input: JournalInput
-  entry?: JournalEntry
+  atMs: number
+  bytes: number
+  body: RecordedBody | undefined
+  describe: (() => EntryDescription) | undefined
+  entry: EntryDescription | undefined
+}
+
+/**
+ * Approximate bytes a string takes: one per character when every character fits in Latin-1
+ * (V8 then stores one byte each), else two.
+ */
+export function stringBytes(text: string): number {
+  // eslint-disable-next-line no-control-regex
+  return /[^\u0000-\u00ff]/.test(text) ? text.length * 2 : text.length
+}
+
+/** Approximate bytes of a small JSON-like value (the descriptions of bodies). */
+function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return 16 + stringBytes(value)
+  if (value === null || typeof value !== 'object') return 8
+  let total = 32
+  for (const [key, item] of Object.entries(value)) total += 8 + key.length + valueBytes(item)
+  return total
+}
+
+function bodyBytes(body: RecordedBody | undefined): number {
+  if (body === undefined) return 0
+  return 'json' in body ? 16 + stringBytes(body.json) : valueBytes(body.about)
+}
+
+/** The accounted size of an entry: its strings and a fixed overhead. */
+export function entryBytes(input: JournalInput): number {
+  let total = ENTRY_OVERHEAD_BYTES + 2 * stringBytes(input.url) + bodyBytes(input.body)
+  for (const warning of input.warnings) total += 16 + stringBytes(warning)
+  return total
+}
+
+/**
+ * A copy of a string cut from a longer one. V8 may keep a slice as a view of the whole string,
+ * which would keep (say) a 1 MiB body alive for a 16 KiB excerpt; decoding fresh bytes does not.
+ */
+export function detachedCopy(text: string): string {
+  return Buffer.from(text, 'utf8').toString('utf8')
+}
+
+/** Warnings as the journal keeps them: at most MAX_WARNINGS, each at most MAX_WARNING_TEXT characters. */
+export function capWarnings(warnings: readonly string[]): string[] {
+  const kept = warnings.slice(0, MAX_WARNINGS).map((w) => (w.length <= MAX_WARNING_TEXT ? w : detachedCopy(w.slice(0, MAX_WARNING_TEXT)) + '…'))
+  if (warnings.length > MAX_WARNINGS) kept.push(`and ${warnings.length - MAX_WARNINGS} more`)
+  return kept
 }
 
 export class Journal {
-  private entries: (Slot | undefined)[]
-  private next = 0
+  private slots: (Slot | undefined)[]
+  /** Index of the oldest entry. */
+  private head = 0
+  private count = 0
+  private accounted = 0
   private nextId = 1
 
-  constructor(readonly capacity: number) {
-    this.entries = new Array<Slot | undefined>(Math.max(0, capacity))
+  constructor(readonly capacity: number, readonly budgetBytes: number = DEFAULT_JOURNAL_BYTES) {
+    this.slots = new Array<Slot | undefined>(Math.max(0, capacity))
+  }
+
+  /** Entries kept now. */
+  get size(): number {
+    return this.count
+  }
+
+  /** Accounted bytes of the entries kept now (never above budgetBytes). */
+  get bytes(): number {
+    return this.accounted
   }
 
   /**
-   * Keeps an entry. Recording is on every partner request's path and reading is rare, so the
-   * caller may pass a function: it runs (once) when the entry is first listed.
+   * Keeps an entry, dropping the oldest while the entry count or the byte budget would be
+   * exceeded. An entry larger than the whole budget is not kept. Recording is on every partner
+   * request's path and reading is rare, so the entry is described when first listed.
    */
-  record(input: JournalInput): void {
-    if (this.capacity === 0) return
-    this.entries[this.next] = { id: this.nextId++, input }
-    this.next = (this.next + 1) % this.capacity
+  record(input: JournalInput, atMs: number): void {
+    const bytes = entryBytes(input)
+    if (this.capacity === 0 || bytes > this.budgetBytes) return
+    while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
+    this.slots[(this.head + this.count) % this.capacity] = { id: this.nextId++, atMs, bytes, body: input.body, describe: input.describe, entry: undefined }
+    this.count++
+    this.accounted += bytes
   }
 
-  private entryOf(slot: Slot): JournalEntry {
+  private dropOldest(): void {
+    const slot = this.slots[this.head]
+    this.slots[this.head] = undefined
+    this.head = (this.head + 1) % this.capacity
+    this.count--
+    this.accounted -= slot?.bytes ?? 0
+  }
+
+  private describe(slot: Slot): EntryDescription {
     if (slot.entry === undefined) {
-      slot.entry = { id: slot.id, ...(typeof slot.input === 'function' ? slot.input() : slot.input) }
-      slot.input = slot.entry
+      slot.entry = slot.describe!()
+      slot.describe = undefined
     }
     return slot.entry
   }
 
-  get size(): number {
-    return Math.min(this.nextId - 1, this.capacity)
-  }
-
-  /** Oldest first; `limit` keeps the newest. */
-  list(f: JournalFilter = {}): JournalEntry[] {
-    const ordered: JournalEntry[] = []
-    for (let i = 0; i < this.capacity; i++) {
-      const slot = this.entries[(this.next + i) % this.capacity]
-      if (slot !== undefined) ordered.push(this.entryOf(slot))
-    }
+  /**
+   * The slots a filter selects, oldest first; `limit` keeps the newest. The glob is compiled
+   * once and tried last; the entries are those kept when the query began, and the query gives
+   * other requests their turn every QUERY_WORK_PER_TURN units of work.
+   */
+  private async select(f: JournalFilter): Promise<Slot[]> {
     const sinceId = f.since !== undefined && /^\d+$/.test(f.since) ? Number(f.since) : undefined
-    const sinceTime = f.since !== undefined && sinceId === undefined ? Date.parse(f.since) : undefined
+    const sinceMs = f.since !== undefined && sinceId === undefined ? Date.parse(f.since) : undefined
+    const method = f.method?.toUpperCase()
     const pathMatch = f.path === undefined ? undefined : compileGlob(f.path)
-    const out = ordered.filter((e) =>
-      (f.method === undefined || e.method === f.method.toUpperCase()) &&
-      (pathMatch === undefined || pathMatch(e.path)) &&
-      (f.agencyId === undefined || e.agencyId === f.agencyId) &&
-      (f.status === undefined || e.status === f.status) &&
-      (sinceId === undefined || e.id > sinceId) &&
-      (sinceTime === undefined || Number.isNaN(sinceTime) || Date.parse(e.time) > sinceTime)
-    )
+    const kept: Slot[] = []
+    for (let i = 0; i < this.count; i++) kept.push(this.slots[(this.head + i) % this.capacity]!)
+    const out: Slot[] = []
+    let work = 0
+    for (const slot of kept) {
+      if (sinceId !== undefined && slot.id <= sinceId) continue
+      if (sinceMs !== undefined && !Number.isNaN(sinceMs) && slot.atMs <= sinceMs) continue
+      const e = this.describe(slot)
+      work += e.path.length
+      if ((method === undefined || e.method === method) &&
+        (f.agencyId === undefined || e.agencyId === f.agencyId) &&
+        (f.status === undefined || e.status === f.status) &&
+        (pathMatch === undefined || (work += e.path.length * pathMatch.words, pathMatch(e.path)))) out.push(slot)
+      if (work >= QUERY_WORK_PER_TURN) {
+        work = 0
+        await nextTurn()
+      }
+    }
     return f.limit === undefined ? out : out.slice(Math.max(0, out.length - f.limit))
   }
 
-  clear(): void {
-    this.entries = new Array<Slot | undefined>(this.capacity)
-    this.next = 0
+  /** Entries as objects, bodies parsed (for code in the same process). */
+  async list(f: JournalFilter = {}): Promise<JournalEntry[]> {
+    return (await this.select(f)).map((slot) => {
+      const entry: JournalEntry = { id: slot.id, ...this.describe(slot) }
+      if (slot.body !== undefined) entry.body = 'json' in slot.body ? JSON.parse(slot.body.json) : slot.body.about
+      return entry
+    })
   }
-}
 
-type GlobToken = '**' | '*' | '?' | { char: string }
-
-/**
- * A path glob matcher: `*` matches within one segment, `**` across segments, `?` one
- * character of a segment. Matching is a linear pass per token (no regular expression, so no
- * pattern can make it backtrack).
- */
-export function compileGlob(glob: string): (text: string) => boolean {
-  const tokens: GlobToken[] = []
-  for (let i = 0; i < glob.length; i++) {
-    if (glob[i] === '*') {
-      let run = 1
-      while (glob[i + 1] === '*') {
-        run++
-        i++
-      }
-      const token = run >= 2 ? '**' : '*'
-      const last = tokens.at(-1)
-      if (last === '**') continue // `**` already covers what follows
-      if (last === '*' && token === '**') tokens[tokens.length - 1] = '**'
-      else if (last !== '*') tokens.push(token)
-    } else if (glob[i] === '?') tokens.push('?')
-    else tokens.push({ char: glob[i] })
-  }
-  return (text) => {
-    const n = text.length
-    let prev = new Uint8Array(n + 1)
-    prev[0] = 1
-    for (const token of tokens) {
-      const cur = new Uint8Array(n + 1)
-      if (token === '**') {
-        let seen = 0
-        for (let k = 0; k <= n; k++) cur[k] = seen |= prev[k]
-      } else if (token === '*') {
-        for (let k = 0; k <= n; k++) cur[k] = prev[k] | (k > 0 && cur[k - 1] === 1 && text[k - 1] !== '/' ? 1 : 0)
-      } else if (token === '?') {
-        for (let k = 1; k <= n; k++) cur[k] = prev[k - 1] === 1 && text[k - 1] !== '/' ? 1 : 0
-      } else {
-        for (let k = 1; k <= n; k++) cur[k] = prev[k - 1] === 1 && text[k - 1] === token.char ? 1 : 0
-      }
-      prev = cur
+  /**
+   * The same entries as one JSON array text, for the control API. A kept JSON body is spliced in
+   * as its text, never parsed: parsing 16 MiB of `[{},{},…]` would cost far more time and memory
+   * than the text itself.
+   */
+  async listJson(f: JournalFilter = {}): Promise<string> {
+    const parts: string[] = []
+    for (const slot of await this.select(f)) {
+      const head = JSON.stringify({ id: slot.id, ...this.describe(slot) })
+      if (slot.body === undefined) parts.push(head)
+      else parts.push(`${head.slice(0, -1)},"body":${'json' in slot.body ? slot.body.json : JSON.stringify(slot.body.about)}}`)
     }
-    return prev[n] === 1
+    return `[${parts.join(',')}]`
+  }
+
+  /** Drops every entry (and the references to them) and starts counting from zero; ids keep rising. */
+  clear(): void {
+    this.slots = new Array<Slot | undefined>(Math.max(0, this.capacity))
+    this.head = 0
+    this.count = 0
+    this.accounted = 0
   }
 }

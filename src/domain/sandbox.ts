@@ -31,10 +31,12 @@ export interface SandboxOptions {
   clock?: Clock
   /** Entries the request journal keeps (oldest dropped). */
   journalSize?: number
+  /** Bytes the request journal may hold (oldest dropped). */
+  journalBytes?: number
 }
 
 /** The emulated agency world: every rule of the vendor API, no HTTP. */
-export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000 }: SandboxOptions) {
+export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes }: SandboxOptions) {
   const store = createStore(db)
   let startFixture = typeof fixture === 'function' ? undefined : fixture
   const initial = async () => (startFixture ??= await (fixture as () => Promise<Fixture>)())
@@ -47,7 +49,7 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
   const clients = createClients(store)
   const writes = createWrites(store, clock)
   const admin = createAdmin(store, clock)
-  const journal = new Journal(journalSize)
+  const journal = new Journal(journalSize, journalBytes)
   const faults = new Faults()
   const simulator = createSimulator(store, clock, async (seed) => {
     const { createFaker, generateClient } = await import('../fixture/generate.js')

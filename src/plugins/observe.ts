@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { Sandbox } from '../domain/sandbox.js'
 import type { FaultRule } from '../domain/faults.js'
+import { capPath } from '../domain/glob.js'
+import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
 
 declare module 'fastify' {
@@ -14,7 +16,6 @@ declare module 'fastify' {
 }
 
 const AGENCY_IN_PATH = /^\/vendor\/agency\/(\d{1,10})(?:\/|$)/
-const MAX_JOURNALED_BODY = 64 * 1024
 /** Headers never journaled. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
@@ -38,20 +39,39 @@ function claimedClientId(request: FastifyRequest): string | null {
   return colon > 0 ? decoded.slice(0, colon) : null
 }
 
-/** What the journal keeps of a write's body: JSON as sent (capped), binary summarised. */
-function journalBody(request: FastifyRequest): unknown {
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
+
+/** The body's size as the Content-Length header gives it, when the body was never read. */
+function declaredBytes(request: FastifyRequest): RecordedBody | undefined {
+  const length = Number(request.headers['content-length'])
+  return length > 0 ? { about: { bytes: length, read: false } } : undefined
+}
+
+/**
+ * What the journal keeps of a write's body, compactly: the JSON text (whole up to
+ * MAX_BODY_TEXT characters, else its start) or a summary of a binary body, and only for
+ * authenticated requests. Any other body the sandbox read is kept as its size and SHA-256;
+ * one it never read (a 401, a fault answered first) as its declared size.
+ */
+function journalBody(request: FastifyRequest): RecordedBody | undefined {
   if (request.method === 'GET' || request.method === 'HEAD') return undefined
   const body = request.sentBody
+  if (body === undefined) return declaredBytes(request)
+  const authenticated = request.integrationId !== '' && request.integrationId !== undefined
   if (Buffer.isBuffer(body)) {
+    if (!authenticated) return { about: { bytes: body.length, sha256: sha256(body) } }
     const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => !PRIVATE_HEADERS.has(k)))
-    return {
-      binary: true, bytes: body.length, gzip: body.length > 1 && body[0] === 0x1f && body[1] === 0x8b,
-      sha256: createHash('sha256').update(body).digest('hex'), headers
-    }
+    return { about: { binary: true, bytes: body.length, gzip: body.length > 1 && body[0] === 0x1f && body[1] === 0x8b, sha256: sha256(body), headers } }
   }
-  if (body === undefined) return undefined
-  const text = JSON.stringify(body)
-  return text.length > MAX_JOURNALED_BODY ? { truncated: true, bytes: text.length, start: text.slice(0, 1024) } : body
+  let text: string
+  try {
+    text = JSON.stringify(body)
+  } catch {
+    return declaredBytes(request) // not representable as JSON again; the size is what is left to tell
+  }
+  if (!authenticated) return { about: { bytes: Buffer.byteLength(text), sha256: sha256(text) } }
+  if (text.length <= MAX_BODY_TEXT) return { json: text }
+  return { about: { truncated: true, bytes: Buffer.byteLength(text), text: detachedCopy(text.slice(0, MAX_BODY_TEXT)) } }
 }
 
 function answerFault(request: FastifyRequest, reply: FastifyReply, rule: FaultRule): FastifyReply | undefined {
@@ -84,7 +104,7 @@ export function observeVendorTraffic(app: FastifyInstance, sandbox: Sandbox): vo
   // Callback hooks, not async ones: they run on every request and most return at once.
   app.addHook('onRequest', (request, reply, done) => {
     if (!isVendor(request) || !sandbox.faults.active) return done()
-    const path = pathOf(request.url)
+    const path = capPath(pathOf(request.url))
     const rule = sandbox.faults.decide({
       method: request.method, path, version: versionOf(request.url), clientId: claimedClientId(request), agencyId: agencyOf(path)
     })
@@ -114,25 +134,28 @@ export function observeVendorTraffic(app: FastifyInstance, sandbox: Sandbox): vo
     const { method, url, faultId } = request
     const atMs = sandbox.clock.nowMs()
     const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
-    const warnings = request.warnings ?? []
-    const body = journalBody(request)
-    sandbox.journal.record(() => {
-      const path = pathOf(url)
-      return {
-        time: new Date(atMs).toISOString(),
-        method,
-        path,
-        version: versionOf(url),
-        query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
-        integration,
-        agencyId: agencyOf(path),
-        status,
-        durationMs: Math.round(durationMs * 100) / 100,
-        warnings,
-        ...(body === undefined ? {} : { body }),
-        ...(faultId === null ? {} : { fault: faultId })
+    const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
+    sandbox.journal.record({
+      url,
+      warnings,
+      body: journalBody(request),
+      describe: () => {
+        const path = pathOf(url)
+        return {
+          time: new Date(atMs).toISOString(),
+          method,
+          path: capPath(path),
+          version: versionOf(url),
+          query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
+          integration,
+          agencyId: agencyOf(path),
+          status,
+          durationMs: Math.round(durationMs * 100) / 100,
+          warnings,
+          ...(faultId === null ? {} : { fault: faultId })
+        }
       }
-    })
+    }, atMs)
   }
 
   app.addHook('onResponse', (request, reply, done) => {

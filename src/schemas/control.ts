@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { MAX_GLOB_LENGTH } from '../domain/glob.js'
 import { Guid, ScopeSchema } from './common.js'
 
 /** Schemas of the control plane (/_sandbox). */
@@ -107,7 +108,7 @@ export const ClockAdvanceBody = Type.Object(
 
 export const RequestsQuery = Type.Object({
   method: Type.Optional(Type.String()),
-  path: Type.Optional(Type.String({ maxLength: 512, description: 'path glob: * within a segment, ** across' })),
+  path: Type.Optional(Type.String({ maxLength: MAX_GLOB_LENGTH, description: `path glob: * within a segment, ** across, ? one character (at most ${MAX_GLOB_LENGTH} characters)` })),
   agencyId: Type.Optional(Id()),
   status: Type.Optional(Type.Integer({ minimum: 0, maximum: 599, description: 'the answer\'s status; 0 for a dropped connection' })),
   since: Type.Optional(Type.String({ description: 'an entry id (entries after it) or an ISO time' })),
@@ -119,7 +120,7 @@ export const FaultInputBody = Type.Object(
     match: Type.Optional(Type.Object(
       {
         method: Type.Optional(Type.String()),
-        path: Type.Optional(Type.String({ maxLength: 512, description: 'glob over the path: * within a segment, ** across (e.g. /vendor/agency/*/client)' })),
+        path: Type.Optional(Type.String({ maxLength: MAX_GLOB_LENGTH, description: `glob over the path: * within a segment, ** across, ? one character (e.g. /vendor/agency/*/client; at most ${MAX_GLOB_LENGTH} characters)` })),
         version: Type.Optional(Type.Union([Type.Literal('4.0'), Type.Literal('3.0'), Type.Literal('1')])),
         clientId: Type.Optional(Type.String()),
         agencyId: Type.Optional(Type.Integer())
