@@ -1,7 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify'
-import agencyRoutes from '../routes/partner-api/agencies.js'
-import clientRoutes from '../routes/partner-api/clients.js'
-import writeRoutes from '../routes/partner-api/writes.js'
+import partnerApiRoutes from '../routes/partner-api/index.js'
 import controlPlane from '../routes/control/index.js'
 import type { Config } from './config.js'
 import { closeDatabase, openDatabase } from './db/database.js'
@@ -113,9 +111,8 @@ async function registerApi(app: FastifyInstance, sandbox: Sandbox, config: Confi
     await app.register(async function vendorApi(vendor) {
       if (describe !== undefined) await describe(vendor, version)
       await vendorPipeline(vendor, { sandbox })
-      await vendor.register(agencyRoutes, { sandbox, version })
-      await vendor.register(clientRoutes, { sandbox, version })
-      await vendor.register(writeRoutes, { sandbox, version })
+      // every operation the version has (src/versions/operations.ts), with its handler
+      await vendor.register(partnerApiRoutes, { sandbox, version })
     })
   }
 }

@@ -6,6 +6,8 @@ import { AgencyUserSchema, OfficeSchema } from '../src/schemas/agency.js'
 import { ClientSchema } from '../src/schemas/client.js'
 import { V1ClientSchema, toV1Client } from '../src/versions/clients.js'
 import { agencyListSchema } from '../src/versions/agencies.js'
+import { API_VERSIONS } from '../src/versions/index.js'
+import { OPERATIONS, operationsOf, type OperationId } from '../src/versions/operations.js'
 import { clientToRow } from '../src/domain/world.js'
 import { AGENCY, DEMO, build, demoFixture, schemaErrors } from './helpers/app.js'
 import { attachment, b64, createClientBody, logNote, receipt } from './helpers/writes.js'
@@ -63,6 +65,21 @@ t.test('version matrix: every (version, operation) pair exists or is 404, and an
       t.ok(op.ok.includes(res.statusCode), `${op.name} in ${version}: ${res.statusCode} ${res.body.slice(0, 200)}`)
       if (op.schema !== undefined) t.same(schemaErrors(op.schema(version), res.json()), [], `${op.name} in ${version} answers its schema`)
     }
+  }
+})
+
+t.test('the operation table is the version matrix, and each version registers exactly its operations', async (t) => {
+  const every = ['4.0', '3.0', '1']
+  t.same(Object.fromEntries((Object.keys(OPERATIONS) as OperationId[]).map((id) => [id, API_VERSIONS.filter((v) => OPERATIONS[id].versions[v] !== undefined)])), {
+    agencies: every, offices: every, users: ['4.0'], changedClients: every, getClient: every, batchClients: every,
+    searchClients: ['4.0', '3.0'], logNote: every, receipts: ['4.0', '3.0'], attachment: every, createClient: ['4.0']
+  }, 'the README\'s version matrix')
+  t.same(OPERATIONS.logNote.versions['1']?.url, '/vendor/agency/:agencyId/client/:clientId', 'the version 1 log note is posted on the client')
+  const app = await build(t)
+  for (const version of API_VERSIONS) {
+    const fromTable = operationsOf(version).map((id) => `${OPERATIONS[id].method} ${OPERATIONS[id].versions[version]?.url ?? OPERATIONS[id].url}`)
+    const registered = app.routeTable.filter((r) => r.version === version && r.method !== 'HEAD').map((r) => `${r.method} ${r.url}`)
+    t.same(registered, fromTable, `version ${version}: the table's operations, in its order`)
   }
 })
 

@@ -3,13 +3,13 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import type { TSchema } from '@sinclair/typebox'
 import { ApiError } from '../src/errors.js'
 import {
-  checkEffectiveDate, checkPeopleRules, decodeBase64Header, normalizeFileExt, pascalPath
+  checkEffectiveDate, checkPeopleRules, decodeBase64Header, pascalPath
 } from '../src/domain/write-rules.js'
 import { compileItemValidator } from '../src/domain/item-validator.js'
 import { bindKeys } from '../src/schemas/bind.js'
 import { LOB_CODES } from '../src/schemas/lob.js'
 import {
-  AGENT_ROLES, ATTACHMENT_TYPES, AttachmentHeadersSchema, ClientCreateRequestSchema, LogCreateSchema, LogNoteBodySchema,
+  AGENT_ROLES, AttachmentHeadersSchema, ClientCreateRequestSchema, LogCreateSchema, LogNoteBodySchema,
   ReceiptItemSchema, ReceiptSchema, ReceiptsBodySchema, SuspenseSchema, TASK_CREATE_ROLES, TaskSchema,
   V1AttachmentHeadersSchema, V1LogNoteBodySchema, type ClientCreateRequest, type PersonCreate
 } from '../src/schemas/writes.js'
@@ -362,24 +362,6 @@ t.test('decodeBase64Header', async (t) => {
     t.same(fieldErrorOf(() => decodeBase64Header('Desc', bad)), { field: 'Desc', message: 'must be base64 (UTF-8 text)' },
       `rejects ${JSON.stringify(bad)}`)
   }
-})
-
-t.test('normalizeFileExt', async (t) => {
-  t.equal(normalizeFileExt('.PDF', '4.0'), 'pdf')
-  t.equal(normalizeFileExt('pdf', '4.0'), 'pdf')
-  t.equal(normalizeFileExt('Msg', '3.0'), 'msg')
-  t.equal(normalizeFileExt('txt', '1'), 'txt')
-  t.equal(normalizeFileExt('.JPEG', '1'), 'jpeg')
-  const rejects = (ext: string, version: '4.0' | '3.0' | '1') =>
-    t.same(fieldErrorOf(() => normalizeFileExt(ext, version)),
-      { field: 'FileExt', message: `must be one of ${ATTACHMENT_TYPES[version].join(', ')}` }, `${ext} rejected in ${version}`)
-  rejects('txt', '4.0')
-  rejects('txt', '3.0')
-  rejects('eml', '1')
-  rejects('exe', '4.0')
-  rejects('exe', '1')
-  rejects('..pdf', '4.0')
-  rejects('', '4.0')
 })
 
 t.test('pascalPath', async (t) => {

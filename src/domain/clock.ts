@@ -17,6 +17,11 @@ export class Clock {
     return this.frozenAt ?? this.realNow() + this.offsetMs
   }
 
+  /** The real time the clock runs on, whatever it was set to (rate windows keep real time). */
+  realMs(): number {
+    return this.realNow()
+  }
+
   now(): Date {
     return new Date(this.nowMs())
   }

@@ -1,30 +1,43 @@
 import { randomUUID } from 'node:crypto'
 import type { AgencyRow, Store } from '../db/store.js'
-import { validationFailed, type FieldError } from '../errors.js'
-import type { FixtureClient } from '../fixture/schema.js'
+import { tooManyRequests, validationFailed, type FieldError } from '../errors.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
-import type { Clock } from './clock.js'
+import type { ClientCreateRequest } from '../schemas/writes.js'
 import { parseTimestamp } from '../time.js'
-import type { Origin, TaskCommand } from './writes.js'
+import type { Clock } from './clock.js'
+import { SlidingWindow } from './sliding-window.js'
+import { checkEffectiveDate, checkPeopleRules } from './write-rules.js'
+import type { Origin } from './writes.js'
 import { insertClient } from './world.js'
 
 /** ClientCreateRequest after binding and schema validation (camelCase). */
-export interface CreateClientCommand {
-  businessDetail?: {
-    businessType: string; companyName: string; dbaName?: string; feinNum?: string; licenseNum?: string; naics?: string; website?: string
-  }
-  contacts?: { type: string; value: string }[]
-  log: { channel: number; note: string; policyId?: string; ts: string }
-  mailingAddress?: { address1?: string; address2?: string; city?: string; state?: string; zip?: string }
-  officeId?: number
-  people: {
-    contacts?: { type: string; value: string }[]; dateOfBirth?: string; driverLicenseNumber?: string
-    firstName?: string; lastName?: string; mainContactType: string
-  }[]
-  policy?: { applicationType?: string; effectiveDate?: string; loBs?: string[]; policyNumber?: string; state?: string }
-  source?: string
-  status?: string
-  task?: TaskCommand
+export type CreateClientCommand = ClientCreateRequest
+
+/**
+ * A create-client request as bound: a body that passed the schema, or any JSON that did not, with
+ * the schema's errors (field paths as the spec writes them), so the rules add theirs to the same answer.
+ */
+export type CreateClientRequest =
+  | { valid: true, body: CreateClientCommand }
+  | { valid: false, body: unknown, schemaErrors: FieldError[] }
+
+/** Accepted create-client requests per integration: 25 in any one second. */
+export const CREATE_CLIENT_RATE = { max: 25, windowMs: 1000 }
+
+/** The objects among a body's People, in order (the body may have failed the schema). */
+function peopleOf (body: unknown): object[] {
+  if (typeof body !== 'object' || body === null || !('people' in body) || !Array.isArray(body.people)) return []
+  return body.people.filter((p): p is object => typeof p === 'object' && p !== null)
+}
+
+/** A body's Policy, whatever it is (the body may have failed the schema). */
+function policyOf (body: unknown): unknown {
+  return typeof body === 'object' && body !== null && 'policy' in body ? body.policy : undefined
+}
+
+/** The rules a schema cannot express, on any body: the First/Second people rule and the effective date. */
+function ruleErrorsOf (body: unknown): FieldError[] {
+  return [...checkPeopleRules(peopleOf(body)), ...checkEffectiveDate(policyOf(body))]
 }
 
 /** Task roles that need an agency default user, keyed by both spellings of the CSR role. */
@@ -32,7 +45,11 @@ const ROLE_KEY: Record<string, string> = { Csr: 'Csr', CSR: 'Csr', Producer: 'Pr
 
 const dateTime = (d: string | undefined) => (d === undefined ? null : d.length === 10 ? `${d}T00:00:00` : d)
 
-export function createClientCreator(store: Store, clock: Clock) {
+/**
+ * Client creation. `budget` is the accepted-creations window per integration, kept in the clock's
+ * real time (not the time the sandbox clock was set to); only a creation that happened is counted.
+ */
+export function createClientCreator (store: Store, clock: Clock, budget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)) {
   /** Rules beyond the schema, on a body that passed it. */
   function check(agency: AgencyRow, cmd: CreateClientCommand): FieldError[] {
     const errors: FieldError[] = []
@@ -59,74 +76,95 @@ export function createClientCreator(store: Store, clock: Clock) {
     return errors
   }
 
-  return {
-    check,
-
-    /** Creates the client, its policy shell, log note and task; returns the new client number. */
-    create(agency: AgencyRow, cmd: CreateClientCommand, origin: Origin, ruleErrors: FieldError[] = []): number {
-      const errors = [...ruleErrors, ...check(agency, cmd)]
-      if (errors.length > 0) throw validationFailed(errors)
-      const now = clock.iso()
-      const users = store.listUsers(agency.agencyId)
-      const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username ?? null
-      return store.transaction(() => {
-        const clientNumber = store.maxClientNumber(agency.agencyId) + 1
-        let legacy = clientNumber * 100
-        const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
-        const people = cmd.people.map((p) => ({
-          ...record(), title: null, firstName: p.firstName ?? null, middleName: null, lastName: p.lastName ?? null,
-          mainContactType: p.mainContactType, relationship: null, dateOfBirth: dateTime(p.dateOfBirth), gender: null,
-          occupation: null, maritalStatus: null, driverLicenseNumber: p.driverLicenseNumber ?? null
-        }))
-        const contact = (c: { type: string; value: string }, personId: string | null) => ({
-          ...record(), type: c.type, data: c.value, personId, description: null, isBillingContact: false, allowMassEmail: false, priority: null
-        })
-        const contacts = [
-          ...(cmd.contacts ?? []).map((c) => contact(c, null)),
-          ...cmd.people.flatMap((p, i) => (p.contacts ?? []).map((c) => contact(c, people[i].id)))
-        ]
-        const officeId = cmd.officeId ?? agency.defaultOfficeId
-        const b = cmd.businessDetail
-        const address = cmd.mailingAddress === undefined ? null : {
-          address1: cmd.mailingAddress.address1 ?? null, address2: cmd.mailingAddress.address2 ?? null,
-          city: cmd.mailingAddress.city ?? null, state: cmd.mailingAddress.state ?? null, zip: cmd.mailingAddress.zip ?? null,
-          county: null, countryCode: 'US'
-        }
-        const policies = cmd.policy === undefined ? [] : [{
-          ...record(), policyNumber: cmd.policy.policyNumber ?? '', policyIndex: 0, status: null,
-          applicationType: cmd.policy.applicationType ?? null, policyState: cmd.policy.state ?? null,
-          effectiveDate: dateTime(cmd.policy.effectiveDate), officeId,
-          loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
-          coverages: [], drivers: [], autos: [], additionalInterests: [], locations: []
-        }]
-        insertClient(store, agency.agencyId, {
-          clientNumber,
-          details: {
-            id: randomUUID(), modified: now, clientType: 'Customer', status: (cmd.status ?? 'Prospect') as 'Prospect',
-            isPersonal: b === undefined, isCommercial: b !== undefined,
-            companyName: b?.companyName ?? null, dbaName: b?.dbaName ?? null,
-            businessType: (b?.businessType ?? null) as null, feinNum: b?.feinNum ?? null, website: b?.website ?? null,
-            licenseNum: b?.licenseNum ?? null, naics: b?.naics ?? null,
-            agencyNum: agency.agencyId, officeId, clientSince: now.slice(0, 10), allowCrossSell: true,
-            source: cmd.source ?? null, producer: username('Producer'), csr: username('Csr'),
-            mainContacts: people.filter((p) => p.mainContactType === 'First' || p.mainContactType === 'Second').map((p) => p.id),
-            mailingAddress: address, physicalAddress: null
-          } as FixtureClient['details'],
-          people, contacts, claims: [], policies, invoices: []
-        })
-        const task = cmd.task === undefined ? undefined : {
-          ...cmd.task,
-          assignedToUserId: ROLE_KEY[cmd.task.assignedToRole] === undefined ? undefined : agency.defaultUsers[ROLE_KEY[cmd.task.assignedToRole]]
-        }
-        const policyId = cmd.log.policyId ?? policies[0]?.id
-        store.insertWrite({
-          agencyId: agency.agencyId, clientNumber, kind: 'client', refId: randomUUID(), integration: origin.integration,
-          apiVersion: origin.apiVersion, status: 'applied', fingerprint: '', receivedAt: now, appliedAt: now,
-          data: { ...cmd.log, policyId, task }
-        })
-        return clientNumber
+  /** Creates the client, its policy shell, log note and task; returns the new client number. */
+  function insert (agency: AgencyRow, cmd: CreateClientCommand, origin: Origin): number {
+    const now = clock.iso()
+    const users = store.listUsers(agency.agencyId)
+    const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username ?? null
+    return store.transaction(() => {
+      const clientNumber = store.maxClientNumber(agency.agencyId) + 1
+      let legacy = clientNumber * 100
+      const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
+      const people = cmd.people.map((p) => ({
+        ...record(), title: null, firstName: p.firstName ?? null, middleName: null, lastName: p.lastName ?? null,
+        mainContactType: p.mainContactType, relationship: null, dateOfBirth: dateTime(p.dateOfBirth), gender: null,
+        occupation: null, maritalStatus: null, driverLicenseNumber: p.driverLicenseNumber ?? null
+      }))
+      const contact = (c: { type: string; value: string }, personId: string | null) => ({
+        ...record(), type: c.type, data: c.value, personId, description: null, isBillingContact: false, allowMassEmail: false, priority: null
       })
-    }
+      const contacts = [
+        ...(cmd.contacts ?? []).map((c) => contact(c, null)),
+        ...cmd.people.flatMap((p, i) => (p.contacts ?? []).map((c) => contact(c, people[i].id)))
+      ]
+      const officeId = cmd.officeId ?? agency.defaultOfficeId
+      const b = cmd.businessDetail
+      const address = cmd.mailingAddress === undefined ? null : {
+        address1: cmd.mailingAddress.address1 ?? null, address2: cmd.mailingAddress.address2 ?? null,
+        city: cmd.mailingAddress.city ?? null, state: cmd.mailingAddress.state ?? null, zip: cmd.mailingAddress.zip ?? null,
+        county: null, countryCode: 'US'
+      }
+      const policies = cmd.policy === undefined ? [] : [{
+        ...record(), policyNumber: cmd.policy.policyNumber ?? '', policyIndex: 0, status: null,
+        applicationType: cmd.policy.applicationType ?? null, policyState: cmd.policy.state ?? null,
+        effectiveDate: dateTime(cmd.policy.effectiveDate), officeId,
+        loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
+        coverages: [], drivers: [], autos: [], additionalInterests: [], locations: []
+      }]
+      // an open record: the create request's licenseNum and naics are kept beyond the read model's named fields
+      const details = {
+        id: randomUUID(), modified: now, clientType: 'Customer', status: cmd.status ?? 'Prospect',
+        isPersonal: b === undefined, isCommercial: b !== undefined,
+        companyName: b?.companyName ?? null, dbaName: b?.dbaName ?? null,
+        businessType: b?.businessType ?? null, feinNum: b?.feinNum ?? null, website: b?.website ?? null,
+        licenseNum: b?.licenseNum ?? null, naics: b?.naics ?? null,
+        agencyNum: agency.agencyId, officeId, clientSince: now.slice(0, 10), allowCrossSell: true,
+        source: cmd.source ?? null, producer: username('Producer'), csr: username('Csr'),
+        mainContacts: people.filter((p) => p.mainContactType === 'First' || p.mainContactType === 'Second').map((p) => p.id),
+        mailingAddress: address, physicalAddress: null
+      }
+      insertClient(store, agency.agencyId, {
+        clientNumber,
+        details,
+        people, contacts, claims: [], policies, invoices: []
+      })
+      const task = cmd.task === undefined ? undefined : {
+        ...cmd.task,
+        assignedToUserId: ROLE_KEY[cmd.task.assignedToRole] === undefined ? undefined : agency.defaultUsers[ROLE_KEY[cmd.task.assignedToRole]]
+      }
+      const policyId = cmd.log.policyId ?? policies[0]?.id
+      store.insertWrite({
+        agencyId: agency.agencyId, clientNumber, kind: 'client', refId: randomUUID(), integration: origin.integration,
+        apiVersion: origin.apiVersion, status: 'applied', fingerprint: '', receivedAt: now, appliedAt: now,
+        data: { ...cmd.log, policyId, task }
+      })
+      return clientNumber
+    })
+  }
+
+  return {
+    /**
+     * Creates a client from a bound request that arrived at `arrivedAt` (the clock's real time);
+     * returns its number. The checks come in this order, each answering every fault it finds at
+     * once: the body (schema and rules, 400), the agency's data (offices, default users, 400), then
+     * the integration's budget (429). Only a creation that happened uses the budget, at the time
+     * its request arrived.
+     */
+    create (agency: AgencyRow, request: CreateClientRequest, origin: Origin, arrivedAt = clock.realMs()): number {
+      const ruleErrors = ruleErrorsOf(request.body)
+      if (!request.valid) throw validationFailed([...request.schemaErrors, ...ruleErrors])
+      const errors = [...ruleErrors, ...check(agency, request.body)]
+      if (errors.length > 0) throw validationFailed(errors)
+      if (!budget.hasRoom(origin.integration, arrivedAt)) {
+        throw tooManyRequests(`At most ${budget.max} create-client requests per second per integration; wait 1 second before retrying`, 1)
+      }
+      const clientNumber = insert(agency, request.body, origin)
+      budget.record(origin.integration, arrivedAt)
+      return clientNumber
+    },
+
+    /** What is left of the integration's create-client budget now. */
+    budget: (integration: string) => ({ limit: budget.max, ...budget.state(integration, clock.realMs()) })
   }
 }
 

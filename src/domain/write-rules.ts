@@ -1,11 +1,9 @@
-import type { TSchema } from '@sinclair/typebox'
 import { invalidField, type FieldError } from '../errors.js'
-import { ATTACHMENT_TYPES, type AttachmentVersion, type PersonCreate, type PolicyCreate } from '../schemas/writes.js'
 
 /**
  * Rules of the write operations that a JSON schema cannot express, and the small helpers the write
- * routes share: field paths in the spec's PascalCase, item-by-item validation (receipts), base64
- * header decoding and attachment file types. Pure functions; no HTTP here.
+ * routes share: field paths in the spec's PascalCase and base64 header decoding. Pure functions;
+ * no HTTP here.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -41,14 +39,19 @@ function found(indexes: number[]): string {
   return indexes.length === 0 ? 'found 0' : `found ${indexes.length} (${indexes.map((i) => `People[${i}]`).join(', ')})`
 }
 
+/** A person's MainContactType; the person may be anything (a body that failed its schema). */
+const mainContactTypeOf = (person: unknown): unknown =>
+  typeof person === 'object' && person !== null && 'mainContactType' in person ? person.mainContactType : undefined
+
 /**
  * Exactly one person with MainContactType First and at most one with Second. An empty list is left
  * to the schema (People needs at least one item), so the caller does not get the same fault twice.
+ * The people may have failed the schema: anything without a MainContactType simply has none.
  */
-export function checkPeopleRules(people: readonly PersonCreate[]): FieldError[] {
+export function checkPeopleRules(people: readonly unknown[]): FieldError[] {
   if (people.length === 0) return []
   const withType = (type: string) =>
-    people.flatMap((p, i) => ((p as Partial<PersonCreate> | null)?.mainContactType === type ? [i] : []))
+    people.flatMap((p, i) => (mainContactTypeOf(p) === type ? [i] : []))
   const errors: FieldError[] = []
   const first = withType('First')
   if (first.length !== 1) {
@@ -65,11 +68,11 @@ const EPOCH = '1970-01-01'
 
 /**
  * Policy.EffectiveDate is a real calendar date on or after 1970-01-01. The date part is compared as
- * written (a time part, when sent, does not move it). A value the schema's pattern rejects is left
- * to the schema.
+ * written (a time part, when sent, does not move it). A value the schema's pattern rejects, or a
+ * policy that is not an object, is left to the schema.
  */
-export function checkEffectiveDate(policy: Pick<PolicyCreate, 'effectiveDate'>): FieldError[] {
-  const value = (policy as Partial<PolicyCreate> | null)?.effectiveDate
+export function checkEffectiveDate(policy: unknown): FieldError[] {
+  const value = typeof policy === 'object' && policy !== null && 'effectiveDate' in policy ? policy.effectiveDate : undefined
   if (typeof value !== 'string') return []
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
   if (m === null) return []
@@ -101,15 +104,4 @@ export function decodeBase64Header(name: string, value: string): string {
   } catch {
     throw invalidField(name, 'must be base64 (UTF-8 text)')
   }
-}
-
-/**
- * The attachment's file type as stored: one leading dot removed, lower-cased, and one of the types
- * of the version (`txt` only in version 1; `eml` and `msg` only in 3.0 and 4.0).
- */
-export function normalizeFileExt(ext: string, version: AttachmentVersion): string {
-  const allowed: readonly string[] = ATTACHMENT_TYPES[version]
-  const type = (ext.startsWith('.') ? ext.slice(1) : ext).toLowerCase()
-  if (!allowed.includes(type)) throw invalidField('FileExt', `must be one of ${allowed.join(', ')}`)
-  return type
 }

@@ -1,10 +1,33 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import { attachmentCommand, normalizeFileExt } from '../domain/attachments.js'
+import { decodeBase64Header } from '../domain/write-rules.js'
 import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../domain/writes.js'
+import {
+  AttachmentHeadersSchema, LogNoteBodySchema, V1AttachmentHeadersSchema, V1LogNoteBodySchema, type V1AttachmentHeaders, type V1LogNoteBody
+} from '../schemas/writes.js'
 
 /**
- * Version 1 writes mapped up to the 4.0 commands the domain speaks:
+ * Each version's write request mapped up to the 4.0 command the domain speaks. Version 1:
  * Action → channel, Body → note, Description kept as the note's description,
  * PolicyIndex → the policy's id, Suspense → the task.
  */
+
+/** The id of the client's policy at a 0-based index (version 1 PolicyIndex); throws when there is none. */
+export type PolicyLookup = (index: number) => string
+
+/**
+ * A request part (body or headers) validated against `schema`, paired with its mapping. The route
+ * validates with exactly this schema before the mapping runs, so the mapping may take its type.
+ */
+export interface Validated<S extends TSchema, Args extends unknown[], R> {
+  schema: S
+  map: (input: unknown, ...args: Args) => R
+}
+
+function validated<S extends TSchema, Args extends unknown[], R>(schema: S, map: (input: Static<S>, ...args: Args) => R): Validated<S, Args, R> {
+  // Fastify ran the schema's validator on the input before the handler calls this (see the operation table).
+  return { schema, map: (input, ...args) => map(input as Static<S>, ...args) }
+}
 
 export interface V1Suspense {
   category?: string
@@ -63,6 +86,25 @@ export interface V1AttachmentFields {
   ts: string
 }
 
+/** A version 1 attachment from its headers (base64 decoded where the spec says b64), in the order version 1 checked them. */
+function fromV1AttachmentHeaders(h: V1AttachmentHeaders, content: Buffer, policyIdAt: PolicyLookup): AttachmentCommand {
+  const policyId = h.policyindex === undefined ? undefined : policyIdAt(Number(h.policyindex))
+  return fromV1Attachment({
+    action: Number(h.action),
+    desc: decodeBase64Header('Desc', h.desc),
+    fileExt: normalizeFileExt(h.fileext, '1'),
+    fileName: decodeBase64Header('FileName', h.filename),
+    logBody: decodeBase64Header('LogBody', h.logbody),
+    logDescription: decodeBase64Header('LogDescription', h.logdescription),
+    refId: h.refid,
+    suspendedFor: h.suspendedfor,
+    suspendedForInitials: h.suspendedforinitials,
+    suspenseCategory: decodeBase64Header('SuspenseCategory', h.suspensecategory),
+    suspenseDueDate: h.suspenseduedate,
+    ts: h.ts
+  }, policyId, content)
+}
+
 export function fromV1Attachment(v1: V1AttachmentFields, policyId: string | undefined, content: Buffer): AttachmentCommand {
   return {
     refId: v1.refId,
@@ -82,3 +124,20 @@ export function fromV1Attachment(v1: V1AttachmentFields, policyId: string | unde
     content
   }
 }
+
+/** The log note of a version: its body schema and the mapping to the 4.0 command. */
+export type LogNoteMapping = Validated<TSchema, [policyIdAt: PolicyLookup], LogNoteCommand>
+/** The attachment of a version: its header schema and the mapping (with the decompressed file) to the 4.0 command. */
+export type AttachmentMapping = Validated<TSchema, [content: Buffer, policyIdAt: PolicyLookup], AttachmentCommand>
+
+const logNote40: LogNoteMapping = validated(LogNoteBodySchema, (body) => body)
+const logNoteV1: LogNoteMapping = validated(V1LogNoteBodySchema, (body: V1LogNoteBody, policyIdAt: PolicyLookup) =>
+  fromV1LogNote(body, body.policyIndex === undefined ? undefined : policyIdAt(body.policyIndex)))
+
+export const logNoteMappings = { '4.0': logNote40, '3.0': logNote40, '1': logNoteV1 } as const
+
+export const attachmentMappings = {
+  '4.0': validated(AttachmentHeadersSchema, (h, content: Buffer) => attachmentCommand(h, content, '4.0')),
+  '3.0': validated(AttachmentHeadersSchema, (h, content: Buffer) => attachmentCommand(h, content, '3.0')),
+  '1': validated(V1AttachmentHeadersSchema, fromV1AttachmentHeaders)
+} as const satisfies Record<string, AttachmentMapping>

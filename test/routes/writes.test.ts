@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import { AGENCY, DEMO, NORTHWIND, build, demoFixture } from '../helpers/app.js'
 import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
+import { Clock } from '../../src/domain/clock.js'
 import type { FastifyInstance } from 'fastify'
 
 const auth = { authorization: DEMO }
@@ -354,4 +355,72 @@ t.test('timestamps must be real instants, not just the right shape', async (t) =
   const res = await post(app, `${AGENCY.main}/client`, createClientBody({ Log: { Channel: 1, Note: 'n', TS: '2023-02-29T00:00:00Z' } }))
   t.equal(res.statusCode, 400)
   t.match(res.json().errors, [{ field: 'Log.TS' }])
+})
+
+// The create-client budget counts accepted creations only, and is checked last: 401, 403, 400, then 429.
+const minimalClient = { People: [{ FirstName: 'R', MainContactType: 'First' }], Log: { Channel: 1, Note: 'n', TS: '2026-11-20T10:00:00Z' } }
+const invalidClient = { People: [{ FirstName: 'R', MainContactType: 'Second' }], Log: { Channel: 99, Note: '', TS: 'soon' } }
+const createCodes = async (app: FastifyInstance, agencyId: number, body: unknown, n: number, headers: Record<string, string> = auth) => {
+  const codes: number[] = []
+  for (let i = 0; i < n; i++) codes.push((await post(app, `${agencyId}/client`, body, headers)).statusCode)
+  return codes
+}
+const times = (n: number, code: number) => Array.from({ length: n }, () => code)
+
+/** An app whose clock's real time (the budget's time) stands still until `pass` moves it: a burst takes no time on a slow machine. */
+async function buildStill (t: Parameters<typeof build>[0]) {
+  let now = Date.now()
+  const app = await build(t, { clock: new Clock(() => now) })
+  return { app, pass: (ms: number) => { now += ms } }
+}
+
+t.test('regression: 30 create-client calls on a forbidden agency, then 5 valid calls on an allowed agency: all 5 are created', async (t) => {
+  const { app } = await buildStill(t)
+  t.same(await createCodes(app, AGENCY.limited, minimalClient, 30), times(30, 403), 'the agency has not granted client-create: 30 × 403, never 429')
+  t.same(await createCodes(app, AGENCY.main, minimalClient, 5), times(5, 200), 'refused calls used none of the budget')
+})
+
+t.test('regression: 25 invalid create-client bodies, then valid calls succeed (only accepted creations count)', async (t) => {
+  const { app } = await buildStill(t)
+  t.same(await createCodes(app, AGENCY.main, invalidClient, 25), times(25, 400))
+  t.same(await createCodes(app, AGENCY.main, createClientBody({ OfficeId: 99 }), 5), times(5, 400), 'a body the agency\'s data refuses does not count either')
+  t.same(await createCodes(app, AGENCY.main, minimalClient, 25), times(25, 200), 'the whole budget is still there')
+  t.same(await createCodes(app, AGENCY.main, minimalClient, 1), [429], 'and then it is used up')
+})
+
+t.test('regression: the 26th valid create-client call in a second answers 429 with Retry-After: 1', async (t) => {
+  const { app, pass } = await buildStill(t)
+  const listed = async () => (await app.inject({ url: `/vendor/agency/${AGENCY.main}/clients?version=4.0`, headers: auth })).json().length
+  const before = await listed()
+  const first = await post(app, `${AGENCY.main}/client`, minimalClient)
+  t.equal(first.statusCode, 200)
+  t.match(first.headers, { 'x-ratelimit-limit': '25', 'x-ratelimit-remaining': '24', 'x-ratelimit-reset': '1' }, 'the budget left is announced')
+  pass(500)
+  t.same(await createCodes(app, AGENCY.main, minimalClient, 24), times(24, 200))
+  const over = await post(app, `${AGENCY.main}/client`, minimalClient)
+  t.equal(over.statusCode, 429)
+  t.equal(over.headers['retry-after'], '1')
+  t.match(over.headers, { 'x-ratelimit-limit': '25', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1' })
+  t.match(over.headers['content-type'], /application\/problem\+json/)
+  t.match(over.json(), { status: 429, detail: /At most 25 create-client requests per second per integration/ })
+  t.equal(await listed(), before + 25, 'exactly 25 clients were created')
+  pass(499)
+  t.equal((await post(app, `${AGENCY.main}/client`, minimalClient)).statusCode, 429, 'the first creation is still in the window')
+  pass(1)
+  t.equal((await post(app, `${AGENCY.main}/client`, minimalClient)).statusCode, 200, 'a second after it, there is room for one')
+  t.equal((await post(app, `${AGENCY.main}/client`, minimalClient)).statusCode, 429, 'and one only')
+})
+
+t.test('regression: over the create-client rate the checks keep their order: 401, 403, 400, then 429', async (t) => {
+  const { app } = await buildStill(t)
+  t.same(await createCodes(app, AGENCY.main, minimalClient, 25), times(25, 200), 'the budget is used up')
+  t.equal((await post(app, `${AGENCY.main}/client`, invalidClient, {})).statusCode, 401, 'no credentials: 401')
+  const forbidden = await post(app, `${AGENCY.limited}/client`, invalidClient)
+  t.equal(forbidden.statusCode, 403, 'a forbidden agency with a bad body over the rate: 403')
+  t.match(forbidden.json().detail, /client-create/)
+  const invalid = await post(app, `${AGENCY.main}/client`, invalidClient)
+  t.equal(invalid.statusCode, 400, 'an allowed agency with a bad body over the rate: 400')
+  t.ok(invalid.json().errors.some((e: { field: string }) => e.field === 'People'), 'the rules are reported with the schema errors')
+  t.equal((await post(app, `${AGENCY.main}/client`, createClientBody({ OfficeId: 99 }))).statusCode, 400, 'the agency\'s data is checked before the budget')
+  t.equal((await post(app, `${AGENCY.main}/client`, minimalClient)).statusCode, 429, 'a valid body over the rate: 429')
 })

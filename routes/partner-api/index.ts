@@ -1,0 +1,71 @@
+import type { TSchema } from '@sinclair/typebox'
+import type { FastifyInstance, RouteHandlerMethod, RouteOptions } from 'fastify'
+import type { Sandbox } from '../../src/domain/sandbox.js'
+import type { ApiVersion } from '../../src/versions/index.js'
+import { OPERATIONS, operationsOf, type OperationId } from '../../src/versions/operations.js'
+import { agencyHandlers } from './agencies.js'
+import { clientHandlers } from './clients.js'
+import type { OperationHandler } from './operation.js'
+import { writeHandlers } from './writes.js'
+
+/** Every operation's handler, by operation id. */
+const HANDLERS: { readonly [K in OperationId]: OperationHandler<K> } = { ...agencyHandlers, ...clientHandlers, ...writeHandlers }
+
+/** What the partner-API scope of one version receives: the domain and the version. */
+export interface PartnerApiOptions {
+  sandbox: Sandbox
+  version: ApiVersion
+}
+
+/**
+ * The partner API of one version: each operation of the table (src/versions/operations.ts) that
+ * the version has, registered once with the version's constraint, URL, scope and schemas.
+ */
+export default async function partnerApiRoutes (app: FastifyInstance, { sandbox, version }: PartnerApiOptions): Promise<void> {
+  for (const id of operationsOf(version)) await registerOperation(app, id, sandbox, version)
+}
+
+/** The schema parts that are set (Fastify and the OpenAPI generator read a present key as a schema). */
+function definedParts (parts: Record<string, TSchema | string | Record<number, TSchema> | undefined>) {
+  return Object.fromEntries(Object.entries(parts).filter(([, value]) => value !== undefined))
+}
+
+async function registerOperation<K extends OperationId> (app: FastifyInstance, id: K, sandbox: Sandbox, version: ApiVersion): Promise<void> {
+  const operation = OPERATIONS[id]
+  const binding = operation.versions[version]
+  if (binding === undefined) return
+  const route = HANDLERS[id]({ sandbox, version, mapping: binding.mapping })
+  const { bindBody } = binding
+  const options: RouteOptions = {
+    method: operation.method,
+    url: binding.url ?? operation.url,
+    constraints: { apiVersion: version },
+    config: { scope: operation.scope, fieldName: route.fieldName },
+    schema: definedParts({
+      summary: binding.summary ?? operation.summary,
+      params: operation.params,
+      querystring: binding.querystring,
+      headers: binding.headers,
+      body: binding.body,
+      response: binding.response
+    }),
+    // The handler reads the request as the schemas above type it (see OperationRequests).
+    handler: route.handler as RouteHandlerMethod,
+    ...(bindBody === undefined ? {} : { preValidation: async (request) => { request.body = bindBody(request.body) } }),
+    ...(route.attachValidation === undefined ? {} : { attachValidation: route.attachValidation }),
+    ...(route.serializerCompiler === undefined ? {} : { serializerCompiler: route.serializerCompiler }),
+    ...(route.onRequest === undefined ? {} : { onRequest: route.onRequest }),
+    ...(route.onSend === undefined ? {} : { onSend: route.onSend })
+  }
+  const rawBodyLimit = route.rawBodyLimit
+  if (rawBodyLimit === undefined) {
+    app.route(options)
+    return
+  }
+  // A body taken as bytes needs its own parser, so the route gets a scope of its own.
+  await app.register(async function rawBody (scope) {
+    scope.removeAllContentTypeParsers()
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: rawBodyLimit }, (_request, body, done) => done(null, body))
+    scope.route({ ...options, bodyLimit: rawBodyLimit })
+  })
+}
