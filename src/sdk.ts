@@ -48,7 +48,6 @@ export async function startSandbox(options: StartOptions = {}): Promise<StartedS
   if (options.controlToken !== undefined) overrides.controlToken = options.controlToken
   if (options.journalSize !== undefined) overrides.journalSize = options.journalSize
   if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
-  if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
   const config = loadConfig(env, overrides)
   const server = await startServer(config, typeof options.fixture === 'object' ? { fixture: options.fixture } : {})
   return { url: server.url, control: controlClient(server.url, options.controlToken), close: server.close }
