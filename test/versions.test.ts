@@ -15,7 +15,6 @@ import { attachment, b64, createClientBody, logNote, receipt } from './helpers/w
 const auth = { authorization: DEMO }
 const agency = (id: number) => demoFixture().agencies.find((a) => a.agencyId === id)!
 const live = (id: number) => agency(id).clients.filter((c) => !c.deleted)
-const q = (version: string) => (version === '1' ? '' : `version=${version}`)
 const withQ = (path: string, version: string) => (version === '1' ? path : `${path}${path.includes('?') ? '&' : '?'}version=${version}`)
 
 type Op = { name: string; method: 'GET' | 'POST'; path: string; payload?: (v: string) => unknown; headers?: Record<string, string>; ok: number[]; schema?: (v: string) => TSchema }
@@ -25,9 +24,19 @@ t.test('version matrix: every (version, operation) pair exists or is 404, and an
   const c = live(AGENCY.main)[0]
   const file = attachment(Buffer.from('%PDF-1.4'))
   const v1File = {
-    'content-type': 'application/octet-stream', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('d'),
-    FileName: b64('scan'), FileExt: 'txt', LogBody: b64('Scan received'), LogDescription: b64('Scan'), SuspendedFor: 'Producer',
-    SuspendedForInitials: '', SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z'
+    'content-type': 'application/octet-stream',
+    RefId: randomUUID(),
+    TS: '2026-11-20T10:00:00Z',
+    Action: '33',
+    Desc: b64('d'),
+    FileName: b64('scan'),
+    FileExt: 'txt',
+    LogBody: b64('Scan received'),
+    LogDescription: b64('Scan'),
+    SuspendedFor: 'Producer',
+    SuspendedForInitials: '',
+    SuspenseCategory: b64('Docs'),
+    SuspenseDueDate: '2026-12-01T00:00:00Z'
   }
   const ops: Op[] = [
     { name: 'agencies', method: 'GET', path: '/vendor/agencies', ok: [200], schema: (v) => agencyListSchema[v as '4.0'] },
@@ -44,9 +53,18 @@ t.test('version matrix: every (version, operation) pair exists or is 404, and an
     { name: 'create client', method: 'POST', path: `/vendor/agency/${AGENCY.main}/client`, payload: () => createClientBody(), ok: [200] }
   ]
   const matrix: Record<string, string[]> = {
-    agencies: ['4.0', '3.0', '1'], offices: ['4.0', '3.0', '1'], 'changed clients': ['4.0', '3.0', '1'], client: ['4.0', '3.0', '1'],
-    'client list': ['4.0', '3.0', '1'], search: ['4.0', '3.0'], users: ['4.0'], 'log note': ['4.0', '3.0'], 'v1 log note': ['1'],
-    attachment: ['4.0', '3.0', '1'], receipts: ['4.0', '3.0'], 'create client': ['4.0']
+    agencies: ['4.0', '3.0', '1'],
+    offices: ['4.0', '3.0', '1'],
+    'changed clients': ['4.0', '3.0', '1'],
+    client: ['4.0', '3.0', '1'],
+    'client list': ['4.0', '3.0', '1'],
+    search: ['4.0', '3.0'],
+    users: ['4.0'],
+    'log note': ['4.0', '3.0'],
+    'v1 log note': ['1'],
+    attachment: ['4.0', '3.0', '1'],
+    receipts: ['4.0', '3.0'],
+    'create client': ['4.0']
   }
   for (const op of ops) {
     for (const version of ['4.0', '3.0', '1']) {
@@ -71,8 +89,17 @@ t.test('version matrix: every (version, operation) pair exists or is 404, and an
 t.test('the operation table is the version matrix, and each version registers exactly its operations', async (t) => {
   const every = ['4.0', '3.0', '1']
   t.same(Object.fromEntries((Object.keys(OPERATIONS) as OperationId[]).map((id) => [id, API_VERSIONS.filter((v) => OPERATIONS[id].versions[v] !== undefined)])), {
-    agencies: every, offices: every, users: ['4.0'], changedClients: every, getClient: every, batchClients: every,
-    searchClients: ['4.0', '3.0'], logNote: every, receipts: ['4.0', '3.0'], attachment: every, createClient: ['4.0']
+    agencies: every,
+    offices: every,
+    users: ['4.0'],
+    changedClients: every,
+    getClient: every,
+    batchClients: every,
+    searchClients: ['4.0', '3.0'],
+    logNote: every,
+    receipts: ['4.0', '3.0'],
+    attachment: every,
+    createClient: ['4.0']
   }, 'the README\'s version matrix')
   t.same(OPERATIONS.logNote.versions['1']?.url, '/vendor/agency/:agencyId/client/:clientId', 'the version 1 log note is posted on the client')
   const app = await build(t)
@@ -132,39 +159,89 @@ t.test('a full version 1 sync', async (t) => {
 
   const c = live(AGENCY.main).find((x) => (x.policies ?? []).length > 1)!
   const refId = randomUUID()
-  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`, headers: auth, payload: {
-    Action: 5, Body: 'Carrier called', Description: 'Carrier call', PolicyIndex: 1, RefId: refId, TS: '2026-11-20T10:00:00Z',
-    Suspense: { Category: 'Follow-up', DueDate: '2026-11-30T09:00:00Z', SuspendedFor: 'Producer' }
-  } })
+  res = await app.inject({
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`,
+    headers: auth,
+    payload: {
+      Action: 5,
+      Body: 'Carrier called',
+      Description: 'Carrier call',
+      PolicyIndex: 1,
+      RefId: refId,
+      TS: '2026-11-20T10:00:00Z',
+      Suspense: { Category: 'Follow-up', DueDate: '2026-11-30T09:00:00Z', SuspendedFor: 'Producer' }
+    }
+  })
   t.equal(res.statusCode, 200, res.body)
   const listed = (await app.inject({ url: `/_sandbox/agencies/${AGENCY.main}/writes?kind=log` })).json()
-  t.match(listed[0], { refId, version: '1', data: { channel: 5, note: 'Carrier called', description: 'Carrier call', policyId: c.policies![1].id,
-    task: { assignedToRole: 'Producer', category: 'Follow-up', dueDate: '2026-11-30T09:00:00Z', title: 'Carrier call', description: 'Carrier called' } } })
+  t.match(listed[0], {
+    refId,
+    version: '1',
+    data: {
+      channel: 5,
+      note: 'Carrier called',
+      description: 'Carrier call',
+      policyId: c.policies![1].id,
+      task: { assignedToRole: 'Producer', category: 'Follow-up', dueDate: '2026-11-30T09:00:00Z', title: 'Carrier call', description: 'Carrier called' }
+    }
+  })
 
-  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`, headers: auth, payload: {
-    Action: 5, Body: 'x', Description: 'd'.repeat(141), PolicyIndex: 9, RefId: randomUUID(), TS: '2026-11-20T10:00:00Z' } })
+  res = await app.inject({
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`,
+    headers: auth,
+    payload: { Action: 5, Body: 'x', Description: 'd'.repeat(141), PolicyIndex: 9, RefId: randomUUID(), TS: '2026-11-20T10:00:00Z' }
+  })
   t.equal(res.statusCode, 400)
   t.ok(res.json().errors.some((e: { field: string }) => e.field === 'Description'))
-  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`, headers: auth, payload: {
-    Action: 5, Body: 'x', Description: 'd', PolicyIndex: 9, RefId: randomUUID(), TS: '2026-11-20T10:00:00Z' } })
+  res = await app.inject({
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`,
+    headers: auth,
+    payload: { Action: 5, Body: 'x', Description: 'd', PolicyIndex: 9, RefId: randomUUID(), TS: '2026-11-20T10:00:00Z' }
+  })
   t.equal(res.statusCode, 400)
   t.match(res.json().errors, [{ field: 'PolicyIndex' }])
 
   const user = agency(AGENCY.main).users.find((u) => u.active)!
   const text = Buffer.from('plain text note\n')
-  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}/attachment`, headers: { ...auth,
-    'content-type': 'application/octet-stream', RefId: refId, TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('A note'),
-    FileName: b64('note'), FileExt: 'txt', LogBody: b64('Note attached'), LogDescription: b64('Note'), PolicyIndex: '0',
-    SuspendedFor: 'SpecifiedUser', SuspendedForInitials: user.username, SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z' },
-  payload: gzipSync(text) })
+  res = await app.inject({
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}/attachment`,
+    headers: {
+      ...auth,
+      'content-type': 'application/octet-stream',
+      RefId: refId,
+      TS: '2026-11-20T10:00:00Z',
+      Action: '33',
+      Desc: b64('A note'),
+      FileName: b64('note'),
+      FileExt: 'txt',
+      LogBody: b64('Note attached'),
+      LogDescription: b64('Note'),
+      PolicyIndex: '0',
+      SuspendedFor: 'SpecifiedUser',
+      SuspendedForInitials: user.username,
+      SuspenseCategory: b64('Docs'),
+      SuspenseDueDate: '2026-12-01T00:00:00Z'
+    },
+    payload: gzipSync(text)
+  })
   t.equal(res.statusCode, 200, res.body)
   const [att] = (await app.inject({ url: `/_sandbox/agencies/${AGENCY.main}/writes?kind=attachment` })).json()
-  t.match(att.data, { fileExt: 'txt', fileName: 'note', logNote: 'Note attached', logDescription: 'Note', policyId: c.policies![0].id,
-    task: { assignedToRole: 'SpecifiedUser', assignedToInitials: user.username, category: 'Docs' } })
+  t.match(att.data, {
+    fileExt: 'txt',
+    fileName: 'note',
+    logNote: 'Note attached',
+    logDescription: 'Note',
+    policyId: c.policies![0].id,
+    task: { assignedToRole: 'SpecifiedUser', assignedToInitials: user.username, category: 'Docs' }
+  })
   const content = await app.inject({ url: `/_sandbox/agencies/${AGENCY.main}/attachments/${refId}/content` })
   t.ok(content.rawPayload.equals(text))
 
-  for (const path of [`/clients/search?policyNumber=X`, `/client/${c.clientNumber}/receipts`, `/client`, `/users`, `/client/${c.clientNumber}/log`]) {
+  for (const path of ['/clients/search?policyNumber=X', `/client/${c.clientNumber}/receipts`, '/client', '/users', `/client/${c.clientNumber}/log`]) {
     const method = path.includes('search') || path.includes('users') ? 'GET' : 'POST'
     res = await app.inject({ method, url: `/vendor/agency/${AGENCY.main}${path}`, headers: auth, payload: method === 'POST' ? {} : undefined })
     t.equal(res.statusCode, 404, `version 1 has no ${path}`)
@@ -199,5 +276,4 @@ t.test('a full version 3.0 sync, with and without include support', async (t) =>
   const listed = (await app.inject({ url: `/_sandbox/agencies/${AGENCY.main}/writes` })).json()
   t.same(listed.map((w: { version: string; kind: string }) => [w.version, w.kind]), [['3.0', 'log'], ['3.0', 'attachment']])
   t.equal(listed[0].data.channel, 9)
-  void q
 })

@@ -9,7 +9,7 @@ export type ApiVersion = (typeof API_VERSIONS)[number]
 export const UNSUPPORTED = 'unsupported'
 
 /** The raw `version` query value of a URL, or undefined when absent (the first one counts). */
-export function rawVersion(url: string): string | undefined {
+export function rawVersion (url: string): string | undefined {
   const q = url.indexOf('?')
   if (q === -1) return undefined
   // a scan rather than a regular expression: this runs for every vendor request
@@ -29,7 +29,7 @@ export function rawVersion(url: string): string | undefined {
   return undefined
 }
 
-export function versionOf(url: string): ApiVersion | typeof UNSUPPORTED {
+export function versionOf (url: string): ApiVersion | typeof UNSUPPORTED {
   const raw = rawVersion(url)
   if (raw === undefined) return '1'
   const v = raw.trim()
@@ -42,18 +42,18 @@ export function versionOf(url: string): ApiVersion | typeof UNSUPPORTED {
 export const apiVersionConstraint = {
   name: 'apiVersion',
   mustMatchWhenDerived: true,
-  storage() {
+  storage () {
     const handlers = new Map<string, unknown>()
     return {
       get: (version: string) => handlers.get(version) ?? null,
-      set: (version: string, store: unknown) => void handlers.set(version, store)
+      set: (version: string, store: unknown) => { handlers.set(version, store) }
     }
   },
-  deriveConstraint(req: IncomingMessage): string | undefined {
+  deriveConstraint (req: IncomingMessage): string | undefined {
     const url = req.url ?? ''
     return url.startsWith('/vendor/') ? versionOf(url) : undefined
   },
-  validate(value: unknown) {
+  validate (value: unknown) {
     if (typeof value !== 'string' || !(API_VERSIONS as readonly string[]).includes(value)) {
       throw new Error(`apiVersion constraint must be one of ${API_VERSIONS.join(', ')}`)
     }

@@ -24,7 +24,7 @@ export interface Validated<S extends TSchema, Args extends unknown[], R> {
   map: (input: unknown, ...args: Args) => R
 }
 
-function validated<S extends TSchema, Args extends unknown[], R>(schema: S, map: (input: Static<S>, ...args: Args) => R): Validated<S, Args, R> {
+function validated<S extends TSchema, Args extends unknown[], R> (schema: S, map: (input: Static<S>, ...args: Args) => R): Validated<S, Args, R> {
   // Fastify ran the schema's validator on the input before the handler calls this (see the operation table).
   return { schema, map: (input, ...args) => map(input as Static<S>, ...args) }
 }
@@ -47,7 +47,7 @@ export interface V1LogNote {
 }
 
 /** A suspense is the version 1 task: titled by the note's description, described by its body. */
-export function suspenseToTask(s: V1Suspense, title: string, description: string): TaskCommand {
+export function suspenseToTask (s: V1Suspense, title: string, description: string): TaskCommand {
   return {
     assignedToRole: s.suspendedFor,
     assignedToInitials: s.suspendedForInitials ?? '',
@@ -58,7 +58,7 @@ export function suspenseToTask(s: V1Suspense, title: string, description: string
   }
 }
 
-export function fromV1LogNote(v1: V1LogNote, policyId: string | undefined): LogNoteCommand {
+export function fromV1LogNote (v1: V1LogNote, policyId: string | undefined): LogNoteCommand {
   return {
     refId: v1.refId,
     channel: v1.action,
@@ -87,7 +87,7 @@ export interface V1AttachmentFields {
 }
 
 /** A version 1 attachment from its headers (base64 decoded where the spec says b64), in the order version 1 checked them. */
-function fromV1AttachmentHeaders(h: V1AttachmentHeaders, content: Buffer, policyIdAt: PolicyLookup): AttachmentCommand {
+function fromV1AttachmentHeaders (h: V1AttachmentHeaders, content: Buffer, policyIdAt: PolicyLookup): AttachmentCommand {
   const policyId = h.policyindex === undefined ? undefined : policyIdAt(Number(h.policyindex))
   return fromV1Attachment({
     action: Number(h.action),
@@ -105,7 +105,7 @@ function fromV1AttachmentHeaders(h: V1AttachmentHeaders, content: Buffer, policy
   }, policyId, content)
 }
 
-export function fromV1Attachment(v1: V1AttachmentFields, policyId: string | undefined, content: Buffer): AttachmentCommand {
+export function fromV1Attachment (v1: V1AttachmentFields, policyId: string | undefined, content: Buffer): AttachmentCommand {
   return {
     refId: v1.refId,
     channel: v1.action,
@@ -134,10 +134,10 @@ const logNote40: LogNoteMapping = validated(LogNoteBodySchema, (body) => body)
 const logNoteV1: LogNoteMapping = validated(V1LogNoteBodySchema, (body: V1LogNoteBody, policyIdAt: PolicyLookup) =>
   fromV1LogNote(body, body.policyIndex === undefined ? undefined : policyIdAt(body.policyIndex)))
 
-export const logNoteMappings = { '4.0': logNote40, '3.0': logNote40, '1': logNoteV1 } as const
+export const logNoteMappings = { '4.0': logNote40, '3.0': logNote40, 1: logNoteV1 } as const
 
 export const attachmentMappings = {
   '4.0': validated(AttachmentHeadersSchema, (h, content: Buffer) => attachmentCommand(h, content, '4.0')),
   '3.0': validated(AttachmentHeadersSchema, (h, content: Buffer) => attachmentCommand(h, content, '3.0')),
-  '1': validated(V1AttachmentHeadersSchema, fromV1AttachmentHeaders)
+  1: validated(V1AttachmentHeadersSchema, fromV1AttachmentHeaders)
 } as const satisfies Record<string, AttachmentMapping>

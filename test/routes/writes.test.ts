@@ -22,15 +22,20 @@ t.test('log note: created now, in either casing, moves modified so changed-clien
   const c = liveClient()
   const before = await modified(app, AGENCY.main, c.clientNumber)
   const syncTime = new Date().toISOString()
-  await new Promise((r) => setTimeout(r, 5))
+  await new Promise((resolve) => setTimeout(resolve, 5))
 
   let res = await post(app, `${AGENCY.main}/client/${c.clientNumber}/log`, logNote({ policyId: c.policies![0].id }))
   t.equal(res.statusCode, 200)
   t.equal(res.body, 'Created')
   t.match(res.headers['content-type'], /text\/plain/)
 
-  const pascal = { RefId: randomUUID(), TS: '2026-11-20T11:00:00Z', Action: 1, Note: 'Spoke to insured',
-    Task: { AssignedToRole: 'CSR', Description: 'Call back', DueDate: '2026-11-25T09:00:00Z', Title: 'Call back' } }
+  const pascal = {
+    RefId: randomUUID(),
+    TS: '2026-11-20T11:00:00Z',
+    Action: 1,
+    Note: 'Spoke to insured',
+    Task: { AssignedToRole: 'CSR', Description: 'Call back', DueDate: '2026-11-25T09:00:00Z', Title: 'Call back' }
+  }
   res = await post(app, `${AGENCY.main}/client/${c.clientNumber}/log`, pascal)
   t.equal(res.statusCode, 200, 'PascalCase keys and the action alias bind')
 
@@ -42,8 +47,14 @@ t.test('log note: created now, in either casing, moves modified so changed-clien
 
   const list = await writes(app, AGENCY.main, `?kind=log&clientNumber=${c.clientNumber}`)
   t.equal(list.length, 2)
-  t.match(list[1], { kind: 'log', status: 'applied', refId: pascal.RefId, integration: 'abc', version: '4.0',
-    data: { channel: 1, note: 'Spoke to insured', task: { assignedToRole: 'CSR', title: 'Call back' } } })
+  t.match(list[1], {
+    kind: 'log',
+    status: 'applied',
+    refId: pascal.RefId,
+    integration: 'abc',
+    version: '4.0',
+    data: { channel: 1, note: 'Spoke to insured', task: { assignedToRole: 'CSR', title: 'Call back' } }
+  })
   t.ok(list[1].appliedAt)
 })
 
@@ -259,16 +270,28 @@ t.test('create client: read back field by field', async (t) => {
   const read = (await app.inject({ url: `/vendor/agency/${AGENCY.main}/client/${clientNumber}?version=4.0`, headers: auth })).json()
   const agency = main()
   const username = (id: number | undefined) => agency.users.find((u) => u.userId === id)?.username
-  t.match(read.details, { isPersonal: true, isCommercial: false, status: 'Prospect', officeId: agency.defaultOfficeId,
-    source: 'partner', csr: username(agency.defaultUsers?.Csr), producer: username(agency.defaultUsers?.Producer),
-    mailingAddress: { address1: '12 Analytical Way', city: 'Portland', state: 'ME', zip: '04101' } })
+  t.match(read.details, {
+    isPersonal: true,
+    isCommercial: false,
+    status: 'Prospect',
+    officeId: agency.defaultOfficeId,
+    source: 'partner',
+    csr: username(agency.defaultUsers?.Csr),
+    producer: username(agency.defaultUsers?.Producer),
+    mailingAddress: { address1: '12 Analytical Way', city: 'Portland', state: 'ME', zip: '04101' }
+  })
   t.same(read.people.map((p: { firstName: string; mainContactType: string }) => [p.firstName, p.mainContactType]), [['Ada', 'First'], ['William', 'Second']])
   t.equal(read.people[0].dateOfBirth, '1985-12-10T00:00:00')
   t.same(read.details.mainContacts, read.people.map((p: { id: string }) => p.id))
   const contacts = read.contacts.map((c: { type: string; data: string; personId: string | null }) => [c.type, c.data, c.personId])
   t.same(contacts, [['HomePhone', '207-555-0100', null], ['HomeEmail', 'ada@example.com', read.people[0].id]])
-  t.match(read.policies[0], { policyNumber: 'NEW-POL-0001', policyState: 'ME', applicationType: 'Personal', effectiveDate: '2026-12-01T00:00:00',
-    loBs: [{ code: 'AUTOP', name: 'Private Passenger Automobile' }, { code: 'HOME', name: 'Homeowners' }] })
+  t.match(read.policies[0], {
+    policyNumber: 'NEW-POL-0001',
+    policyState: 'ME',
+    applicationType: 'Personal',
+    effectiveDate: '2026-12-01T00:00:00',
+    loBs: [{ code: 'AUTOP', name: 'Private Passenger Automobile' }, { code: 'HOME', name: 'Homeowners' }]
+  })
   const found = (await app.inject({ url: `/vendor/agency/${AGENCY.main}/clients/search?version=4.0&policyNumber=NEW-POL-0001`, headers: auth })).json()
   t.same(found.map((c: { clientNumber: number }) => c.clientNumber), [clientNumber])
   const [note] = await writes(app, AGENCY.main, `?kind=client&clientNumber=${clientNumber}`)
@@ -339,7 +362,7 @@ t.test('create client: 25 per second per integration, then 429 with Retry-After:
   t.equal(limited!.json().status, 429)
   const other = await post(app, `${AGENCY.northwindOnly}/client`, minimal, { authorization: NORTHWIND })
   t.equal(other.statusCode, 200, 'another integration has its own budget')
-  await new Promise((r) => setTimeout(r, 1050 - (Date.now() - started)))
+  await new Promise((resolve) => setTimeout(resolve, 1050 - (Date.now() - started)))
   const res = await post(app, `${AGENCY.main}/client`, minimal)
   t.equal(res.statusCode, 200, 'accepted again after a second')
 })
