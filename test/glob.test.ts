@@ -29,7 +29,7 @@ t.test('path globs: * within a segment, ** across, ? one character, no backtrack
  * The reference: a glob as a regular expression, matched on code units (no `u` flag), as the
  * automaton does. Only for short inputs: a regular expression backtracks on long ones.
  */
-function referenceMatch(glob: string, text: string): boolean {
+function referenceMatch (glob: string, text: string): boolean {
   const source = glob.replace(/\*{2,}|\*|\?|[^*?]/g, (part) =>
     part.startsWith('**') ? '[\\s\\S]*' : part === '*' ? '[^/]*' : part === '?' ? '[^/]' : part.replace(/[\\^$.|+()[\]{}-]/g, '\\$&'))
   return new RegExp(`^(?:${source})$`).test(text)

@@ -8,7 +8,7 @@ import {
 import type { ControlOptions } from './options.js'
 
 /** The clock, the request journal and fault rules. */
-export default async function timeAndTraffic(fastify: FastifyInstance, { sandbox }: ControlOptions) {
+export default async function timeAndTraffic (fastify: FastifyInstance, { sandbox }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const { clock, journal, faults } = sandbox
 

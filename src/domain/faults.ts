@@ -72,7 +72,7 @@ export class Faults {
   private rules: Compiled[] = []
   private nextId = 1
 
-  add(input: FaultInput): FaultRule {
+  add (input: FaultInput): FaultRule {
     if (this.rules.length >= MAX_FAULT_RULES) {
       throw conflict(`There are already ${MAX_FAULT_RULES} fault rules, the most kept at once; remove some (DELETE /_sandbox/faults/{id}) or all (DELETE /_sandbox/faults) first`)
     }
@@ -85,26 +85,26 @@ export class Faults {
     return rule
   }
 
-  list(): FaultRule[] {
+  list (): FaultRule[] {
     return this.rules.map((c) => c.rule)
   }
 
-  remove(id: string): boolean {
+  remove (id: string): boolean {
     const before = this.rules.length
     this.rules = this.rules.filter((c) => c.rule.id !== id)
     return this.rules.length < before
   }
 
-  clear(): void {
+  clear (): void {
     this.rules = []
   }
 
-  get active(): boolean {
+  get active (): boolean {
     return this.rules.length > 0
   }
 
   /** The first rule that affects this request (counting its match and hit), if any. */
-  decide(req: FaultRequest): FaultRule | undefined {
+  decide (req: FaultRequest): FaultRule | undefined {
     for (const c of this.rules) {
       const { rule } = c
       if (rule.exhausted || !matches(c, req)) continue
@@ -119,7 +119,7 @@ export class Faults {
   }
 }
 
-function matches(c: Compiled, req: FaultRequest): boolean {
+function matches (c: Compiled, req: FaultRequest): boolean {
   const m = c.rule.match
   // the glob last: it is the only test that reads the whole path
   return (m.method === undefined || m.method.toUpperCase() === req.method) &&

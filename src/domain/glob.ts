@@ -17,7 +17,7 @@ export const MAX_MATCHED_PATH = 2048
 export const PATH_CUT_MARKER = '…'
 
 /** The path as the journal records it and fault rules match it: at most MAX_MATCHED_PATH characters, then the marker. */
-export function capPath(path: string): string {
+export function capPath (path: string): string {
   return path.length <= MAX_MATCHED_PATH ? path : path.slice(0, MAX_MATCHED_PATH) + PATH_CUT_MARKER
 }
 
@@ -25,7 +25,7 @@ const SLASH = 0x2f
 type Token = { kind: 'char'; code: number } | { kind: 'one' } | { kind: 'star' } | { kind: 'globstar' }
 
 /** Tokens, each run of stars as one: `*` alone, `**` or longer a globstar (so stars never follow stars). */
-function tokenize(glob: string): Token[] {
+function tokenize (glob: string): Token[] {
   const tokens: Token[] = []
   for (let i = 0; i < glob.length; i++) {
     const c = glob.charCodeAt(i)
@@ -50,7 +50,7 @@ const setBit = (words: Int32Array, offset: number, bit: number) => {
 export type GlobMatcher = ((text: string) => boolean) & { readonly words: number }
 
 /** Compiles a glob once; the returned matcher runs in time linear in the text's length. */
-export function compileGlob(glob: string): GlobMatcher {
+export function compileGlob (glob: string): GlobMatcher {
   const tokens = tokenize(glob)
   const states = tokens.length + 1
   const width = Math.ceil(states / 32)

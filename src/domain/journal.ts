@@ -85,13 +85,13 @@ interface Slot {
  * Approximate bytes a string takes: one per character when every character fits in Latin-1
  * (V8 then stores one byte each), else two.
  */
-export function stringBytes(text: string): number {
+export function stringBytes (text: string): number {
   // eslint-disable-next-line no-control-regex
   return /[^\u0000-\u00ff]/.test(text) ? text.length * 2 : text.length
 }
 
 /** Approximate bytes of a small JSON-like value (the descriptions of bodies). */
-function valueBytes(value: unknown): number {
+function valueBytes (value: unknown): number {
   if (typeof value === 'string') return 16 + stringBytes(value)
   if (value === null || typeof value !== 'object') return 8
   let total = 32
@@ -99,13 +99,13 @@ function valueBytes(value: unknown): number {
   return total
 }
 
-function bodyBytes(body: RecordedBody | undefined): number {
+function bodyBytes (body: RecordedBody | undefined): number {
   if (body === undefined) return 0
   return 'json' in body ? 16 + stringBytes(body.json) : valueBytes(body.about)
 }
 
 /** The accounted size of an entry: its strings and a fixed overhead. */
-export function entryBytes(input: JournalInput): number {
+export function entryBytes (input: JournalInput): number {
   let total = ENTRY_OVERHEAD_BYTES + 2 * stringBytes(input.url) + bodyBytes(input.body)
   for (const warning of input.warnings) total += 16 + stringBytes(warning)
   return total
@@ -115,12 +115,12 @@ export function entryBytes(input: JournalInput): number {
  * A copy of a string cut from a longer one. V8 may keep a slice as a view of the whole string,
  * which would keep (say) a 1 MiB body alive for a 16 KiB excerpt; decoding fresh bytes does not.
  */
-export function detachedCopy(text: string): string {
+export function detachedCopy (text: string): string {
   return Buffer.from(text, 'utf8').toString('utf8')
 }
 
 /** Warnings as the journal keeps them: at most MAX_WARNINGS, each at most MAX_WARNING_TEXT characters. */
-export function capWarnings(warnings: readonly string[]): string[] {
+export function capWarnings (warnings: readonly string[]): string[] {
   const kept = warnings.slice(0, MAX_WARNINGS).map((w) => (w.length <= MAX_WARNING_TEXT ? w : detachedCopy(w.slice(0, MAX_WARNING_TEXT)) + '…'))
   if (warnings.length > MAX_WARNINGS) kept.push(`and ${warnings.length - MAX_WARNINGS} more`)
   return kept
@@ -134,17 +134,17 @@ export class Journal {
   private accounted = 0
   private nextId = 1
 
-  constructor(readonly capacity: number, readonly budgetBytes: number = DEFAULT_JOURNAL_BYTES) {
+  constructor (readonly capacity: number, readonly budgetBytes: number = DEFAULT_JOURNAL_BYTES) {
     this.slots = new Array<Slot | undefined>(Math.max(0, capacity))
   }
 
   /** Entries kept now. */
-  get size(): number {
+  get size (): number {
     return this.count
   }
 
   /** Accounted bytes of the entries kept now (never above budgetBytes). */
-  get bytes(): number {
+  get bytes (): number {
     return this.accounted
   }
 
@@ -153,7 +153,7 @@ export class Journal {
    * exceeded. An entry larger than the whole budget is not kept. Recording is on every partner
    * request's path and reading is rare, so the entry is described when first listed.
    */
-  record(input: JournalInput, atMs: number): void {
+  record (input: JournalInput, atMs: number): void {
     const bytes = entryBytes(input)
     if (this.capacity === 0 || bytes > this.budgetBytes) return
     while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
@@ -162,7 +162,7 @@ export class Journal {
     this.accounted += bytes
   }
 
-  private dropOldest(): void {
+  private dropOldest (): void {
     const slot = this.slots[this.head]
     this.slots[this.head] = undefined
     this.head = (this.head + 1) % this.capacity
@@ -170,7 +170,7 @@ export class Journal {
     this.accounted -= slot?.bytes ?? 0
   }
 
-  private describe(slot: Slot): EntryDescription {
+  private describe (slot: Slot): EntryDescription {
     if (slot.entry === undefined) {
       slot.entry = slot.describe!()
       slot.describe = undefined
@@ -183,7 +183,7 @@ export class Journal {
    * once and tried last; the entries are those kept when the query began, and the query gives
    * other requests their turn every QUERY_WORK_PER_TURN units of work.
    */
-  private async select(f: JournalFilter): Promise<Slot[]> {
+  private async select (f: JournalFilter): Promise<Slot[]> {
     const sinceId = f.since !== undefined && /^\d+$/.test(f.since) ? Number(f.since) : undefined
     const sinceMs = f.since !== undefined && sinceId === undefined ? Date.parse(f.since) : undefined
     const method = f.method?.toUpperCase()
@@ -210,7 +210,7 @@ export class Journal {
   }
 
   /** Entries as objects, bodies parsed (for code in the same process). */
-  async list(f: JournalFilter = {}): Promise<JournalEntry[]> {
+  async list (f: JournalFilter = {}): Promise<JournalEntry[]> {
     return (await this.select(f)).map((slot) => {
       const entry: JournalEntry = { id: slot.id, ...this.describe(slot) }
       if (slot.body !== undefined) entry.body = 'json' in slot.body ? JSON.parse(slot.body.json) : slot.body.about
@@ -223,7 +223,7 @@ export class Journal {
    * as its text, never parsed: parsing 16 MiB of `[{},{},…]` would cost far more time and memory
    * than the text itself.
    */
-  async listJson(f: JournalFilter = {}): Promise<string> {
+  async listJson (f: JournalFilter = {}): Promise<string> {
     const parts: string[] = []
     for (const slot of await this.select(f)) {
       const head = JSON.stringify({ id: slot.id, ...this.describe(slot) })
@@ -234,7 +234,7 @@ export class Journal {
   }
 
   /** Drops every entry (and the references to them) and starts counting from zero; ids keep rising. */
-  clear(): void {
+  clear (): void {
     this.slots = new Array<Slot | undefined>(Math.max(0, this.capacity))
     this.head = 0
     this.count = 0

@@ -31,7 +31,7 @@ const agencyOf = (path: string) => {
 }
 
 /** The Client Id a request claims (Basic user name), without checking the secret. */
-function claimedClientId(request: FastifyRequest): string | null {
+function claimedClientId (request: FastifyRequest): string | null {
   const header = request.headers.authorization
   if (typeof header !== 'string' || !/^\s*basic\s+/i.test(header)) return null
   const decoded = Buffer.from(header.replace(/^\s*basic\s+/i, '').trim(), 'base64').toString('utf8')
@@ -42,7 +42,7 @@ function claimedClientId(request: FastifyRequest): string | null {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
 
 /** The body's size as the Content-Length header gives it, when the body was never read. */
-function declaredBytes(request: FastifyRequest): RecordedBody | undefined {
+function declaredBytes (request: FastifyRequest): RecordedBody | undefined {
   const length = Number(request.headers['content-length'])
   return length > 0 ? { about: { bytes: length, read: false } } : undefined
 }
@@ -53,7 +53,7 @@ function declaredBytes(request: FastifyRequest): RecordedBody | undefined {
  * authenticated requests. Any other body the sandbox read is kept as its size and SHA-256;
  * one it never read (a 401, a fault answered first) as its declared size.
  */
-function journalBody(request: FastifyRequest): RecordedBody | undefined {
+function journalBody (request: FastifyRequest): RecordedBody | undefined {
   if (request.method === 'GET' || request.method === 'HEAD') return undefined
   const body = request.sentBody
   if (body === undefined) return declaredBytes(request)
@@ -74,7 +74,7 @@ function journalBody(request: FastifyRequest): RecordedBody | undefined {
   return { about: { truncated: true, bytes: Buffer.byteLength(text), text: detachedCopy(text.slice(0, MAX_BODY_TEXT)) } }
 }
 
-function answerFault(request: FastifyRequest, reply: FastifyReply, rule: FaultRule): FastifyReply | undefined {
+function answerFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRule): FastifyReply | undefined {
   const { effect } = rule
   request.faultId = rule.id
   if (effect.drop === true) {
@@ -86,7 +86,9 @@ function answerFault(request: FastifyRequest, reply: FastifyReply, rule: FaultRu
   reply.code(effect.status).headers(effect.headers ?? {})
   if (effect.body === undefined) {
     return reply.type('application/problem+json; charset=utf-8').send(JSON.stringify({
-      type: 'https://agency-sandbox.dev/problems/injected-fault', title: 'Injected fault', status: effect.status,
+      type: 'https://agency-sandbox.dev/problems/injected-fault',
+      title: 'Injected fault',
+      status: effect.status,
       detail: `Answered by sandbox fault rule ${rule.id}`
     }))
   }
@@ -97,7 +99,7 @@ function answerFault(request: FastifyRequest, reply: FastifyReply, rule: FaultRu
  * Root hooks for vendor requests: fault rules first (before authentication, so a fault can
  * stand in for any answer), then the request journal when the answer is sent.
  */
-export function observeVendorTraffic(app: FastifyInstance, sandbox: Sandbox): void {
+export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): void {
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
 
@@ -130,7 +132,7 @@ export function observeVendorTraffic(app: FastifyInstance, sandbox: Sandbox): vo
   })
 
   /** Journals the request; parsing its URL and formatting the time wait until the journal is read. */
-  function record(request: FastifyRequest, status: number, durationMs: number): void {
+  function record (request: FastifyRequest, status: number, durationMs: number): void {
     const { method, url, faultId } = request
     const atMs = sandbox.clock.nowMs()
     const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
