@@ -24,7 +24,7 @@ import { HELD_PHASES } from './attack/held.js'
 import { JOURNAL_PHASES } from './attack/journal.js'
 import { LIMIT_PHASES } from './attack/limits.js'
 import { loadAverage } from './processes.js'
-import { report, summarize, summaryLine, targets } from './attack/report.js'
+import { report, RSS_TARGET_MB, summarize, summaryLine, targets } from './attack/report.js'
 import { CLI, Target } from './attack/target.js'
 import { rng } from './attack/world.js'
 import { WRITE_PHASES } from './attack/writes.js'
@@ -65,10 +65,18 @@ async function main (): Promise<void> {
   const loadAtStart = loadAverage()
   const target = await Target.start()
   const run = new Run(target, options, rng(options.seed), (options.short ? DEADLINE_MS.short : DEADLINE_MS.full) - (performance.now() - started))
+  const restarts: string[] = []
   const chosen = PHASES.filter((p) => options.only === undefined || options.only.includes(p.name))
   const budgetOf = (spec: PhaseSpec) => (options.short ? spec.budgetMs.short : spec.budgetMs.full)
   for (const [i, spec] of chosen.entries()) {
     await target.ensureUp()
+    // Memory a phase left behind would be counted again by the next: over the target, start afresh.
+    const rssAtStart = target.rssKb() ?? 0
+    if (rssAtStart >= RSS_TARGET_MB * 1024 && budgetOf(spec) > 0) {
+      run.phase = new Phase('restart', 'Planned restart', 60_000) // its probe samples belong to no phase
+      await target.restart()
+      restarts.push(`before ${spec.name} (RSS ${(rssAtStart / 1024).toFixed(0)} MB)`)
+    }
     // Its own budget, or its share of the time left when the phases before it ran long: every phase runs.
     const rest = chosen.slice(i).reduce((n, p) => n + budgetOf(p), 0)
     const budget = budgetOf(spec) === 0 ? 0 : Math.min(budgetOf(spec), Math.floor((run.timeLeft() * budgetOf(spec)) / rest))
@@ -100,6 +108,7 @@ async function main (): Promise<void> {
     phase.seconds = (performance.now() - t0) / 1000
     phase.longestLoopDelayMs = target.loopDelayMs(from, Date.now())
     phase.peakRssKb = target.phasePeakKb()
+    phase.endRssKb = target.rssKb() ?? 0
     console.log(`${spec.name}: ${phase.tried} requests, ${phase.fiveXX} 5xx, ${phase.crashes} crashes, ${phase.leaks} leaks, ${phase.lostWrites} lost, ` +
       `longest probe ${phase.longestProbeMs.toFixed(0)} ms (loop delay ${phase.longestLoopDelayMs.toFixed(0)} ms), RSS ${(phase.peakRssKb / 1024).toFixed(0)} MB, ${phase.failedChecks} failed checks, ${phase.seconds.toFixed(1)} s${phase.status === 'ran' ? '' : ` (${phase.status})`}`)
   }
@@ -108,7 +117,7 @@ async function main (): Promise<void> {
   const summary = summarize(run.phases, target.crashes.length, peakKb, run.timingDifferenceMs, (performance.now() - started) / 1000)
   const args = [...(options.short ? ['--short'] : []), ...(options.seed === 1 ? [] : ['--seed', String(options.seed)]), ...(options.only === undefined ? [] : ['--only', options.only.join(',')])]
   const command = `npm run attack${args.length === 0 ? '' : ` -- ${args.join(' ')}`}`
-  writeFileSync(options.out, report(run.phases, summary, options, command, { start: loadAtStart, end: loadAverage() }) + '\n')
+  writeFileSync(options.out, report(run.phases, summary, options, command, { start: loadAtStart, end: loadAverage() }, restarts) + '\n')
   console.log(summaryLine(summary))
   const missed = targets(summary).filter((t) => !t.held)
   for (const t of missed) console.log(`  missed: ${t.figure}: ${t.measured} (target ${t.target})`)

@@ -33,6 +33,8 @@ export class Phase {
   /** Longest event-loop delay the server measured in itself (loop-monitor.ts), ms. */
   longestLoopDelayMs = 0
   peakRssKb = 0
+  /** VmRSS once the phase's requests were all answered. */
+  endRssKb = 0
   seconds = 0
   /** See PhaseSpec.ownServers. */
   ownServers = false

@@ -37,31 +37,35 @@ function announces413 (origin: string, path: string, contentLength: number, wait
 /**
  * The largest Content-Length the endpoint accepts, found from the headers alone (no body is
  * sent). First every round size from 1 MiB to 1 GiB and one byte more, all at once; when no pair
- * brackets the limit, a 17-way search between the closest of them, 16 probes at a time.
- * null: 1 GiB is accepted.
+ * brackets the limit, a 17-way search between the closest of them, 16 probes at a time. Silence
+ * counts as accepted, and a busy server is silent too: the bound found is asked again with a long
+ * wait, and the search starts over below it when it turns out rejected. null: 1 GiB is accepted.
  */
 async function findLimit (run: Run, path: string): Promise<number | null> {
-  const probe = async (n: number) => {
+  const rejects = async (n: number, waitMs: number) => {
     run.phase.tried++
-    return announces413(run.target.origin, path, n, 200)
+    return announces413(run.target.origin, path, n, waitMs)
   }
+  if (!(await rejects(GiB + 1, 3000))) return null
   const sizes = [1, 2, 4, 8, 16, 32, 50, 64, 100, 128, 200, 256, 500, 512, 1024].flatMap((m) => [m * MiB, m * MiB + 1])
-  const rejected = await Promise.all(sizes.map(probe))
-  if (!rejected[rejected.length - 1]) return null
+  const rejected = await Promise.all(sizes.map((n) => rejects(n, 500)))
   let lo = 0
   let hi = GiB + 1
-  for (const [i, size] of sizes.entries()) {
-    if (rejected[i]) hi = Math.min(hi, size)
-    else lo = Math.max(lo, size)
-  }
-  while (hi - lo > 1 && !run.phase.expired) {
-    const step = Math.max(1, Math.ceil((hi - lo) / 17))
-    const points: number[] = []
-    for (let x = lo + step; x < hi && points.length < 16; x += step) points.push(x)
-    const answers = await Promise.all(points.map(probe))
-    const first = answers.indexOf(true)
-    hi = first === -1 ? hi : points[first]
-    lo = first === -1 ? points[points.length - 1] : first === 0 ? lo : points[first - 1]
+  for (const [i, size] of sizes.entries()) if (rejected[i]) hi = Math.min(hi, size)
+  for (const [i, size] of sizes.entries()) if (!rejected[i] && size < hi) lo = Math.max(lo, size)
+  for (let attempt = 0; attempt < 3 && !run.phase.expired; attempt++) {
+    while (hi - lo > 1 && !run.phase.expired) {
+      const step = Math.max(1, Math.ceil((hi - lo) / 17))
+      const points: number[] = []
+      for (let x = lo + step; x < hi && points.length < 16; x += step) points.push(x)
+      const answers = await Promise.all(points.map((n) => rejects(n, 300)))
+      const first = answers.indexOf(true)
+      hi = first === -1 ? hi : points[first]
+      lo = first === -1 ? points[points.length - 1] : first === 0 ? lo : points[first - 1]
+    }
+    if (lo === 0 || !(await rejects(lo, 3000))) return lo
+    hi = lo
+    lo = 0
   }
   return lo
 }
@@ -72,43 +76,48 @@ const oversizedBodies: PhaseSpec = {
   budgetMs: { short: 7_000, full: 50_000 },
   async run (run) {
     const p = run.phase
-    const endpoints = [{ path: '/_sandbox/reset', name: 'reset' }, { path: '/_sandbox/agencies', name: 'agency import' }]
-    for (const { path, name } of endpoints) {
+    const endpoints = [{ path: '/_sandbox/reset', name: 'reset', at: 0 }, { path: '/_sandbox/agencies', name: 'agency import', at: 0 }]
+    const head = Buffer.from('{"p":"')
+    const tail = Buffer.from('"}')
+    const lives = async (crashes: number, after: string) =>
+      p.check('the server lives on', run.target.crashes.length === crashes && (await run.healthy()), after)
+    for (const endpoint of endpoints) {
+      const { path, name } = endpoint
       if (p.expired) return
+      await run.settle() // a server still busy with the last body would look as if it accepted any size
       const limit = await findLimit(run, path)
       p.figure(`${name}: largest Content-Length accepted`, limit === null ? 'none below 1 GiB' : fmt(limit))
       p.check('a limit is announced: 413 for a Content-Length above it', limit !== null, `${path} accepts 1 GiB`)
-      const at = limit ?? GiB
-      const head = Buffer.from('{"p":"')
-      const tail = Buffer.from('"}')
+      endpoint.at = limit ?? GiB
       const crashes = run.target.crashes.length
 
       // Just over the limit, chunked: the server only learns the size by reading it.
-      const over = await run.stream({ method: 'POST', path, headers: JSON_TYPE, head, fill: Buffer.from('a'), fillBytes: at + 64 * 1024 - head.length - tail.length, tail, chunked: true })
+      const over = await run.stream({ method: 'POST', path, headers: JSON_TYPE, head, fill: Buffer.from('a'), fillBytes: endpoint.at + 64 * 1024 - head.length - tail.length, tail, chunked: true })
       p.figure(`${name}: chunked body just over the limit`, `${over.status || over.error} after ${fmt(over.written)} sent, ${over.ms.toFixed(0)} ms`)
       p.check('413 problem for a chunked body just over the limit', over.status === 413 && isProblem(over.headers['content-type']), `${path}: ${over.status} ${over.error ?? ''} ${text(over).slice(0, 120)}`)
-      p.check('the server lives on', run.target.crashes.length === crashes && (await run.healthy()), `${path} after the chunked body`)
+      await lives(crashes, `${path} after the chunked body`)
       if (p.expired) return
 
       // At the limit (the issue's crash): one long string, Content-Length given.
       if (name === 'reset' || !run.options.short) {
-        const atLimit = await run.stream({ method: 'POST', path, headers: JSON_TYPE, head, fill: Buffer.from('a'), fillBytes: at - head.length - tail.length, tail, chunked: false })
+        const atLimit = await run.stream({ method: 'POST', path, headers: JSON_TYPE, head, fill: Buffer.from('a'), fillBytes: endpoint.at - head.length - tail.length, tail, chunked: false })
         p.figure(`${name}: string document at the limit`, `${atLimit.status || atLimit.error}, ${atLimit.ms.toFixed(0)} ms`)
         p.check('a document at the limit is answered with a 4xx (not a fixture), never a 5xx or a crash',
           atLimit.status >= 400 && atLimit.status < 500 && run.target.crashes.length === crashes, `${path}: ${atLimit.status} ${atLimit.error ?? ''} ${text(atLimit).slice(0, 120)}`)
-        p.check('the server lives on', run.target.crashes.length === crashes && (await run.healthy()), `${path} after the document at the limit`)
+        await lives(crashes, `${path} after the document at the limit`)
       }
-      // Full run: at the limit, an array of empty objects (the most objects per byte JSON allows).
-      if (!run.options.short) {
-        if (p.expired) return
-        const pattern = Buffer.from('{},')
-        const fillBytes = Math.floor((at - 4) / 3) * 3
-        const many = await run.stream({ method: 'POST', path, headers: JSON_TYPE, head: Buffer.from('['), fill: pattern, fillBytes, tail: Buffer.from('{}]'), chunked: false })
-        p.figure(`${name}: [{},{},…] at the limit`, `${many.status || many.error}, ${many.ms.toFixed(0)} ms`)
-        p.check('a document at the limit is answered with a 4xx (not a fixture), never a 5xx or a crash',
-          many.status >= 400 && many.status < 500 && run.target.crashes.length === crashes, `${path} [{},…]: ${many.status} ${many.error ?? ''} ${text(many).slice(0, 120)}`)
-        p.check('the server lives on', run.target.crashes.length === crashes && (await run.healthy()), `${path} after [{},…]`)
-      }
+    }
+    // Full run, last: at the limit, an array of empty objects (the most objects per byte JSON allows).
+    if (run.options.short) return
+    for (const { path, name, at } of endpoints) {
+      if (p.expired) return
+      await run.settle()
+      const crashes = run.target.crashes.length
+      const many = await run.stream({ method: 'POST', path, headers: JSON_TYPE, head: Buffer.from('['), fill: Buffer.from('{},'), fillBytes: Math.floor((at - 4) / 3) * 3, tail: Buffer.from('{}]'), chunked: false })
+      p.figure(`${name}: [{},{},…] at the limit`, `${many.status || many.error}, ${many.ms.toFixed(0)} ms`)
+      p.check('a document at the limit is answered with a 4xx (not a fixture), never a 5xx or a crash',
+        many.status >= 400 && many.status < 500 && run.target.crashes.length === crashes, `${path} [{},…]: ${many.status} ${many.error ?? ''} ${text(many).slice(0, 120)}`)
+      await lives(crashes, `${path} after [{},…]`)
     }
   }
 }

@@ -75,7 +75,7 @@ const n = (v: number) => v.toLocaleString('en-US')
 /** Probe figures of a phase that attacks its own servers are the idle server's: shown in parentheses, not counted. */
 const idle = (p: Phase, ms: number) => (p.ownServers ? `(${ms.toFixed(0)})` : ms.toFixed(0))
 
-export function report (phases: Phase[], s: Summary, options: Options, command: string, load: { start: number[]; end: number[] }): string {
+export function report (phases: Phase[], s: Summary, options: Options, command: string, load: { start: number[]; end: number[] }, restarts: string[]): string {
   const held = targets(s)
   const lines = [
     '# Attack',
@@ -99,13 +99,14 @@ export function report (phases: Phase[], s: Summary, options: Options, command: 
     `| Timing: median of a wrong secret minus that of an unknown user | ${s.timingDifferenceMs === undefined ? 'not measured' : `${(s.timingDifferenceMs * 1000).toFixed(0)} µs`} |`,
     `| Longest event-loop delay measured inside the server (monitorEventLoopDelay; the probe also counts time queued behind other requests) | ${s.longestLoopDelayMs.toFixed(0)} ms |`,
     `| Health probes (failed: server down) | ${n(s.probes)} (${n(s.probeFailures)}) |`,
+    `| Planned restarts (a phase left the server above ${RSS_TARGET_MB} MB; same database file) | ${restarts.length === 0 ? 'none' : restarts.join('; ')} |`,
     '',
     '## Phases',
     '',
-    '| Phase | Requests | 5xx | Unanswered | Crashes | Leaks | Lost writes | Longest probe (ms) | Loop delay (ms) | Peak RSS sampled (MB) | Seconds | Failed checks | Status |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| Phase | Requests | 5xx | Unanswered | Crashes | Leaks | Lost writes | Longest probe (ms) | Loop delay (ms) | Peak RSS sampled (MB) | RSS at the end (MB) | Seconds | Failed checks | Status |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...phases.map((p) => `| ${p.name} | ${n(p.tried)} | ${p.fiveXX} | ${p.unanswered} | ${p.crashes} | ${p.leaks} | ${p.lostWrites} | ${idle(p, p.longestProbeMs)} | ${idle(p, p.longestLoopDelayMs)} | ` +
-      `${mb(p.peakRssKb).toFixed(0)} | ${p.seconds.toFixed(1)} | ${p.failedChecks} | ${p.status} |`),
+      `${mb(p.peakRssKb).toFixed(0)} | ${mb(p.endRssKb).toFixed(0)} | ${p.seconds.toFixed(1)} | ${p.failedChecks} | ${p.status} |`),
     ''
   ]
   for (const p of phases) {

@@ -148,6 +148,20 @@ export class Target {
     return max
   }
 
+  /**
+   * A fresh server on the same database file (planned, not a crash): the next phase's memory and
+   * event-loop figures are then its own, not what the last phase left behind.
+   */
+  async restart (): Promise<void> {
+    await this.ensureUp()
+    const old = this.server
+    this.readHwm()
+    this.server = undefined // its exit is expected
+    this.post({ type: 'origin', origin: null })
+    await old?.stop(5_000)
+    await this.launch()
+  }
+
   /** The VmRSS of the server right now, kB (null while it is down). */
   rssKb (): number | null {
     return statusKb(this.pid, 'VmRSS')
