@@ -15,7 +15,7 @@ const ctl = (app: FastifyInstance, method: 'GET' | 'POST' | 'DELETE', url: strin
   app.inject({ method, url: `/_sandbox${url}`, ...(payload === undefined ? {} : { payload }) })
 const journalCount = async (app: FastifyInstance) => (await ctl(app, 'GET', '/info')).json().counts.journal as number
 
-/** The issue's body: 64 KB of `[{},{},…]`, 21,800 objects once parsed. */
+/** A 64 KB body of empty objects, `[{},{},…]`: 21,800 objects once parsed. */
 const EMPTY_OBJECTS = '[' + Array(21_800).fill('{}').join(',') + ']'
 
 /** A garbage collection on demand (the flag can be set at run time; `gc` then exists in new contexts). */
