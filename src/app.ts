@@ -10,6 +10,7 @@ import { childLoggerFactory, loggerOptions } from './logger.js'
 import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
+import { OneLineRequestLog } from './plugins/request-log.js'
 import { lazySerializerFactory, lazyValidatorFactory } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
@@ -61,6 +62,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const app = Fastify({
     logger: loggerOptions(config),
+    logController: new OneLineRequestLog(),
     childLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     connectionTimeout: 60_000,
@@ -89,6 +91,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     closeDatabase(db)
   })
   registerErrorHandling(app)
+  // The root leads to the console, where everything else is linked.
+  app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
+  app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   observeVendorTraffic(app, sandbox)
 
   await registerApi(app, sandbox, config)

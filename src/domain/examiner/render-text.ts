@@ -1,0 +1,83 @@
+import type { Report, SyncCheck } from '../../schemas/examiner.js'
+import {
+  describeExample, describeOutcomes, describeSession, plural, ruleOutcomes, severityCounts, type RuleResult
+} from './render-common.js'
+
+/**
+ * The report as plain text for a terminal: the verdict first, each finding with its fix and
+ * example requests, the sync checks, coverage, and every rule with its result. Values from the
+ * session (names, paths, messages) cannot move the cursor, recolour the terminal or reorder
+ * text: control and bidirectional-override characters are shown as \xNN / \u{NNNN}.
+ */
+
+/** C0 and C1 controls, DEL, and the bidirectional embedding, override and isolate characters. */
+const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g // eslint-disable-line no-control-regex
+
+/** A value from the session, safe to print. */
+export function printable (value: string): string {
+  return value.replace(UNPRINTABLE, (c) => {
+    const code = c.charCodeAt(0)
+    return code <= 0xff ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}` : `\\u{${code.toString(16).toUpperCase()}}`
+  })
+}
+
+const MARK: Record<RuleResult, string> = { passed: 'ok  ', failed: 'FAIL', warned: 'warn', noted: 'info' }
+
+/** Columns padded to their widest cell. */
+function table (header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')
+  return [line(header), ...rows.map(line)]
+}
+
+const numbers = (set: SyncCheck['missing']) =>
+  set.count === 0 ? '0' : `${set.count} (${set.clientNumbers.join(' ')}${set.count > set.clientNumbers.length ? ' …' : ''})`
+
+export function renderText (report: Report): string {
+  const counts = severityCounts(report)
+  const out: string[] = [
+    printable(describeSession(report)),
+    `Verdict: ${report.verdict.toUpperCase()} (${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${counts.info} info)`,
+    ''
+  ]
+
+  if (report.findings.length === 0) out.push('No findings.', '')
+  for (const f of report.findings) {
+    out.push(`${f.severity.toUpperCase().padEnd(7)} ${printable(f.rule)} ×${f.count}`)
+    out.push(`        ${printable(f.message)}`)
+    out.push(`        Fix: ${printable(f.fix)}`)
+    for (const e of f.examples) out.push(`        e.g. ${printable(describeExample(e))}`)
+    out.push('')
+  }
+
+  out.push('Sync check')
+  if (report.sync.length === 0) out.push('  no agency synced and no mirror posted')
+  else {
+    out.push(...table(['agency', 'source', 'missing', 'stale', 'deleted kept', 'unknown'], report.sync.map((s) => [
+      String(s.agencyId),
+      s.source + (s.upTo === undefined ? '' : ` ≤${s.upTo}`) + (s.asOf === undefined ? '' : ` as of ${printable(s.asOf)}`),
+      numbers(s.missing), numbers(s.stale), numbers(s.deletedKept), numbers(s.unknown)
+    ])))
+  }
+  out.push('')
+
+  out.push('Coverage')
+  const { operations, notExercised, checklist } = report.coverage
+  if (operations.length === 0) out.push('  no operation used')
+  else {
+    out.push(...table(['version', 'operation', 'outcomes'], operations.map((o) => [
+      printable(o.version), printable(o.operation), Object.keys(o.outcomes).length === 0 ? 'not exercised' : describeOutcomes(o.outcomes)
+    ])))
+  }
+  if (notExercised.length > 0) out.push(`  Not exercised: ${notExercised.map((o) => printable(`${o.operation} (${o.version})`)).join(', ')}`)
+  for (const c of checklist) {
+    out.push(`  [${c.exercised ? 'x' : ' '}] ${printable(c.title)}${c.journalId === undefined ? '' : ` (#${c.journalId})`}`)
+  }
+  out.push('')
+
+  out.push('Rules')
+  for (const o of ruleOutcomes(report)) {
+    out.push(`  ${MARK[o.result]}  ${printable(o.rule.id)}${o.finding === undefined ? '' : ` ×${o.finding.count}`}`)
+  }
+  return out.join('\n') + '\n'
+}
