@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { createWriteStream } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
+import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type BannerFacts } from './banner.js'
 import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
 
 /** Exit codes scripts can rely on. */
@@ -31,7 +32,7 @@ Options (each overrides its environment setting):
   --journal-bytes N  SANDBOX_JOURNAL_BYTES
 
 Environment settings:
-${SETTINGS.map((s) => `  ${s.env.padEnd(17)} ${s.meaning} (default ${s.default})`).join('\n')}`,
+${settingsHelp()}`,
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.
@@ -43,6 +44,15 @@ Options:
   --clients M    clients per agency (default 1000)
   --seed S       random seed; the same seed gives the same fixture (default 1)
   --out FILE     where to write the fixture (default: standard output)`
+}
+
+/** The environment settings for `serve --help`, aligned, with their defaults where they have one. */
+function settingsHelp (): string {
+  const width = Math.max(...SETTINGS.map((s) => s.env.length)) + 2
+  return SETTINGS.map((s) => {
+    const fallback = s.default.startsWith('(') ? s.default.slice(1, -1) : `default ${s.default}`
+    return `  ${s.env.padEnd(width)}${s.meaning} (${fallback})`
+  }).join('\n')
 }
 
 class UsageError extends Error {}
@@ -83,10 +93,20 @@ async function serve(args: string[]): Promise<number> {
   const { closeOnSignals, startServer } = await import('./server.js')
   const server = await startServer(config)
   const { sandbox } = server.app
-  server.app.log.info(
-    { url: server.url, db: config.db, seeded: sandbox.seededNow ? config.fixtures : 'kept existing data' },
-    `agency-sandbox ${config.version} listening on ${server.url}`
-  )
+  const facts: BannerFacts = {
+    version: config.version,
+    url: server.url,
+    config,
+    seededNow: sandbox.seededNow,
+    demoCredentials: sandbox.access.authenticate(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) !== undefined
+  }
+  // JSON logs carry the banner's facts as fields; a terminal gets the banner itself.
+  if (config.prettyLogs && config.logLevel !== 'silent') {
+    process.stdout.write('\n' + bannerLines(facts).join('\n') + '\n\n')
+    server.app.log.info({ url: server.url }, `agency-sandbox ${config.version} listening on ${server.url}`)
+  } else {
+    server.app.log.info(bannerFields(facts), `agency-sandbox ${config.version} listening on ${server.url}`)
+  }
   if (!isLoopback(config.host) && config.controlToken === undefined) {
     server.app.log.warn(
       `WARNING: HOST=${config.host} exposes the control API (/_sandbox: reset, state with secrets, faults) to the network ` +
@@ -181,6 +201,14 @@ export async function main(argv: string[]): Promise<number> {
     // FixtureError by name: its module is loaded only when a fixture is read
     if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
       console.error(`agency-sandbox: ${e.message}`)
+      return EXIT.failed
+    }
+    const address = e as NodeJS.ErrnoException & { port?: number; address?: string }
+    if (address.code === 'EADDRINUSE' || address.code === 'EACCES') {
+      const where = `${address.address ?? 'this address'}:${address.port ?? '?'}`
+      console.error(address.code === 'EADDRINUSE'
+        ? `agency-sandbox: port ${where} is already in use; stop the other process or choose another port with --port N (or PORT=N; 0 picks a free one)`
+        : `agency-sandbox: not allowed to listen on ${where}; use a port above 1023 with --port N (or PORT=N)`)
       return EXIT.failed
     }
     console.error('agency-sandbox: failed to start:', e)

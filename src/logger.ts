@@ -12,7 +12,10 @@ export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
       censor: '[redacted]'
     },
     ...(config.prettyLogs
-      ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname' } } }
+      ? {
+          // The one-line request entry already says what these fields hold (JSON logs keep them as fields).
+          transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,reqId,method,path,status,ms,integration,agency,url' } }
+        }
       : {})
   }
 }

@@ -93,7 +93,8 @@ function authHeaders () {
  */
 export async function api (method, path, body, { raw = false } = {}) {
   for (let attempt = 0; ; attempt++) {
-    const headers = authHeaders()
+    // marked as the console's own, so the sandbox logs these at debug, not info
+    const headers = { ...authHeaders(), 'x-sandbox-console': '1' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     const res = await fetch(`/_sandbox${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' })
     if (res.status === 401 && attempt < 5) {

@@ -1,0 +1,40 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+
+/** Calls the web console makes for itself (it marks them), and its own files. */
+const isConsoleCall = (request: FastifyRequest) =>
+  request.headers['x-sandbox-console'] !== undefined || request.url.startsWith('/_sandbox/ui')
+
+const AGENCY_IN_PATH = /^\/vendor\/agency\/(\d{1,10})(?:\/|\?|$)/
+
+type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean }
+
+/**
+ * Fastify's request logging, one line per request: at info the method, path, status,
+ * milliseconds, integration and agency (instead of Fastify's two multi-line entries); at debug
+ * the query and headers too. The console's own polling is logged at debug only, so an idle
+ * console does not fill the log. Credentials never appear: only the Client Id that
+ * authenticated.
+ */
+export class OneLineRequestLog extends LogController {
+  override incomingRequest (): void {}
+
+  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const level = error !== null && error !== undefined ? 'error' : isConsoleCall(request) ? 'debug' : 'info'
+    const log = request.log as LevelLog
+    if (log.isLevelEnabled !== undefined && !log.isLevelEnabled(level)) return
+    const q = request.url.indexOf('?')
+    const path = q === -1 ? request.url : request.url.slice(0, q)
+    const ms = Math.round(reply.elapsedTime * 100) / 100
+    const integration = (request as FastifyRequest & { integrationId?: string }).integrationId || undefined
+    const agency = AGENCY_IN_PATH.exec(request.url)?.[1]
+    const line = {
+      method: request.method, path, status: reply.statusCode, ms, integration, agency: agency === undefined ? undefined : Number(agency),
+      ...(error === null || error === undefined ? {} : { err: error })
+    }
+    log[level](line, `${request.method} ${path} ${reply.statusCode} ${ms} ms${integration === undefined ? '' : ` (${integration})`}`)
+    if (level === 'info' && log.isLevelEnabled?.('debug') === true) {
+      const { authorization: _secret, 'proxy-authorization': _proxySecret, cookie: _cookie, ...headers } = request.headers
+      log.debug({ query: q === -1 ? '' : request.url.slice(q + 1), headers }, 'request detail')
+    }
+  }
+}
