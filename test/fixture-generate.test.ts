@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { Value } from '@sinclair/typebox/value'
-import { generateDemoFixture, generateFixture, writeFixture } from '../src/fixture/generate.js'
+import { Faker, base, en, en_US } from '@faker-js/faker'
+import { createFaker, generateClient, generateDemoFixture, generateFixture, writeFixture } from '../src/fixture/generate.js'
+import { Rand } from '../src/fixture/generate/random.js'
 import { FixtureSchema, type Fixture, type FixtureAgency, type FixtureClient } from '../src/fixture/schema.js'
 import { BUSINESS_TYPES, CONTACT_TYPES, SCOPES } from '../src/schemas/common.js'
 import { LINES_OF_BUSINESS } from '../src/schemas/lob.js'
@@ -401,4 +403,41 @@ t.test('CLI generate streams the same bytes and reports in words', async (t) => 
   res = await runCli(['generate', '--clients', '10', '--out', join(dir, 'no-such-dir', 'x.json')])
   t.equal(res.code, 1, 'an output that cannot be written fails')
   t.match(res.stderr, /cannot write .*x\.json: ENOENT/, 'and says which file and why')
+})
+
+t.test('the seeded generator draws what faker draws', async (t) => {
+  const seeds: (number | number[])[] = [0, 7, 20261101, 2 ** 32 + 5, -7, 1.5, [7, 1001], [], [1.5, -3, 2 ** 35]]
+  for (const seed of seeds) {
+    const theirs = new Faker({ locale: [en_US, en, base] })
+    theirs.seed(seed)
+    const ours = createFaker(seed)
+    const drawn = (f: Faker): unknown[] => Array.from({ length: 1500 }, (_, i) => (i % 2 === 0 ? f.number.float() : f.person.firstName()))
+    t.strictSame(drawn(ours), drawn(theirs), `seed ${JSON.stringify(seed)}`)
+  }
+  // the generator's own draws compute what faker's number and helpers functions compute
+  const theirDraws = new Faker({ locale: [en_US, en, base] })
+  theirDraws.seed(3)
+  const rand = new Rand(createFaker(3))
+  const weights = [{ weight: 76, value: 'a' }, { weight: 11, value: 'b' }, { weight: 5, value: 'c' }, { weight: 8, value: 'd' }]
+  const ranges: [number, number][] = [[0, 1], [5, 5], [201, 989], [0, 0xffffffff], [-40, 40], [Date.parse('2020-01-01'), Date.parse('2026-01-01')]]
+  const mine: unknown[] = []
+  const faker: unknown[] = []
+  for (let i = 0; i < 400; i++) {
+    for (const [min, max] of ranges) {
+      mine.push(rand.int(min, max))
+      faker.push(theirDraws.number.int({ min, max }))
+    }
+    mine.push(rand.weighted(weights), rand.chance(0.3), rand.pick(['x', 'y', 'z']), rand.pick(['only']))
+    faker.push(theirDraws.helpers.weightedArrayElement(weights), theirDraws.number.float() < 0.3,
+      ['x', 'y', 'z'][theirDraws.number.int(2)], ['only'][theirDraws.number.int(0)])
+  }
+  t.strictSame(mine, faker, 'int, weighted, chance and pick draw as faker does')
+
+  // clients drawn through faker's own generator (not the twister) are the same clients
+  const opts = { officeIds: [1, 2], now: new Date('2026-05-01T00:00:00Z'), userNames: ['ABC', 'DEF'], policyNumberPrefix: 'T-' }
+  const theirs = new Faker({ locale: [en_US, en, base] })
+  theirs.seed(42)
+  const ours = createFaker(42)
+  const clients = (f: Faker): unknown[] => Array.from({ length: 30 }, (_, i) => generateClient(f, { ...opts, clientNumber: 1000 + i, rich: i % 3 === 0 }))
+  t.strictSame(clients(ours), clients(theirs), 'generateClient over a Faker of faker\'s making')
 })
