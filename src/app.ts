@@ -7,13 +7,14 @@ import { Clock } from './domain/clock.js'
 import { createSandbox, type Sandbox } from './domain/sandbox.js'
 import type { Fixture } from './fixture/schema.js'
 import { childLoggerFactory, loggerOptions } from './logger.js'
-import { registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
+import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { lazySerializerFactory, lazyValidatorFactory } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
+import { JSON_BODY_LIMIT, useJsonBodies } from './http/json-body.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
@@ -34,9 +35,6 @@ export interface RegisteredRoute {
   url: string
   version: string | undefined
 }
-
-/** JSON bodies above this are refused (413); attachments have their own limit. */
-export const JSON_BODY_LIMIT = 1024 * 1024
 
 /**
  * Builds the whole sandbox: database, domain, control plane and vendor API, registered
@@ -69,6 +67,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     requestTimeout: 60_000,
     keepAliveTimeout: 65_000,
     return503OnClosing: true,
+    // Requests the HTTP parser refuses (431 headers too large, malformed) answer problem bodies too.
+    clientErrorHandler,
     // Router-level failures (bad percent-encoding, over-long path parameters) answer problem bodies too.
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, toApiError(error))
@@ -91,6 +91,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     closeDatabase(db)
   })
   registerErrorHandling(app)
+  useJsonBodies(app, { emptyIsAbsent: false })
   // The root leads to the console, where everything else is linked.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))

@@ -82,6 +82,29 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
 
 export const payloadTooLarge = (detail: string) => new ApiError(413, 'payload-too-large', 'Payload Too Large', detail)
 
+export const headersTooLarge = (maxBytes: number) =>
+  new ApiError(431, 'header-fields-too-large', 'Request Header Fields Too Large',
+    `The request line and headers are larger than the ${Math.round(maxBytes / 1024)} KiB this server reads; send fewer or shorter headers`)
+
+export const requestTimeout = () =>
+  new ApiError(408, 'request-timeout', 'Request Timeout', 'The request did not arrive in time; send it again')
+
+export const malformedRequest = () =>
+  new ApiError(400, 'malformed-request', 'Bad Request', 'The request is not valid HTTP/1.1 (request line, headers or framing)')
+
+export const emptyJsonBody = () => badRequest('The body is empty; send a JSON document', [{ field: '(body)', message: 'is required' }])
+
+export const invalidJson = (reason: string) =>
+  badRequest(`The body is not valid JSON: ${reason}`, [{ field: '(body)', message: 'must be valid JSON' }])
+
+export const jsonTooDeep = (maxDepth: number) =>
+  badRequest(`The JSON nests objects and arrays more than ${maxDepth} levels deep; at most ${maxDepth} levels are accepted`,
+    [{ field: '(body)', message: `must not nest objects and arrays more than ${maxDepth} levels deep` }])
+
+export const jsonTooManyValues = (maxValues: number) =>
+  badRequest(`The JSON holds more than ${maxValues} values (objects, arrays and items); this endpoint accepts at most ${maxValues}`,
+    [{ field: '(body)', message: `must hold at most ${maxValues} values` }])
+
 export const unsupportedMediaType = (detail: string) =>
   new ApiError(415, 'unsupported-media-type', 'Unsupported Media Type', detail)
 

@@ -355,10 +355,15 @@ t.test('decodeBase64Header', async (t) => {
   t.equal(decodeBase64Header('Desc', ''), '')
   t.equal(decodeBase64Header('Desc', 'YWJj'), 'abc')
   t.equal(decodeBase64Header('Desc', 'YWI='), 'ab')
-  t.equal(decodeBase64Header('Desc', 'YWI'), 'ab', 'padding is optional')
-  t.equal(decodeBase64Header('Desc', 'YQ'), 'a')
+  t.equal(decodeBase64Header('Desc', 'YQ=='), 'a')
+  // .NET's Convert.FromBase64String refuses a length that is not a multiple of 4.
+  for (const unpadded of ['YWI', 'YQ', 'abc', 'YWJjZA']) {
+    t.same(fieldErrorOf(() => decodeBase64Header('Desc', unpadded)),
+      { field: 'Desc', message: "must be padded base64: its length must be a multiple of 4, so add the '=' padding" },
+      `padding is required: ${unpadded}`)
+  }
   t.equal(decodeBase64Header('Desc', b64('<p>ünïcødé ✓</p>')), '<p>ünïcødé ✓</p>')
-  for (const bad of ['###', '***', 'abcde', 'YW Jj', 'YWJj\n', 'YWI==', 'YQ=', '-_-_', 'abc']) {
+  for (const bad of ['###', '***', 'abcde', 'YW Jj', 'YWJj\n', 'YWI==', 'YQ=', '-_-_', 'abc=']) {
     t.same(fieldErrorOf(() => decodeBase64Header('Desc', bad)), { field: 'Desc', message: 'must be base64 (UTF-8 text)' },
       `rejects ${JSON.stringify(bad)}`)
   }

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { ApiError } from '../../src/errors.js'
+import { useJsonBodies } from '../../src/http/json-body.js'
 import { plainIntegers } from '../../src/plugins/plain-integers.js'
 import agencyControl from './agencies.js'
 import clientControl from './clients.js'
@@ -24,16 +25,7 @@ export default async function controlPlane(fastify: FastifyInstance, options: Co
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   // Control calls such as POST /reset are often sent with a JSON content type and no body.
-  app.removeContentTypeParser('application/json')
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8')
-    if (text.trim() === '') return done(null, undefined)
-    try {
-      done(null, JSON.parse(text))
-    } catch (e) {
-      done(Object.assign(new SyntaxError((e as Error).message), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined)
-    }
-  })
+  useJsonBodies(app, { emptyIsAbsent: true })
 
   if (config.controlToken !== undefined) {
     const expected = digest(`Bearer ${config.controlToken}`)

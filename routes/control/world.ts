@@ -2,10 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { validationFailed } from '../../src/errors.js'
+import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
-
-/** Largest fixture accepted by POST /_sandbox/reset. */
-export const RESET_BODY_LIMIT = 512 * 1024 * 1024
 
 /** Info, reset and state: the sandbox as a whole. */
 export default async function worldControl(fastify: FastifyInstance, { sandbox, config }: ControlOptions) {
@@ -33,7 +31,7 @@ export default async function worldControl(fastify: FastifyInstance, { sandbox, 
   app.route({
     method: 'POST',
     url: '/reset',
-    bodyLimit: RESET_BODY_LIMIT,
+    bodyLimit: FIXTURE_BODY_LIMIT,
     schema: {
       summary: 'Back to the start-up fixture; with a fixture document as body, to that fixture instead',
       body: Type.Optional(Type.Unknown({ description: 'a fixture document (fixtures/schema.json)' }))
@@ -44,7 +42,7 @@ export default async function worldControl(fastify: FastifyInstance, { sandbox, 
         await sandbox.reset()
       } else {
         const { validateFixture } = await import('../../src/fixture/validate.js')
-        const result = validateFixture(body)
+        const result = validateFixture(body, { owned: true })
         if (!result.ok) throw validationFailed(result.errors)
         await sandbox.reset(result.fixture, '(posted to /_sandbox/reset)')
       }

@@ -1,7 +1,9 @@
-import { STATUS_CODES } from 'node:http'
+import { maxHeaderSize, STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  ApiError, badRequest, internalError, payloadTooLarge, routeNotFound, toResponse, unauthorized,
+  ApiError, badRequest, emptyJsonBody, headersTooLarge, internalError, invalidJson, malformedRequest, payloadTooLarge, requestTimeout,
+  routeNotFound, toResponse, unauthorized,
   unsupportedMediaType, unsupportedVersion, validationFailed, type FieldError
 } from '../errors.js'
 import { rawVersion, versionOf, UNSUPPORTED } from '../versions/index.js'
@@ -61,10 +63,23 @@ function describe(e: AjvError): { sub?: string; message: string } {
   }
 }
 
+/**
+ * Field errors listed in one answer at most: ASP.NET MVC's MaxModelValidationErrors default. A
+ * body of many bad items (a long array of `{}`) must not make an answer, or the work to build it,
+ * grow with the body.
+ */
+export const MAX_FIELD_ERRORS = 200
+/** Validator errors read to find them (a field can have several, e.g. one per union member). */
+const MAX_ERRORS_READ = MAX_FIELD_ERRORS * 10
+
 /** Turns ajv errors into field errors: one per field, unions of literals as "must be one of …". */
 export function fieldErrors(errors: AjvError[], context: string): FieldError[] {
   const byPath = new Map<string, AjvError[]>()
-  for (const e of errors) byPath.set(e.instancePath, [...(byPath.get(e.instancePath) ?? []), e])
+  for (const e of errors.length > MAX_ERRORS_READ ? errors.slice(0, MAX_ERRORS_READ) : errors) {
+    const list = byPath.get(e.instancePath)
+    if (list === undefined) byPath.set(e.instancePath, [e])
+    else list.push(e)
+  }
   const out: FieldError[] = []
   const seen = new Set<string>()
   for (const [instancePath, list] of byPath) {
@@ -89,29 +104,51 @@ export function fieldErrors(errors: AjvError[], context: string): FieldError[] {
       if (!seen.has(key)) {
         seen.add(key)
         out.push(c)
+        if (out.length === MAX_FIELD_ERRORS) return out
       }
     }
   }
   return out
 }
 
+/** What the error answer may say about the request it refuses. */
+export interface RequestFacts {
+  contentType?: string
+  bodyLimit?: number
+}
+
+/** `application/json; charset=utf-8` → `application/json` (printable, at most 100 characters). */
+const mediaType = (header: string | undefined) =>
+  (header ?? '').split(';')[0].trim().replace(/[^\x21-\x7e]/g, '?').slice(0, 100)
+
+const sizeText = (bytes: number) =>
+  bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
+
 /** Maps any error to the one body shape of src/errors.ts. */
-export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): ApiError {
+export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }, facts: RequestFacts = {}): ApiError {
   if (err instanceof ApiError) return err
-  if (err.validation !== undefined) return validationFailed(fieldErrors(err.validation, err.validationContext ?? 'body'))
+  if (err.validation !== undefined) {
+    const errors = fieldErrors(err.validation, err.validationContext ?? 'body')
+    return errors.length < MAX_FIELD_ERRORS ? validationFailed(errors)
+      : badRequest(`${MAX_FIELD_ERRORS} or more fields are invalid; the first ${MAX_FIELD_ERRORS} are listed`, errors)
+  }
   const status = err.statusCode ?? 500
   if (status === 401) return unauthorized()
   switch (err.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return unsupportedMediaType(`Content-Type ${err.message.replace(/^Unsupported Media Type:?\s*/i, '')} is not accepted here; send application/json`)
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+      const type = mediaType(facts.contentType)
+      return unsupportedMediaType(`Content-Type ${type === '' ? '(none)' : type} is not accepted here; send application/json`)
+    }
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return payloadTooLarge('The request body is larger than this endpoint accepts')
+      return payloadTooLarge(facts.bodyLimit === undefined
+        ? 'The request body is larger than this endpoint accepts'
+        : `The request body is larger than the ${sizeText(facts.bodyLimit)} this endpoint accepts`)
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return badRequest('The body is empty; send a JSON document', [{ field: '(body)', message: 'is required' }])
+      return emptyJsonBody()
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case undefined:
       if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-        return badRequest(`The body is not valid JSON: ${err.message}`, [{ field: '(body)', message: 'must be valid JSON' }])
+        return invalidJson(err.message)
       }
   }
   if (status >= 400 && status < 500) return new ApiError(status, 'client-error', STATUS_CODES[status] ?? 'Bad Request', err.message)
@@ -126,7 +163,7 @@ export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
 /** Error and not-found handling for the whole app. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    let err = toApiError(error)
+    let err = toApiError(error, { contentType: request.headers['content-type'], bodyLimit: request.routeOptions.bodyLimit })
     const rename = request.routeOptions.config?.fieldName
     const context = (error as { validationContext?: string }).validationContext
     if (rename !== undefined && context !== undefined && err.errors !== undefined) {
@@ -146,4 +183,24 @@ export function registerErrorHandling(app: FastifyInstance): void {
       : undefined
     return sendError(reply, routeNotFound(request.method, path, hint))
   })
+}
+
+/**
+ * Answers requests the HTTP parser refused before any route saw them (headers too large,
+ * malformed framing, a request that took too long) with a problem body like every other error,
+ * then closes the connection: the parser cannot resume after such an error.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const problem = err.code === 'HPE_HEADER_OVERFLOW' ? headersTooLarge(maxHeaderSize)
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? requestTimeout()
+      : malformedRequest()
+  const r = toResponse(problem)
+  if (!socket.writable) {
+    socket.destroy()
+    return
+  }
+  const head = [`HTTP/1.1 ${r.status} ${problem.title}`, `Content-Type: ${r.contentType}`,
+    `Content-Length: ${Buffer.byteLength(r.body)}`, 'Connection: close']
+  socket.end(`${head.join('\r\n')}\r\n\r\n${r.body}`, () => socket.destroy())
 }
