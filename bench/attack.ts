@@ -68,52 +68,60 @@ async function main (): Promise<void> {
   const restarts: string[] = []
   const chosen = PHASES.filter((p) => options.only === undefined || options.only.includes(p.name))
   const budgetOf = (spec: PhaseSpec) => (options.short ? spec.budgetMs.short : spec.budgetMs.full)
-  for (const [i, spec] of chosen.entries()) {
-    await target.ensureUp()
-    // Memory a phase left behind would be counted again by the next: over the target, start afresh.
-    const rssAtStart = target.rssKb() ?? 0
-    if (rssAtStart >= RSS_TARGET_MB * 1024 && budgetOf(spec) > 0) {
-      run.phase = new Phase('restart', 'Planned restart', 60_000) // its probe samples belong to no phase
-      await target.restart()
-      restarts.push(`before ${spec.name} (RSS ${(rssAtStart / 1024).toFixed(0)} MB)`)
+  try {
+    for (const [i, spec] of chosen.entries()) {
+      await target.ensureUp()
+      // Memory a phase left behind would be counted again by the next: over the target, start afresh.
+      const rssAtStart = target.rssKb() ?? 0
+      if (rssAtStart >= RSS_TARGET_MB * 1024 && budgetOf(spec) > 0) {
+        run.phase = new Phase('restart', 'Planned restart', 60_000) // its probe samples belong to no phase
+        await target.restart()
+        restarts.push(`before ${spec.name} (RSS ${(rssAtStart / 1024).toFixed(0)} MB)`)
+      }
+      // Its own budget, or its share of the time left when the phases before it ran long: every phase runs.
+      const rest = chosen.slice(i).reduce((n, p) => n + budgetOf(p), 0)
+      const budget = budgetOf(spec) === 0 ? 0 : Math.min(budgetOf(spec), Math.floor((run.timeLeft() * budgetOf(spec)) / rest))
+      const phase = new Phase(spec.name, spec.title, budget)
+      phase.ownServers = spec.ownServers === true
+      run.phase = phase
+      run.phases.push(phase)
+      if (budgetOf(spec) === 0) {
+        phase.status = 'full run only'
+        console.log(`${spec.name}: left out of the short run`)
+        continue
+      }
+      if (budget < 500) {
+        phase.status = 'skipped'
+        console.log(`${spec.name}: skipped (the run's deadline has passed)`)
+        continue
+      }
+      target.startPhase()
+      const t0 = performance.now()
+      const from = Date.now()
+      try {
+        await spec.run(run)
+      } catch (e) {
+        phase.check('the phase ran to its end', false, (e as Error).stack?.split('\n').slice(0, 3).join(' ') ?? String(e))
+      }
+      // Requests the phase gave up on may still keep the server busy: that time is the phase's, not the next one's.
+      await run.settle()
+      await sleep(300) // the probe's and the loop monitor's last samples of this phase
+      phase.seconds = (performance.now() - t0) / 1000
+      phase.longestLoopDelayMs = target.loopDelayMs(from, Date.now())
+      phase.peakRssKb = target.phasePeakKb()
+      phase.endRssKb = target.rssKb() ?? 0
+      console.log(`${spec.name}: ${phase.tried} requests, ${phase.fiveXX} 5xx, ${phase.crashes} crashes, ${phase.leaks} leaks, ${phase.lostWrites} lost, ` +
+        `longest probe ${phase.longestProbeMs.toFixed(0)} ms (loop delay ${phase.longestLoopDelayMs.toFixed(0)} ms), RSS ${(phase.peakRssKb / 1024).toFixed(0)} MB, ${phase.failedChecks} failed checks, ${phase.seconds.toFixed(1)} s${phase.status === 'ran' ? '' : ` (${phase.status})`}`)
     }
-    // Its own budget, or its share of the time left when the phases before it ran long: every phase runs.
-    const rest = chosen.slice(i).reduce((n, p) => n + budgetOf(p), 0)
-    const budget = budgetOf(spec) === 0 ? 0 : Math.min(budgetOf(spec), Math.floor((run.timeLeft() * budgetOf(spec)) / rest))
-    const phase = new Phase(spec.name, spec.title, budget)
-    phase.ownServers = spec.ownServers === true
-    run.phase = phase
-    run.phases.push(phase)
-    if (budgetOf(spec) === 0) {
-      phase.status = 'full run only'
-      console.log(`${spec.name}: left out of the short run`)
-      continue
-    }
-    if (budget < 500) {
-      phase.status = 'skipped'
-      console.log(`${spec.name}: skipped (the run's deadline has passed)`)
-      continue
-    }
-    target.startPhase()
-    const t0 = performance.now()
-    const from = Date.now()
-    try {
-      await spec.run(run)
-    } catch (e) {
-      phase.check('the phase ran to its end', false, (e as Error).stack?.split('\n').slice(0, 3).join(' ') ?? String(e))
-    }
-    // Requests the phase gave up on may still keep the server busy: that time is the phase's, not the next one's.
-    await run.settle()
-    await sleep(300) // the probe's and the loop monitor's last samples of this phase
-    phase.seconds = (performance.now() - t0) / 1000
-    phase.longestLoopDelayMs = target.loopDelayMs(from, Date.now())
-    phase.peakRssKb = target.phasePeakKb()
-    phase.endRssKb = target.rssKb() ?? 0
-    console.log(`${spec.name}: ${phase.tried} requests, ${phase.fiveXX} 5xx, ${phase.crashes} crashes, ${phase.leaks} leaks, ${phase.lostWrites} lost, ` +
-      `longest probe ${phase.longestProbeMs.toFixed(0)} ms (loop delay ${phase.longestLoopDelayMs.toFixed(0)} ms), RSS ${(phase.peakRssKb / 1024).toFixed(0)} MB, ${phase.failedChecks} failed checks, ${phase.seconds.toFixed(1)} s${phase.status === 'ran' ? '' : ` (${phase.status})`}`)
+  } catch (e) {
+    // No server to attack any more (it cannot be started again): the report says so, and the run fails.
+    if (!run.phases.includes(run.phase)) run.phases.push(run.phase)
+    run.phase.status = 'cut short'
+    run.phase.check('a server to attack (started again after a crash or a planned restart)', false, String((e as Error).message).slice(0, 300))
+    console.error(e)
   }
   const peakKb = target.peakKb()
-  await target.stop()
+  await target.stop().catch((e: unknown) => console.error('stopping the server:', e))
   const summary = summarize(run.phases, target.crashes.length, peakKb, run.timingDifferenceMs, (performance.now() - started) / 1000)
   const args = [...(options.short ? ['--short'] : []), ...(options.seed === 1 ? [] : ['--seed', String(options.seed)]), ...(options.only === undefined ? [] : ['--only', options.only.join(',')])]
   const command = `npm run attack${args.length === 0 ? '' : ` -- ${args.join(' ')}`}`

@@ -225,6 +225,9 @@ export function median (values: number[]): number {
 
 export const mb = (kb: number) => kb / 1024
 
+/** Milliseconds as whole microseconds, never "-0". */
+export const microseconds = (ms: number) => String(Math.round(ms * 1000) + 0)
+
 /** A named phase of the attack and its time budgets. */
 export interface PhaseSpec {
   name: string

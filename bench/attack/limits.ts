@@ -39,7 +39,7 @@ function announces413 (origin: string, path: string, contentLength: number, wait
  * sent). First every round size from 1 MiB to 1 GiB and one byte more, all at once; when no pair
  * brackets the limit, a 17-way search between the closest of them, 16 probes at a time. Silence
  * counts as accepted, and a busy server is silent too: the bound found is asked again with a long
- * wait, and the search starts over below it when it turns out rejected. null: 1 GiB is accepted.
+ * wait (1 s), and the search starts over below it when it turns out rejected. null: 1 GiB is accepted.
  */
 async function findLimit (run: Run, path: string): Promise<number | null> {
   const rejects = async (n: number, waitMs: number) => {
@@ -63,7 +63,7 @@ async function findLimit (run: Run, path: string): Promise<number | null> {
       hi = first === -1 ? hi : points[first]
       lo = first === -1 ? points[points.length - 1] : first === 0 ? lo : points[first - 1]
     }
-    if (lo === 0 || !(await rejects(lo, 3000))) return lo
+    if (lo === 0 || !(await rejects(lo, 1000))) return lo
     hi = lo
     lo = 0
   }

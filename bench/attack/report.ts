@@ -1,5 +1,5 @@
 import { cpus } from 'node:os'
-import { mb, type Options, type Phase } from './context.js'
+import { mb, microseconds, type Options, type Phase } from './context.js'
 
 /** The figures of a whole run, the "must hold" targets, and bench/ATTACK.md written from them. */
 
@@ -96,7 +96,7 @@ export function report (phases: Phase[], s: Summary, options: Options, command: 
     '|---|---|',
     `| Requests tried | ${n(s.tried)} |`,
     `| Requests without an answer (connection closed, timeout) | ${n(s.unanswered)} |`,
-    `| Timing: median of a wrong secret minus that of an unknown user | ${s.timingDifferenceMs === undefined ? 'not measured' : `${(s.timingDifferenceMs * 1000).toFixed(0)} µs`} |`,
+    `| Timing: median of a wrong secret minus that of an unknown user | ${s.timingDifferenceMs === undefined ? 'not measured' : `${microseconds(s.timingDifferenceMs)} µs`} |`,
     `| Longest event-loop delay measured inside the server (monitorEventLoopDelay; the probe also counts time queued behind other requests) | ${s.longestLoopDelayMs.toFixed(0)} ms |`,
     `| Health probes (failed: server down) | ${n(s.probes)} (${n(s.probeFailures)}) |`,
     `| Planned restarts (a phase left the server above ${RSS_TARGET_MB} MB; same database file) | ${restarts.length === 0 ? 'none' : restarts.join('; ')} |`,

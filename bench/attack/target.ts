@@ -93,9 +93,10 @@ export class Target {
       this.sampler?.stop()
       this.post({ type: 'origin', origin: null })
       this.onCrash(crash)
-      this.restarting = this.launch().finally(() => {
-        this.restarting = undefined
-      })
+      const launching = this.launch()
+      this.restarting = launching
+      // A failed start stays in `restarting`: whoever waits in ensureUp() gets the error.
+      launching.then(() => { this.restarting = undefined }, () => {})
     })
   }
 
