@@ -21,7 +21,7 @@ const MiB = 1024 * 1024
 
 interface Server { child: ChildProcess; url: string }
 
-function serve(): Promise<Server> {
+function serve (): Promise<Server> {
   const child = spawn(process.execPath, [CLI, 'serve'], {
     env: { ...process.env, PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: 'false', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit']
@@ -36,7 +36,7 @@ function serve(): Promise<Server> {
 }
 
 /** Peak resident set of a process, in MiB (Linux). */
-function peakMiB(pid: number): number {
+function peakMiB (pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   if (m === null) throw new Error('no VmHWM in /proc status')
   return Number(m[1]) / 1024
@@ -46,7 +46,7 @@ function peakMiB(pid: number): number {
  * A document of at most `size` bytes: `head`, `unit` repeated `count` times, then a long string
  * member filling the rest, then `}`; streamed, never held whole.
  */
-function shaped(size: number, head: string, unit: string, count: number): { bytes: number; stream: () => Readable } {
+function shaped (size: number, head: string, unit: string, count: number): { bytes: number; stream: () => Readable } {
   const padHead = '],"pad":"'
   const tail = '"}'
   const listBytes = count * unit.length + (count - 1)
@@ -56,7 +56,7 @@ function shaped(size: number, head: string, unit: string, count: number): { byte
   const pad = Buffer.alloc(64 * 1024, 'a')
   return {
     bytes,
-    stream: () => Readable.from((function* () {
+    stream: () => Readable.from((function * () {
       yield Buffer.from(head)
       for (let done = 0; done < count; done += chunkUnits) {
         const n = Math.min(chunkUnits, count - done)
@@ -69,7 +69,7 @@ function shaped(size: number, head: string, unit: string, count: number): { byte
   }
 }
 
-function post(url: string, bytes: number, body: Readable): Promise<{ status: number; ms: number; detail: string }> {
+function post (url: string, bytes: number, body: Readable): Promise<{ status: number; ms: number; detail: string }> {
   const started = Date.now()
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(bytes) } }, (res) => {
@@ -83,7 +83,7 @@ function post(url: string, bytes: number, body: Readable): Promise<{ status: num
   })
 }
 
-async function measure(name: string, path: string, bytes: number, body: () => Readable): Promise<void> {
+async function measure (name: string, path: string, bytes: number, body: () => Readable): Promise<void> {
   const server = await serve()
   try {
     const before = peakMiB(server.child.pid!)

@@ -6,7 +6,7 @@ import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
 /** Info, reset and state: the sandbox as a whole. */
-export default async function worldControl(fastify: FastifyInstance, { sandbox, config }: ControlOptions) {
+export default async function worldControl (fastify: FastifyInstance, { sandbox, config }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const startedAt = new Date().toISOString()
 
@@ -22,8 +22,14 @@ export default async function worldControl(fastify: FastifyInstance, { sandbox, 
       fixture: sandbox.source,
       simulator: sandbox.simulator.status(),
       settings: {
-        host: config.host, port: config.port, db: config.db, fixtures: config.fixtures, logLevel: config.logLevel,
-        journalSize: config.journalSize, journalBytes: config.journalBytes, controlToken: config.controlToken !== undefined
+        host: config.host,
+        port: config.port,
+        db: config.db,
+        fixtures: config.fixtures,
+        logLevel: config.logLevel,
+        journalSize: config.journalSize,
+        journalBytes: config.journalBytes,
+        controlToken: config.controlToken !== undefined
       }
     })
   })

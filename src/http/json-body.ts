@@ -49,7 +49,7 @@ export type ScanResult = 'ok' | 'too-deep' | 'too-many-values'
  * plus one), stopping at the first excess. Malformed text is left to JSON.parse (every accepted
  * document is balanced, so the answer is exact for those).
  */
-export function scanJson(bytes: Uint8Array, maxDepth: number, maxValues = Infinity): ScanResult {
+export function scanJson (bytes: Uint8Array, maxDepth: number, maxValues = Infinity): ScanResult {
   let depth = 0
   let values = 1
   let inString = false
@@ -83,7 +83,7 @@ const PROTO = '__proto__'
  * but any later copy by assignment would turn it into the object's prototype, so callers report
  * it instead. Recursion is bounded by MAX_JSON_DEPTH for parsed documents.
  */
-export function protoKeyPaths(value: unknown, limit = 20, path = '', out: string[] = []): string[] {
+export function protoKeyPaths (value: unknown, limit = 20, path = '', out: string[] = []): string[] {
   if (out.length >= limit || value === null || typeof value !== 'object') return out
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length && out.length < limit; i++) protoKeyPaths(value[i], limit, `${path}[${i}]`, out)
@@ -114,7 +114,7 @@ export interface JsonDocument {
  * document nests deeper than MAX_JSON_DEPTH, holds more than `maxValues` values or is not JSON.
  * Own `__proto__` keys stay data and are listed, for the caller to report.
  */
-export function parseJsonDocument(bytes: Buffer, maxValues = Infinity): JsonDocument {
+export function parseJsonDocument (bytes: Buffer, maxValues = Infinity): JsonDocument {
   const text = bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes
   const scan = scanJson(text, MAX_JSON_DEPTH, maxValues)
   if (scan === 'too-deep') throw jsonTooDeep(MAX_JSON_DEPTH)
@@ -134,14 +134,14 @@ export function parseJsonDocument(bytes: Buffer, maxValues = Infinity): JsonDocu
  * naming it (no request body in this sandbox has such a field, and refusing it here keeps every
  * later copy of the body safe).
  */
-export function parseJsonBody(bytes: Buffer, maxValues = Infinity): unknown {
+export function parseJsonBody (bytes: Buffer, maxValues = Infinity): unknown {
   const { value, protoKeys } = parseJsonDocument(bytes, maxValues)
   if (protoKeys.length > 0) throw invalidField(protoKeys[0], 'is not a known field')
   return value
 }
 
 /** Only JSON whitespace (stops at the first other byte). */
-function isBlank(bytes: Buffer): boolean {
+function isBlank (bytes: Buffer): boolean {
   for (const b of bytes) if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return false
   return true
 }
@@ -156,7 +156,7 @@ export interface JsonBodyOptions {
  * parseJsonBody, read as bytes, with the value budget of the route's body limit. Every other
  * Content-Type, text/plain included, is a 415: the framework's text/plain parser is removed.
  */
-export function useJsonBodies(app: FastifyInstance, { emptyIsAbsent }: JsonBodyOptions): void {
+export function useJsonBodies (app: FastifyInstance, { emptyIsAbsent }: JsonBodyOptions): void {
   app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer | string, done) => {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body

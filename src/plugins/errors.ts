@@ -17,7 +17,7 @@ interface AjvError {
 }
 
 /** `/People/1/FirstName` → `People[1].FirstName` */
-function jsonPath(instancePath: string, context: string, prefix = ''): string {
+function jsonPath (instancePath: string, context: string, prefix = ''): string {
   const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
   let out = prefix
   for (const p of parts) out = /^\d+$/.test(p) ? `${out}[${p}]` : out === '' ? p : `${out}.${p}`
@@ -25,11 +25,16 @@ function jsonPath(instancePath: string, context: string, prefix = ''): string {
 }
 
 const TYPE_NAMES: Record<string, string> = {
-  integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false',
-  object: 'a JSON object', array: 'a JSON array', null: 'null'
+  integer: 'an integer',
+  number: 'a number',
+  string: 'a string',
+  boolean: 'true or false',
+  object: 'a JSON object',
+  array: 'a JSON array',
+  null: 'null'
 }
 
-function describe(e: AjvError): { sub?: string; message: string } {
+function describe (e: AjvError): { sub?: string; message: string } {
   const p = e.params
   switch (e.keyword) {
     case 'required':
@@ -73,7 +78,7 @@ export const MAX_FIELD_ERRORS = 200
 const MAX_ERRORS_READ = MAX_FIELD_ERRORS * 10
 
 /** Turns ajv errors into field errors: one per field, unions of literals as "must be one of …". */
-export function fieldErrors(errors: AjvError[], context: string): FieldError[] {
+export function fieldErrors (errors: AjvError[], context: string): FieldError[] {
   const byPath = new Map<string, AjvError[]>()
   for (const e of errors.length > MAX_ERRORS_READ ? errors.slice(0, MAX_ERRORS_READ) : errors) {
     const list = byPath.get(e.instancePath)
@@ -125,11 +130,12 @@ const sizeText = (bytes: number) =>
   bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`
 
 /** Maps any error to the one body shape of src/errors.ts. */
-export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }, facts: RequestFacts = {}): ApiError {
+export function toApiError (err: FastifyError & { validation?: AjvError[]; validationContext?: string }, facts: RequestFacts = {}): ApiError {
   if (err instanceof ApiError) return err
   if (err.validation !== undefined) {
     const errors = fieldErrors(err.validation, err.validationContext ?? 'body')
-    return errors.length < MAX_FIELD_ERRORS ? validationFailed(errors)
+    return errors.length < MAX_FIELD_ERRORS
+      ? validationFailed(errors)
       : badRequest(`${MAX_FIELD_ERRORS} or more fields are invalid; the first ${MAX_FIELD_ERRORS} are listed`, errors)
   }
   const status = err.statusCode ?? 500
@@ -155,13 +161,13 @@ export function toApiError(err: FastifyError & { validation?: AjvError[]; valida
   return internalError()
 }
 
-export function sendError(reply: FastifyReply, err: ApiError): FastifyReply {
+export function sendError (reply: FastifyReply, err: ApiError): FastifyReply {
   const r = toResponse(err)
   return reply.code(r.status).headers(r.headers).type(r.contentType).send(r.body)
 }
 
 /** Error and not-found handling for the whole app. */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     let err = toApiError(error, { contentType: request.headers['content-type'], bodyLimit: request.routeOptions.bodyLimit })
     const rename = request.routeOptions.config?.fieldName
@@ -190,10 +196,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * malformed framing, a request that took too long) with a problem body like every other error,
  * then closes the connection: the parser cannot resume after such an error.
  */
-export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler (err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const problem = err.code === 'HPE_HEADER_OVERFLOW' ? headersTooLarge(maxHeaderSize)
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? requestTimeout()
+  const problem = err.code === 'HPE_HEADER_OVERFLOW'
+    ? headersTooLarge(maxHeaderSize)
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? requestTimeout()
       : malformedRequest()
   const r = toResponse(problem)
   if (!socket.writable) {

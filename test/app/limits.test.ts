@@ -33,7 +33,7 @@ const JSON_TYPE = { 'content-type': 'application/json' }
 interface Answer { status: number; contentType: string; body: string }
 
 /** POSTs with the given headers and body stream; resolves with the answer even if the upload is cut short. */
-function post(url: string, headers: Record<string, string>, body: Readable | undefined): Promise<Answer> {
+function post (url: string, headers: Record<string, string>, body: Readable | undefined): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers }, (res) => {
       let text = ''
@@ -50,16 +50,16 @@ function post(url: string, headers: Record<string, string>, body: Readable | und
 }
 
 /** `bytes` of a JSON string document, made lazily in 64 KiB chunks (never held whole). */
-function lazyJson(bytes: number): Readable {
+function lazyJson (bytes: number): Readable {
   const chunk = Buffer.alloc(64 * 1024, 'a')
-  return Readable.from((function* () {
+  return Readable.from((function * () {
     yield Buffer.from('{"p":"')
     for (let sent = 6; sent < bytes - 2; sent += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, bytes - 2 - sent))
     yield Buffer.from('"}')
   })())
 }
 
-async function alive(t: Test, served: Served): Promise<void> {
+async function alive (t: Test, served: Served): Promise<void> {
   const res = await fetch(`${served.url}/_sandbox/health`)
   t.equal(res.status, 200, 'the server still answers')
   t.equal(served.child.exitCode, null, 'the process has not exited')
@@ -157,7 +157,9 @@ t.test('deep JSON is refused before anything is stored, in every body', async (t
 
   // A fault rule whose body nests 10,000 deep: refused, and the fault list still answers.
   let res = await app.inject({
-    method: 'POST', url: '/_sandbox/faults', headers: JSON_TYPE,
+    method: 'POST',
+    url: '/_sandbox/faults',
+    headers: JSON_TYPE,
     payload: `{"match":{"path":"/vendor/**"},"effect":{"status":503,"body":${deepArray(DEEP)}}}`
   })
   tooDeep(t, res, 'POST /_sandbox/faults')
@@ -169,7 +171,9 @@ t.test('deep JSON is refused before anything is stored, in every body', async (t
 
   // A fault body at the limit is taken (the rule and its effect are two of the levels).
   res = await app.inject({
-    method: 'POST', url: '/_sandbox/faults', headers: JSON_TYPE,
+    method: 'POST',
+    url: '/_sandbox/faults',
+    headers: JSON_TYPE,
     payload: `{"match":{"path":"/nowhere"},"effect":{"status":503,"body":${deepArray(MAX_JSON_DEPTH - 2)}}}`
   })
   t.equal(res.statusCode, 201, `a document exactly ${MAX_JSON_DEPTH} levels deep is accepted`)
@@ -179,7 +183,9 @@ t.test('deep JSON is refused before anything is stored, in every body', async (t
   // Client details.
   const before = (await app.inject({ url: `/_sandbox/agencies/${AGENCY.main}/clients/1000` })).json()
   res = await app.inject({
-    method: 'PATCH', url: `/_sandbox/agencies/${AGENCY.main}/clients/1000`, headers: JSON_TYPE,
+    method: 'PATCH',
+    url: `/_sandbox/agencies/${AGENCY.main}/clients/1000`,
+    headers: JSON_TYPE,
     payload: `{"details":{"notes":${deepArray(DEEP)}}}`
   })
   tooDeep(t, res, 'PATCH client details')
@@ -188,7 +194,9 @@ t.test('deep JSON is refused before anything is stored, in every body', async (t
   // A vendor write with a deep key the binder would ignore.
   const writesBefore = (await app.inject({ url: `/_sandbox/agencies/${AGENCY.main}/writes` })).json()
   res = await app.inject({
-    method: 'POST', url: LOG_URL, headers: { ...JSON_TYPE, authorization: DEMO },
+    method: 'POST',
+    url: LOG_URL,
+    headers: { ...JSON_TYPE, authorization: DEMO },
     payload: JSON.stringify(logNote()).replace(/^\{/, `{"ignored":${deepArray(DEEP)},`)
   })
   tooDeep(t, res, 'vendor log note')
@@ -219,7 +227,7 @@ t.test('the demo fixture and the state fit well within the depth limit', async (
 // ------------------------------------------------------------------------------------------------
 
 /** Sends raw bytes on a fresh connection and returns everything the server wrote before closing. */
-function rawExchange(port: number, text: string): Promise<string> {
+function rawExchange (port: number, text: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     let answer = ''
@@ -232,7 +240,7 @@ function rawExchange(port: number, text: string): Promise<string> {
   })
 }
 
-function parseRaw(answer: string): { status: number; headers: string; body: Record<string, unknown> } {
+function parseRaw (answer: string): { status: number; headers: string; body: Record<string, unknown> } {
   const [head, body] = answer.split('\r\n\r\n', 2)
   return { status: Number(head.split(' ')[1]), headers: head.toLowerCase(), body: JSON.parse(body) as Record<string, unknown> }
 }
@@ -292,7 +300,7 @@ t.test('an unpadded base64 header is a 400 naming it and the padding', async (t)
   t.equal(res.statusCode, 200, 'the padded value is taken')
 })
 
-function withAuth(a: { headers: Record<string, string>; payload: Buffer }) {
+function withAuth (a: { headers: Record<string, string>; payload: Buffer }) {
   return { headers: { ...a.headers, authorization: DEMO }, payload: a.payload }
 }
 
@@ -301,7 +309,7 @@ function withAuth(a: { headers: Record<string, string>; payload: Buffer }) {
 // ------------------------------------------------------------------------------------------------
 
 /** The demo state with an own `__proto__` key in its first agency (as JSON text: an object literal cannot hold one). */
-async function stateWithProto(app: Awaited<ReturnType<typeof build>>, spelling = '__proto__'): Promise<string> {
+async function stateWithProto (app: Awaited<ReturnType<typeof build>>, spelling = '__proto__'): Promise<string> {
   const state = JSON.parse((await app.inject({ url: '/_sandbox/state' })).body) as Record<string, unknown> & { agencies: unknown[] }
   const [first, ...rest] = state.agencies
   const agencies = `[{"${spelling}":{"agencyId":1},${JSON.stringify(first).slice(1)}${rest.map((a) => ',' + JSON.stringify(a)).join('')}]`
@@ -326,7 +334,9 @@ t.test('a __proto__ key in a fixture is reported as an unknown field', async (t)
 
   // A vendor body: refused the same way, never bound.
   const res = await app.inject({
-    method: 'POST', url: LOG_URL, headers: { ...JSON_TYPE, authorization: DEMO },
+    method: 'POST',
+    url: LOG_URL,
+    headers: { ...JSON_TYPE, authorization: DEMO },
     payload: JSON.stringify(logNote()).replace(/^\{/, '{"__proto__":{"refId":"x"},')
   })
   t.equal(res.statusCode, 400)
