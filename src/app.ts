@@ -11,7 +11,7 @@ import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
-import { lazySerializerFactory, lazyValidatorFactory } from './plugins/lazy-validators.js'
+import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
 import { JSON_BODY_LIMIT, useJsonBodies } from './http/json-body.js'
@@ -73,7 +73,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     frameworkErrors: (error, _request, reply) => {
       void sendError(reply, toApiError(error))
     },
-    ajv: { customOptions: { allErrors: true, verbose: true } },
+    ajv: { customOptions: VALIDATOR_OPTIONS },
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])

@@ -268,8 +268,9 @@ t.test('a full version 3.0 sync, with and without include support', async (t) =>
     }
   }
   const c = live(AGENCY.main)[0]
-  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}/log?version=3.0`, headers: auth, payload: { ...logNote(), channel: undefined, action: 9 } })
-  t.equal(res.statusCode, 200, 'older callers send action')
+  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}/log?version=3.0`, headers: auth, payload: { ...logNote(), channel: undefined, Channel: 9 } })
+  // `action` is no alias of Channel in 3.0 (test/fidelity/observed-live.test.ts)
+  t.equal(res.statusCode, 200, 'PascalCase Channel binds')
   const file = attachment(Buffer.from('x'), { FileExt: 'eml' })
   res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}/attachment?version=3.0`, headers: { ...auth, ...file.headers }, payload: file.payload })
   t.equal(res.statusCode, 200)

@@ -40,7 +40,8 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
     method: operation.method,
     url: binding.url ?? operation.url,
     constraints: { apiVersion: version },
-    config: { scope: operation.scope, fieldName: route.fieldName },
+    // bindBody reshapes the raw body before the vendor pipeline binds it (src/plugins/vendor.ts)
+    config: { scope: operation.scope, fieldName: route.fieldName, reshapeBody: bindBody },
     schema: definedParts({
       summary: binding.summary ?? operation.summary,
       params: operation.params,
@@ -51,7 +52,6 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
     }),
     // The handler reads the request as the schemas above type it (see OperationRequests).
     handler: route.handler as RouteHandlerMethod,
-    ...(bindBody === undefined ? {} : { preValidation: async (request) => { request.body = bindBody(request.body) } }),
     ...(route.attachValidation === undefined ? {} : { attachValidation: route.attachValidation }),
     ...(route.serializerCompiler === undefined ? {} : { serializerCompiler: route.serializerCompiler }),
     ...(route.onRequest === undefined ? {} : { onRequest: route.onRequest }),

@@ -1,9 +1,8 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { Value } from '@sinclair/typebox/value'
 import type { FieldError } from '../errors.js'
-import { bindKeys } from '../schemas/bind.js'
+import { bindPart } from '../schemas/bind.js'
 import { ReceiptItemSchema } from '../schemas/writes.js'
 import { pascalPath } from './write-rules.js'
 import type { ReceiptCommand } from './writes.js'
@@ -121,12 +120,13 @@ export function compileItemValidator(schema: TSchema, rootField = '(item)'): (va
 const validateReceipt = compileItemValidator(ReceiptItemSchema)
 
 /**
- * One item of a receipts body: keys bound case-insensitively (unknown ones noted in `warnings`),
- * numbers sent as strings converted as the other JSON bodies' validation coerces them, then
- * checked. Answers the command, or the item's field errors.
+ * One item of a receipts body, bound as every JSON body is (src/schemas/bind.ts: keys in any case,
+ * unknown ones noted in `warnings`, numbers sent as digit strings converted, enumerations in any
+ * case, dates on the calendar), then checked without coercion. Answers the command, or the item's
+ * field errors (the binder's and the schema's).
  */
 export function checkReceiptItem(raw: unknown, index: number, warnings: string[]): ReceiptCommand | FieldError[] {
-  const bound = Value.Convert(ReceiptItemSchema, bindKeys(raw, ReceiptItemSchema, warnings, `[${index}]`))
-  const errors = validateReceipt(bound)
-  return errors.length > 0 ? errors : (bound as ReceiptCommand)
+  const { value, faults } = bindPart(raw, ReceiptItemSchema, 'body', warnings, `[${index}]`)
+  const errors = [...faults.map((f) => ({ field: pascalPath(pointerPath(f.pointer)) || '(item)', message: f.message })), ...validateReceipt(value)]
+  return errors.length > 0 ? errors : (value as ReceiptCommand)
 }

@@ -1,10 +1,13 @@
 import fastifyBasicAuth from '@fastify/basic-auth'
-import type { TSchema } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { Grant } from '../domain/access.js'
 import type { Sandbox } from '../domain/sandbox.js'
-import { invalidField, unauthorized } from '../errors.js'
-import { bindKeys } from '../schemas/bind.js'
+import { badRequest, invalidField, unauthorized } from '../errors.js'
+import { bindPart, liveSentenceAt, type BindingFault, type RequestPart } from '../schemas/bind.js'
+import { toApiError } from './errors.js'
+import { lazyValidatorFactory, VALIDATOR_OPTIONS } from './lazy-validators.js'
+import { checkPlainIntegers } from './plain-integers.js'
 import type { Scope } from '../schemas/common.js'
 import type { ApiVersion } from '../versions/index.js'
 
@@ -22,10 +25,63 @@ declare module 'fastify' {
     scope?: Scope
     /** How validation errors name a field (e.g. the spec's PascalCase for write bodies). */
     fieldName?: (field: string, context: string) => string
+    /** Reshapes the raw body before binding (3.0/4.0 batch reads: a bare array of numbers). */
+    reshapeBody?: (body: unknown) => unknown
   }
 }
 
 const AGENCY_ID = /^\d{1,10}$/
+
+/** The query schema of a route that takes no parameters: every one it is sent is ignored, with a warning. */
+const NO_PARAMETERS = Type.Object({}, { additionalProperties: false })
+
+type Compile = (route: unknown) => unknown
+/** Validator compilers of every vendor scope, made once: bodies without type coercion, text parts with it. */
+let compilers: { body: Compile, text: Compile } | undefined
+
+/**
+ * Vendor validators: bodies are validated without Ajv's type coercion (`true`, `[29]` or `"0x1d"`
+ * for an integer is refused, not bent into 1 or 29): the binder has already converted what the
+ * live service accepts (`"29"`). Query, path and headers are text the schemas type, so their
+ * validators convert it. Each compiles on a route's first use (lazy-validators.ts).
+ */
+const vendorValidatorCompiler = ((route: { httpPart?: string }) => {
+  compilers ??= {
+    body: lazyValidatorFactory()({}, { customOptions: { ...VALIDATOR_OPTIONS, coerceTypes: false } }),
+    text: lazyValidatorFactory()({}, { customOptions: VALIDATOR_OPTIONS })
+  }
+  return (route.httpPart === 'body' ? compilers.body : compilers.text)(route)
+}) as unknown as FastifySchemaCompiler<unknown>
+
+type ValidationError = Parameters<typeof toApiError>[0]
+
+/**
+ * A validation error whose failing field the live service answers with a known sentence (see
+ * markLiveSentence) as a 400 with that sentence as its detail and the fields as usual; undefined
+ * for any other error (the app's error handler answers it).
+ */
+function withLiveSentence (error: ValidationError, request: FastifyRequest): Error | undefined {
+  const context = error.validationContext
+  const partSchema = context === undefined ? undefined : (request.routeOptions.schema as Record<string, TSchema> | undefined)?.[context]
+  if (error.validation === undefined || context === undefined || partSchema === undefined) return undefined
+  const sentence = error.validation
+    .map((e) => liveSentenceAt(partSchema, e.keyword === 'required' ? `${e.instancePath}/${String(e.params.missingProperty)}` : e.instancePath))
+    .find((s) => s !== undefined)
+  if (sentence === undefined) return undefined
+  const rename = request.routeOptions.config.fieldName
+  const errors = (toApiError(error).errors ?? []).map((e) => ({ ...e, field: rename === undefined ? e.field : rename(e.field, context) }))
+  return badRequest(errors.length === 1 ? sentence : `${sentence}; ${errors.length} fields are invalid; see errors`, errors)
+}
+
+/** Binding faults as a validation error of the request part, named like the validator's (and renamed by the route's fieldName). */
+function refuse (faults: BindingFault[], part: RequestPart): void {
+  if (faults.length === 0) return
+  throw Object.assign(new Error(`the request's ${part} does not bind`), {
+    statusCode: 400,
+    validationContext: part,
+    validation: faults.map((f) => ({ instancePath: f.pointer, keyword: 'binding', message: f.message, params: {} }))
+  })
+}
 
 /** What each vendor route file receives: the domain and the one version it registers. */
 export interface VendorRouteOptions {
@@ -35,7 +91,8 @@ export interface VendorRouteOptions {
 
 /**
  * The vendor scope's request pipeline: Basic auth (onRequest), then the agency grant and
- * scope (preValidation, so 403 comes before body errors), then case-insensitive body binding.
+ * scope (preValidation, so 403 comes before body errors), then binding the query, body and
+ * headers as the live service's .NET binder does (src/schemas/bind.ts), then validation.
  */
 export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
   app.decorateRequest('integrationId', '')
@@ -53,6 +110,11 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
     }
   })
   app.addHook('onRequest', app.basicAuth)
+  app.setValidatorCompiler(vendorValidatorCompiler)
+  // Validation errors the live service answers with a known sentence; the app's handler answers the rest.
+  app.setErrorHandler((error: ValidationError, request) => {
+    throw withLiveSentence(error, request) ?? error
+  })
 
   app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     try {
@@ -63,7 +125,7 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
     done()
   })
 
-  /** Checks the path ids, the grant and the scope, and binds the body's keys (throws an ApiError). */
+  /** Checks the path ids, the grant and the scope, then binds the query, body and headers (throws a 4xx). */
   function bindRequest(request: FastifyRequest): void {
     const params = request.params as Record<string, string> | undefined
     // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
@@ -78,16 +140,37 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
       if (scope !== undefined) sandbox.access.requireScope(grant, scope)
       request.grant = grant
     }
-    const bodySchema = request.routeOptions.schema?.body as TSchema | undefined
+    const schema = request.routeOptions.schema
+    const warnings: string[] = []
+
+    const query = bindPart(request.query, (schema?.querystring as TSchema | undefined) ?? NO_PARAMETERS, 'querystring', warnings)
+    refuse(query.faults, 'querystring')
+    request.query = query.value
+    checkPlainIntegers(request)
+
+    const reshape = request.routeOptions.config.reshapeBody
+    if (reshape !== undefined) request.body = reshape(request.body)
+    const bodySchema = schema?.body as TSchema | undefined
     // Ajv coerces a scalar into an array only in its own copy at the root: refuse it here.
     if (bodySchema?.type === 'array' && request.body !== undefined && !Array.isArray(request.body)) {
       throw invalidField('(body)', 'must be a JSON array')
     }
     if (bodySchema !== undefined && request.body !== undefined && request.body !== null && typeof request.body === 'object') {
-      const warnings: string[] = []
-      request.body = bindKeys(request.body, bodySchema, warnings)
-      if (warnings.length > 0) request.warnings = warnings
+      const body = bindPart(request.body, bodySchema, 'body', warnings)
+      refuse(body.faults, 'body')
+      request.body = body.value
     }
+
+    const headersSchema = schema?.headers as TSchema | undefined
+    if (headersSchema !== undefined) {
+      const headers = bindPart(request.headers, headersSchema, 'headers', warnings)
+      refuse(headers.faults, 'headers')
+      // canonical spellings (an enumeration's) replace what was sent; other headers stay as they are
+      for (const [name, value] of Object.entries(headers.value as Record<string, string>)) {
+        if (request.headers[name] !== value) request.headers[name] = value
+      }
+    }
+    if (warnings.length > 0) request.warnings = warnings
   }
 }
 

@@ -1,54 +1,234 @@
 import { Kind, type TSchema } from '@sinclair/typebox'
+import { parseTimestamp } from '../time.js'
 
 /**
- * Binds a request body to its schema's key names case-insensitively (callers send
- * `People` or `people`), honours per-property `aliases` (e.g. `action` for `channel`), and
- * drops keys the schema does not know, returning them as warnings (`People[0].Nickname`).
+ * Request binding as the live service's ASP.NET binder does it, driven by the route's TypeBox
+ * schemas, before validation:
+ * - names: body keys and query parameter names match in any case (`People`, `people`); unknown
+ *   body keys and query parameters are dropped and reported as warnings (journaled); one name
+ *   given twice in different casings with different values is a fault (key order decides nothing);
+ * - a JSON `null` for a property is an absent value (a required one is then reported missing);
+ * - numbers: a body integer may be a JSON string of plain decimal digits (`"29"`), a body number
+ *   a string of decimal digits with an optional fraction; anything else (`true`, `[29]`, `"0x1d"`,
+ *   `"1e3"`) is left as it is, for the validator (which does not coerce bodies) to refuse;
+ * - enumerations (schemas marked by `markEnumeration`) match in any case and are stored in their
+ *   canonical spelling; a numbered one also takes its number (declaration order from 0);
+ * - booleans in a query or headers: `true`/`false` in any case;
+ * - dates (schemas marked by `markCalendar`) must exist on the calendar: `1990-02-30` is a fault.
+ * Faults carry a JSON pointer built from the schema's names, so errors read like the validator's.
  */
-export function bindKeys(value: unknown, schema: TSchema, warnings: string[], path = ''): unknown {
+
+/** Where the values come from: JSON (typed values) or text (query parameters, headers). */
+export type RequestPart = 'body' | 'querystring' | 'headers'
+
+/** A value the binder refuses, at a JSON pointer of the bound names (`/people/0/dateOfBirth`). */
+export interface BindingFault {
+  pointer: string
+  message: string
+}
+
+export interface Bound {
+  value: unknown
+  faults: BindingFault[]
+}
+
+/** The binder's marks: a symbol key, which TypeBox's wrappers copy and neither Ajv nor the OpenAPI output sees. */
+const MARK = Symbol.for('agency-sandbox.binding')
+
+interface EnumerationMark {
+  kind: 'enumeration'
+  values: readonly string[]
+  numbered: boolean
+}
+interface CalendarMark {
+  kind: 'calendar'
+  what: 'date' | 'date and time'
+}
+type Mark = EnumerationMark | CalendarMark
+
+const markOf = (schema: TSchema): Mark | undefined => (schema as { [MARK]?: Mark })[MARK]
+
+/**
+ * Marks an enumeration: values bind in any case to these spellings; when `numbered`, a value's
+ * number (its position, from 0, as a .NET enum numbers its members) binds too.
+ */
+export function markEnumeration<T extends TSchema> (schema: T, values: readonly string[], numbered: boolean): T {
+  (schema as { [MARK]?: Mark })[MARK] = { kind: 'enumeration', values: [...values], numbered }
+  return schema
+}
+
+/** Marks a date (`DateOnly`) or date-time (`DateTime`) string: it must be a real calendar value. */
+export function markCalendar<T extends TSchema> (schema: T, what: CalendarMark['what'] = 'date and time'): T {
+  (schema as { [MARK]?: Mark })[MARK] = { kind: 'calendar', what }
+  return schema
+}
+
+/** The sentence the live service answers when a field fails (a symbol key too, unseen by Ajv and OpenAPI). */
+const LIVE_SENTENCE = Symbol.for('agency-sandbox.live-sentence')
+
+/** Marks a field whose failure the live service answers with a known sentence (`Invalid Channel`). */
+export function markLiveSentence<T extends TSchema> (schema: T, sentence: string): T {
+  (schema as { [LIVE_SENTENCE]?: string })[LIVE_SENTENCE] = sentence
+  return schema
+}
+
+/** The live sentence of the field at a JSON pointer of `schema` (`/channel`), when it has one. */
+export function liveSentenceAt (schema: TSchema, pointer: string): string | undefined {
+  let at: TSchema | undefined = schema
+  for (const part of pointer.split('/').slice(1)) {
+    if (at === undefined) return undefined
+    at = /^\d+$/.test(part) ? arrayItems(at) : (objectSchema(at)?.properties as Record<string, TSchema> | undefined)?.[part]
+  }
+  return (at as { [LIVE_SENTENCE]?: string } | undefined)?.[LIVE_SENTENCE]
+}
+
+interface Context {
+  part: RequestPart
+  warnings: string[]
+  faults: BindingFault[]
+}
+
+/**
+ * Binds one part of a request to its schema. `at` prefixes the warnings' paths (a receipt's
+ * `[2]`); fault pointers are relative to `value`.
+ */
+export function bindPart (value: unknown, schema: TSchema, part: RequestPart, warnings: string[], at = ''): Bound {
+  const context: Context = { part, warnings, faults: [] }
+  return { value: bind(value, schema, context, '', at), faults: context.faults }
+}
+
+function bind (value: unknown, schema: TSchema, context: Context, pointer: string, at: string): unknown {
+  const mark = markOf(schema)
+  if (mark?.kind === 'enumeration') return bindEnumeration(value, mark)
+  if (mark?.kind === 'calendar') {
+    checkCalendar(value, schema, mark, context, pointer)
+    return value
+  }
   if (Array.isArray(value)) {
-    const items = arraySchema(schema)
-    return items === undefined ? value : value.map((v, i) => bindKeys(v, items, warnings, `${path}[${i}]`))
+    const items = arrayItems(schema)
+    return items === undefined ? value : value.map((v, i) => bind(v, items, context, `${pointer}/${i}`, `${at}[${i}]`))
   }
-  if (value === null || typeof value !== 'object') return value
-  const object = objectSchema(schema)
-  if (object === undefined) return value
-  const props = object.properties as Record<string, TSchema>
-  const byName = new Map<string, string>()
-  for (const [name, prop] of Object.entries(props)) {
-    byName.set(name.toLowerCase(), name)
-    for (const alias of (prop.aliases as string[] | undefined) ?? []) byName.set(alias.toLowerCase(), name)
+  if (value !== null && typeof value === 'object') {
+    const object = objectSchema(schema)
+    return object === undefined ? value : bindObject(value as Record<string, unknown>, object, context, pointer, at)
   }
+  return bindScalar(value, schema, context.part)
+}
+
+function bindObject (value: Record<string, unknown>, object: TSchema, context: Context, pointer: string, at: string): Record<string, unknown> {
+  const properties = object.properties as Record<string, TSchema>
+  const names = namesOf(object)
   const out: Record<string, unknown> = {}
-  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-    const name = byName.get(key.toLowerCase())
-    const at = path === '' ? key : `${path}.${key}`
+  const givenAs = new Map<string, string>()
+  for (const [key, v] of Object.entries(value)) {
+    const name = names.get(key.toLowerCase())
+    const where = at === '' ? key : `${at}.${key}`
     if (name === undefined) {
-      if (object.additionalProperties === false) {
-        warnings.push(`ignored unknown key ${at}`)
-        continue
+      // Headers carry far more than the schema names; an open body object keeps what it does not know.
+      if (context.part === 'headers' || (context.part === 'body' && object.additionalProperties !== false)) {
+        Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true })
+      } else {
+        context.warnings.push(context.part === 'querystring' ? `ignored unknown query parameter ${key}` : `ignored unknown key ${where}`)
       }
-      out[key] = v
       continue
     }
-    if (name in out) {
-      warnings.push(`ignored duplicate key ${at} (already bound to ${name})`)
+    const first = givenAs.get(name)
+    if (first !== undefined) {
+      if (JSON.stringify(value[first]) === JSON.stringify(v)) context.warnings.push(`ignored duplicate key ${where} (same value as ${first})`)
+      else context.faults.push({ pointer: `${pointer}/${name}`, message: `is given twice with different values (as ${first} and ${key}); send it once` })
       continue
     }
-    out[name] = bindKeys(v, props[name], warnings, path === '' ? name : `${path}.${name}`)
+    givenAs.set(name, key)
+    const property = properties[name]
+    // .NET binds a null as the property's absence; a required property is then reported missing.
+    if (v === null && !acceptsNull(property)) continue
+    out[name] = bind(v, property, context, `${pointer}/${name}`, at === '' ? name : `${at}.${name}`)
   }
   return out
 }
 
-function members(schema: TSchema): TSchema[] {
-  if (schema[Kind] === 'Union' || Array.isArray(schema.anyOf)) return (schema.anyOf as TSchema[]) ?? []
+const INTEGER_TEXT = /^-?[0-9]{1,15}$/
+const DECIMAL_TEXT = /^-?[0-9]{1,15}(\.[0-9]{1,15})?$/
+const BOOLEAN_TEXT = /^(true|false)$/i
+
+function bindScalar (value: unknown, schema: TSchema, part: RequestPart): unknown {
+  if (typeof value !== 'string') return value
+  const types = typesOf(schema)
+  if (types.has('string')) return value
+  if (part === 'body') {
+    if (types.has('integer') && INTEGER_TEXT.test(value)) return Number(value)
+    if (types.has('number') && DECIMAL_TEXT.test(value)) return Number(value)
+    return value
+  }
+  // Text parts: integers stay text for the plain-digits check and the validator's conversion.
+  if (types.has('boolean') && BOOLEAN_TEXT.test(value)) return value.toLowerCase()
+  return value
+}
+
+const DIGITS = /^[0-9]{1,9}$/
+
+function bindEnumeration (value: unknown, mark: EnumerationMark): unknown {
+  if (typeof value === 'string') {
+    if (mark.values.includes(value)) return value
+    const lower = value.toLowerCase()
+    const named = mark.values.find((v) => v.toLowerCase() === lower)
+    if (named !== undefined) return named
+    return mark.numbered && DIGITS.test(value) ? mark.values[Number(value)] ?? value : value
+  }
+  if (typeof value === 'number' && mark.numbered && Number.isInteger(value) && value >= 0) return mark.values[value] ?? value
+  return value
+}
+
+function checkCalendar (value: unknown, schema: TSchema, mark: CalendarMark, context: Context, pointer: string): void {
+  // Not text, empty, or not of the schema's shape: the validator or the domain says what is wrong.
+  if (typeof value !== 'string' || value === '' || !fitsPattern(schema, value)) return
+  if (parseTimestamp(value) !== null) return
+  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value
+  const example = mark.what === 'date' ? 'yyyy-mm-dd' : 'ISO 8601, e.g. 2024-10-08T14:30:00Z'
+  context.faults.push({ pointer, message: `must be a real calendar ${mark.what} (${example}); '${shown}' is not one` })
+}
+
+const patterns = new WeakMap<TSchema, RegExp>()
+
+function fitsPattern (schema: TSchema, value: string): boolean {
+  if (typeof schema.pattern !== 'string') return true
+  let pattern = patterns.get(schema)
+  if (pattern === undefined) {
+    pattern = new RegExp(schema.pattern, 'u')
+    patterns.set(schema, pattern)
+  }
+  return pattern.test(value)
+}
+
+const nameMaps = new WeakMap<TSchema, Map<string, string>>()
+
+/** An object schema's property names by their lower-case spelling. */
+function namesOf (object: TSchema): Map<string, string> {
+  let names = nameMaps.get(object)
+  if (names === undefined) {
+    names = new Map(Object.keys(object.properties as object).map((name) => [name.toLowerCase(), name]))
+    nameMaps.set(object, names)
+  }
+  return names
+}
+
+function members (schema: TSchema): TSchema[] {
+  if (schema[Kind] === 'Union' || Array.isArray(schema.anyOf)) return (schema.anyOf as TSchema[] | undefined) ?? []
   return [schema]
 }
 
-function objectSchema(schema: TSchema): TSchema | undefined {
+function typesOf (schema: TSchema): Set<unknown> {
+  return new Set(members(schema).map((s) => s.type))
+}
+
+function acceptsNull (schema: TSchema): boolean {
+  return members(schema).some((s) => s.type === 'null' || s[Kind] === 'Unknown' || s[Kind] === 'Any')
+}
+
+function objectSchema (schema: TSchema): TSchema | undefined {
   return members(schema).find((s) => s.type === 'object' && s.properties !== undefined)
 }
 
-function arraySchema(schema: TSchema): TSchema | undefined {
+function arrayItems (schema: TSchema): TSchema | undefined {
   return members(schema).find((s) => s.type === 'array')?.items as TSchema | undefined
 }

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { markCalendar, markEnumeration } from './bind.js'
 
 /** Shared primitives of the wire format (camelCase, as the live service answers). */
 
@@ -10,15 +11,15 @@ export const Guid = Type.String({
   pattern: '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$',
   description: 'a UUID, e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301'
 })
-/** ISO 8601 timestamp; a value without a zone is read as UTC. */
-export const DateTimeString = Type.String({
+/** ISO 8601 timestamp; a value without a zone is read as UTC. A request's must be a real calendar value. */
+export const DateTimeString = markCalendar(Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,7})?)?(Z|[+-]\\d{2}:?\\d{2})?$',
   description: 'ISO 8601 date and time, e.g. 2024-10-08T14:30:00Z (no zone means UTC)'
-})
-export const DateOnlyString = Type.String({
+}))
+export const DateOnlyString = markCalendar(Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}$',
   description: 'a calendar date yyyy-mm-dd'
-})
+}), 'date')
 
 export const SCOPES = [
   'client-read',
@@ -51,6 +52,15 @@ export const APPLICATION_TYPES = [
 
 export const literalUnion = <T extends readonly string[]>(values: T, description?: string) =>
   Type.Union(values.map((v) => Type.Literal(v)), description === undefined ? {} : { description })
+
+/**
+ * An enumeration of a request, as the live (.NET) binder reads it: any case binds to these
+ * spellings, and when `numbered` (a .NET enum: members numbered in declaration order from 0, as
+ * the spec lists them) the member's number binds too. Read-back keeps the canonical spelling.
+ * `accepted` lists what the schema itself accepts (the values, and any documented second spelling).
+ */
+export const enumeration = <T extends readonly string[]>(values: T, numbered: boolean, description?: string, accepted: readonly string[] = values) =>
+  markEnumeration(literalUnion(accepted, description), values, numbered)
 
 /** The problem body every error except 401/403-agency answers with. */
 export const ProblemSchema = Type.Object(

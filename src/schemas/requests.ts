@@ -1,7 +1,12 @@
 import { Type } from '@sinclair/typebox'
+import { markCalendar } from './bind.js'
 import { PositiveInt } from './common.js'
 
-/** Path and query schemas shared by the vendor routes. */
+/**
+ * Path and query schemas shared by the vendor routes. Query parameter names bind in any case
+ * (`Version`, `AsOf`), booleans take `true`/`false` in any case, and parameters a route does not
+ * know are ignored with a journal warning (src/schemas/bind.ts).
+ */
 
 export const VersionQuery = Type.Object({
   version: Type.Optional(Type.String({ description: '4.0 or 3.0; omit for version 1' }))
@@ -24,9 +29,9 @@ export const IncludeQuery = Type.Object({ ...VersionQuery.properties, include: T
 
 export const ChangedClientsQuery = Type.Object({
   ...VersionQuery.properties,
-  asOf: Type.Optional(Type.String({ description: 'ISO 8601 date-time; ids of clients changed after it (no zone means UTC)' })),
+  asOf: Type.Optional(markCalendar(Type.String({ description: 'ISO 8601 date-time, a real calendar value; ids of clients changed after it (no zone means UTC)' }))),
   officeId: Type.Optional(PositiveInt),
-  deleted: Type.Optional(Type.Boolean({ description: 'true: only the ids of deleted clients' }))
+  deleted: Type.Optional(Type.Boolean({ description: 'true (in any case): only the ids of deleted clients' }))
 })
 
 export const SearchQuery = Type.Object({

@@ -1,6 +1,7 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import { markCalendar, markEnumeration, markLiveSentence } from './bind.js'
 import {
-  APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, DateTimeString, Guid, MAIN_CONTACT_TYPES, literalUnion
+  APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, DateTimeString, Guid, MAIN_CONTACT_TYPES, enumeration
 } from './common.js'
 import { LOB_CODES } from './lob.js'
 
@@ -10,25 +11,16 @@ import { LOB_CODES } from './lob.js'
  *
  * Property names are the wire's camelCase. Request keys are bound to them case-insensitively before
  * validation (src/schemas/bind.ts), so `Note`, `note` and `NOTE` all land on `note`, and the spec's
- * `LOBs` lands on the wire's `loBs`. Descriptions of pattern-checked strings are worded to follow
- * "must be", because validation errors read "must be <description>".
+ * `LOBs` lands on the wire's `loBs`. There are no other names: `action` is the version 1 name of the
+ * channel only (in 3.0 and 4.0 it is an unknown key, as the live service treats it). Enumerations
+ * bind in any case (and by number), dates must be real calendar values (see bind.ts). Descriptions
+ * of pattern-checked strings are worded to follow "must be", because validation errors read
+ * "must be <description>".
  */
 
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Gives a property schema alternative key names that bindKeys honours (e.g. `action` for
- * `channel`). The list is attached as a non-enumerable property: bindKeys reads it, while ajv (in
- * strict mode, as Fastify runs it, an enumerable unknown keyword such as `aliases` fails the route's
- * compilation) and the OpenAPI output never see it. Attach it to the final property schema (after
- * any Type.Optional), since wrapping copies only enumerable keys.
- */
-function aliased<T extends TSchema>(schema: T, aliases: readonly string[]): T {
-  Object.defineProperty(schema, 'aliases', { value: [...aliases], enumerable: false, configurable: true, writable: false })
-  return schema
-}
 
 /** AgentRole of the spec (log notes, receipts, attachments, version 1 suspense). */
 export const AGENT_ROLES = ['SpecifiedUser', 'Producer', 'CSR', 'Agent1', 'Agent2', 'Agent3'] as const
@@ -38,32 +30,28 @@ export type AgentRole = (typeof AGENT_ROLES)[number]
 export const TASK_CREATE_ROLES = ['SpecifiedUser', 'Producer', 'Csr', 'Agent1', 'Agent2', 'Agent3'] as const
 export type TaskCreateRole = (typeof TASK_CREATE_ROLES)[number]
 
-/** Both spellings of the CSR role are accepted everywhere; the documented spelling comes first. */
-const AGENT_ROLE_SPELLINGS = [...AGENT_ROLES, 'Csr'] as const
-const TASK_CREATE_ROLE_SPELLINGS = [...TASK_CREATE_ROLES, 'CSR'] as const
+/** AgentRole as requests bind it: any case (so `Csr` and `csr` are CSR), or its number 0 to 5. */
+const agentRole = (description = 'AgentRole, in any case (CSR may be spelled Csr), or its number 0 to 5') =>
+  enumeration(AGENT_ROLES, true, description, [...AGENT_ROLES, 'Csr'])
 
 const LOG_ACTION_DESCRIPTION =
   'LogAction 1 to 56: seven channel groups of eight starting at 1 Phone, 9 Mail, 17 Walk In, 25 Online, ' +
   '33 Email, 41 Text, 49 Chat; the offset 0-7 inside a group is To Insured, To Carrier, To Agency Staff, ' +
   'To 3rd Party, From Insured, From Carrier, From Agency Staff, From 3rd Party (29 = Online From Insured)'
 
-/** A fresh LogAction schema (a new object each time, so aliases never leak between uses). */
+/** A fresh LogAction schema (its own description per use). */
 const logAction = (description = LOG_ACTION_DESCRIPTION) => Type.Integer({ minimum: 1, maximum: 56, description })
 
 /** LogAction: integer 1..56, seven channel groups of eight directions. */
 export const LogActionSchema = logAction()
 export type LogAction = Static<typeof LogActionSchema>
 
-/** A `channel` property, also bound from the older key `action`. */
-const channelProperty = (description = `${LOG_ACTION_DESCRIPTION}; also accepted under the key action`) =>
-  aliased(logAction(description), ['action'])
-
 /**
  * DateOnly as callers send it: `yyyy-mm-dd`, optionally followed by a time (`2024-10-08T00:00:00`),
- * the way the service itself writes dates. Whether the date is a real one is the domain's concern.
+ * the way the service itself writes dates; a real calendar date (the binder checks it).
  */
 const dateOnlyOrDateTime = (description = 'a date yyyy-mm-dd, optionally with a time such as 2024-10-08T00:00:00') =>
-  Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,7})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$', description })
+  markCalendar(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,7})?)?(Z|[+-]\\d{2}:?\\d{2})?)?$', description }), 'date')
 
 /** Exactly two characters (a state code), when set. */
 const StateCode = Type.String({ minLength: 2, maxLength: 2, description: 'state code, exactly 2 characters (e.g. ME)' })
@@ -75,7 +63,7 @@ const StateCode = Type.String({ minLength: 2, maxLength: 2, description: 'state 
 /** Task inside a log note or a receipt (no length limits: the spec sets them only for create client). */
 export const TaskSchema = Type.Object(
   {
-    assignedToRole: literalUnion(AGENT_ROLE_SPELLINGS, 'AgentRole; CSR may also be spelled Csr'),
+    assignedToRole: agentRole(),
     assignedToEmail: Type.Optional(Type.String({ description: 'email of an active agency user; required when assignedToRole is SpecifiedUser' })),
     category: Type.Optional(Type.String({ description: 'task category' })),
     description: Type.String({ description: 'what the user has to do' }),
@@ -89,7 +77,8 @@ export type Task = Static<typeof TaskSchema>
 /** POST .../client/{clientId}/log, versions 4.0 and 3.0. */
 export const LogNoteBodySchema = Type.Object(
   {
-    channel: channelProperty(),
+    // the live service answers a missing or invalid channel (e.g. sent as `action`) `Invalid Channel`
+    channel: markLiveSentence(logAction(`${LOG_ACTION_DESCRIPTION}; the key is channel (action is read only in version 1)`), 'Invalid Channel'),
     note: Type.String({
       minLength: 1,
       description: 'text of the log note (may contain HTML); the spec sets no maximum for this operation'
@@ -115,7 +104,7 @@ export type ReceiptInvoice = Static<typeof ReceiptInvoiceSchema>
 /** One receipt of POST .../client/{clientId}/receipts. */
 export const ReceiptSchema = Type.Object(
   {
-    channel: channelProperty(`source of the interaction that produced the payment: ${LOG_ACTION_DESCRIPTION}; also accepted under the key action`),
+    channel: logAction(`source of the interaction that produced the payment: ${LOG_ACTION_DESCRIPTION}`),
     invoices: Type.Optional(Type.Array(ReceiptInvoiceSchema, { description: 'open invoices of the client the payment is applied to' })),
     logNote: Type.String({ minLength: 1, description: 'text of the log note linked to the receipt' }),
     officeId: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: "office of the receipt; the client's office when absent" })),
@@ -152,7 +141,7 @@ export type ReceiptsBody = Static<typeof ReceiptsBodySchema>
 
 export const ClientBusinessDetailSchema = Type.Object(
   {
-    businessType: literalUnion(BUSINESS_TYPES, 'BusinessType'),
+    businessType: enumeration(BUSINESS_TYPES, true, 'BusinessType, in any case, or its number 0 to 8'),
     companyName: Type.String({ minLength: 1, maxLength: 60, description: 'company name, at most 60 characters' }),
     dbaName: Type.Optional(Type.String({ maxLength: 60, description: 'doing-business-as name, at most 60 characters' })),
     feinNum: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$', description: 'at most 9 digits 0-9' })),
@@ -178,7 +167,7 @@ export type AddressCreate = Static<typeof AddressCreateSchema>
 
 export const ContactCreateSchema = Type.Object(
   {
-    type: literalUnion(CONTACT_TYPES, 'ContactType'),
+    type: enumeration(CONTACT_TYPES, true, 'ContactType, in any case, or its number 0 to 13'),
     value: Type.String({ maxLength: 128, description: 'the number, address or URL, at most 128 characters' })
   },
   { additionalProperties: false, title: 'ContactCreateRequest' }
@@ -192,7 +181,7 @@ export const PersonCreateSchema = Type.Object(
     driverLicenseNumber: Type.Optional(Type.String({ maxLength: 25 })),
     firstName: Type.Optional(Type.String({ maxLength: 14 })),
     lastName: Type.Optional(Type.String({ maxLength: 24 })),
-    mainContactType: literalUnion(MAIN_CONTACT_TYPES, 'MainContactType; exactly one person of the client is First, at most one Second')
+    mainContactType: enumeration(MAIN_CONTACT_TYPES, true, 'MainContactType, in any case, or its number 0 to 3; exactly one person of the client is First, at most one Second')
   },
   { additionalProperties: false, title: 'PersonCreateRequest' }
 )
@@ -200,11 +189,11 @@ export type PersonCreate = Static<typeof PersonCreateSchema>
 
 export const PolicyCreateSchema = Type.Object(
   {
-    applicationType: Type.Optional(literalUnion(APPLICATION_TYPES, 'ApplicationType')),
+    applicationType: Type.Optional(enumeration(APPLICATION_TYPES, true, 'ApplicationType, in any case, or its number 0 to 9')),
     effectiveDate: Type.Optional(
       dateOnlyOrDateTime('a date yyyy-mm-dd on or after 1970-01-01, optionally with a time such as 2024-10-08T00:00:00')
     ),
-    loBs: Type.Optional(Type.Array(literalUnion(LOB_CODES, 'line-of-business code'), {
+    loBs: Type.Optional(Type.Array(enumeration(LOB_CODES, false, 'line-of-business code, in any case'), {
       maxItems: 12,
       description: 'at most 12 line-of-business codes (the spec names this field LOBs)'
     })),
@@ -218,7 +207,7 @@ export type PolicyCreate = Static<typeof PolicyCreateSchema>
 /** The log note created with a client. The spec types Channel as Int32; the sandbox holds it to LogAction. */
 export const LogCreateSchema = Type.Object(
   {
-    channel: channelProperty(),
+    channel: logAction(),
     note: Type.String({ minLength: 1, maxLength: 3000, description: 'text of the log note, at most 3,000 characters' }),
     policyId: Type.Optional(Guid),
     ts: DateTimeString
@@ -229,9 +218,11 @@ export type LogCreate = Static<typeof LogCreateSchema>
 
 export const TaskCreateSchema = Type.Object(
   {
-    assignedToRole: literalUnion(
-      TASK_CREATE_ROLE_SPELLINGS,
-      'AgentRole as the create-client page spells it (Csr; CSR is accepted too); Csr, Producer and Agent1-3 need an agency default user for the role'
+    assignedToRole: enumeration(
+      TASK_CREATE_ROLES,
+      true,
+      'AgentRole as the create-client page spells it (Csr; CSR is accepted too), in any case, or its number 0 to 5; Csr, Producer and Agent1-3 need an agency default user for the role',
+      [...TASK_CREATE_ROLES, 'CSR']
     ),
     assignedToEmail: Type.Optional(Type.String({ description: 'email of an active agency user; required when assignedToRole is SpecifiedUser' })),
     category: Type.Optional(Type.String({ maxLength: 50 })),
@@ -258,7 +249,7 @@ export const ClientCreateRequestSchema = Type.Object(
     }),
     policy: Type.Optional(PolicyCreateSchema),
     source: Type.Optional(Type.String({ maxLength: 14 })),
-    status: Type.Optional(literalUnion(CLIENT_STATUSES, 'ClientStatus; Prospect when absent')),
+    status: Type.Optional(enumeration(CLIENT_STATUSES, true, 'ClientStatus, in any case, or its number 0 to 3; Prospect when absent')),
     task: Type.Optional(TaskCreateSchema)
   },
   { additionalProperties: false, title: 'ClientCreateRequest' }
@@ -273,7 +264,7 @@ export const SuspenseSchema = Type.Object(
   {
     category: Type.Optional(Type.String()),
     dueDate: DateTimeString,
-    suspendedFor: literalUnion(AGENT_ROLE_SPELLINGS, 'AgentRole; CSR may also be spelled Csr'),
+    suspendedFor: agentRole(),
     suspendedForInitials: Type.Optional(Type.String({ maxLength: 3, description: "the user's 3-character username" }))
   },
   { additionalProperties: false, title: 'Suspense', description: 'version 1 follow-up for an agency user' }
@@ -286,7 +277,7 @@ export const V1LogNoteBodySchema = Type.Object(
     action: logAction(),
     body: Type.String({ minLength: 1, maxLength: 3000, description: 'text of the log note, at most 3,000 characters' }),
     description: Type.String({ maxLength: 140, description: 'short description, at most 140 characters' }),
-    policyIndex: Type.Optional(Type.Integer({ minimum: 0, description: "0-based position of the policy in the client's policies" })),
+    policyIndex: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647, description: "0-based position of the policy in the client's policies" })),
     refId: Guid,
     suspense: Type.Optional(SuspenseSchema),
     ts: DateTimeString
@@ -321,11 +312,14 @@ export const AttachmentHeadersSchema = Type.Object(
     policyid: Type.Optional(Guid),
     refid: Guid,
     ts: DateTimeString,
-    taskassignedto: Type.Optional(Type.String({ description: 'AgentRole of the task; any Task* header makes TaskAssignedTo, TaskDescription, TaskDueDate and TaskTitle required' })),
+    // an enumeration the binder canonicalises; the Task* group rule checks it (src/domain/attachments.ts)
+    taskassignedto: Type.Optional(markEnumeration(Type.String({
+      description: 'AgentRole of the task, in any case, or its number 0 to 5; any Task* header makes TaskAssignedTo, TaskDescription, TaskDueDate and TaskTitle required'
+    }), AGENT_ROLES, true)),
     taskassignedtoemail: Type.Optional(Type.String({ description: 'email of an active agency user; required when TaskAssignedTo is SpecifiedUser' })),
     taskcategory: Type.Optional(b64('task category')),
     taskdescription: Type.Optional(b64('task description')),
-    taskduedate: Type.Optional(Type.String({ description: 'ISO 8601 due date of the task' })),
+    taskduedate: Type.Optional(markCalendar(Type.String({ description: 'ISO 8601 due date of the task, a real calendar date and time' }))),
     tasktitle: Type.Optional(b64('task title'))
   },
   { additionalProperties: true, title: 'AttachmentHeaders' }
@@ -343,7 +337,7 @@ export const V1AttachmentHeadersSchema = Type.Object(
     logdescription: b64('description of the log note'),
     policyindex: Type.Optional(Type.String({ pattern: '^[0-9]+$', description: 'a 0-based policy index (digits only)' })),
     refid: Guid,
-    suspendedfor: literalUnion(AGENT_ROLE_SPELLINGS, 'AgentRole; CSR may also be spelled Csr'),
+    suspendedfor: agentRole(),
     suspendedforinitials: Type.String({ maxLength: 3, description: "the user's 3-character username" }),
     suspensecategory: b64('suspense category'),
     suspenseduedate: DateTimeString,

@@ -8,34 +8,62 @@ export const API_VERSIONS = ['4.0', '3.0', '1'] as const
 export type ApiVersion = (typeof API_VERSIONS)[number]
 export const UNSUPPORTED = 'unsupported'
 
-/** The raw `version` query value of a URL, or undefined when absent (the first one counts). */
-export function rawVersion (url: string): string | undefined {
-  const q = url.indexOf('?')
-  if (q === -1) return undefined
-  // a scan rather than a regular expression: this runs for every vendor request
-  for (let at = url.indexOf('version=', q + 1); at !== -1; at = url.indexOf('version=', at + 8)) {
-    const before = url.charCodeAt(at - 1)
-    if (before !== 0x3f /* ? */ && before !== 0x26 /* & */) continue
-    let end = at + 8
-    while (end < url.length && url.charCodeAt(end) !== 0x26 && url.charCodeAt(end) !== 0x23 /* & # */) end++
-    const value = url.slice(at + 8, end)
-    if (!value.includes('%') && !value.includes('+')) return value
-    try {
-      return decodeURIComponent(value.replace(/\+/g, ' '))
-    } catch {
-      return value
-    }
+/** A query component decoded (`+` is a space); left as it is when it is not valid percent-encoding. */
+function decodeComponent (text: string): string {
+  if (!text.includes('%') && !text.includes('+')) return text
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '))
+  } catch {
+    return text
   }
-  return undefined
 }
 
-export function versionOf (url: string): ApiVersion | typeof UNSUPPORTED {
-  const raw = rawVersion(url)
-  if (raw === undefined) return '1'
+/**
+ * The raw `version` query values of a URL, the parameter name matched in any case (`Version=4.0`),
+ * as the live service's ASP.NET binder matches query names.
+ */
+function rawVersions (url: string): string[] {
+  const values: string[] = []
+  const q = url.indexOf('?')
+  if (q === -1) return values
+  const hash = url.indexOf('#', q)
+  const end = hash === -1 ? url.length : hash
+  // a scan rather than a split: this runs for every vendor request
+  for (let start = q + 1; start < end;) {
+    let stop = url.indexOf('&', start)
+    if (stop === -1 || stop > end) stop = end
+    const eq = url.indexOf('=', start)
+    if (eq !== -1 && eq < stop) {
+      const name = eq - start === 7 ? url.slice(start, eq) : decodeComponent(url.slice(start, eq))
+      if (name.length === 7 && name.toLowerCase() === 'version') values.push(decodeComponent(url.slice(eq + 1, stop)))
+    }
+    start = stop + 1
+  }
+  return values
+}
+
+/**
+ * The raw `version` query value of a URL, or undefined when absent. Repeated with different
+ * values, all of them comma-joined (no order decides which counts: versionOf refuses them).
+ */
+export function rawVersion (url: string): string | undefined {
+  const values = rawVersions(url)
+  if (values.length === 0) return undefined
+  return values.every((v) => v === values[0]) ? values[0] : values.join(',')
+}
+
+function versionOfValue (raw: string): ApiVersion | typeof UNSUPPORTED {
   const v = raw.trim()
   if (v === '4.0' || v === '4') return '4.0'
   if (v === '3.0' || v === '3') return '3.0'
   return UNSUPPORTED
+}
+
+export function versionOf (url: string): ApiVersion | typeof UNSUPPORTED {
+  const values = rawVersions(url)
+  if (values.length === 0) return '1'
+  const version = versionOfValue(values[0])
+  return values.every((v) => versionOfValue(v) === version) ? version : UNSUPPORTED
 }
 
 /** find-my-way constraint strategy deriving the API version of /vendor requests. */

@@ -1,0 +1,91 @@
+import t from 'tap'
+import { AGENCY, build } from '../helpers/app.js'
+import { fieldsOf, journaled, liveClient, vendor, writesOf } from '../helpers/fidelity.js'
+import { createClientBody, logNote } from '../helpers/writes.js'
+
+/**
+ * Facts observed on the live service (sandbox contract, section A, and the section B rows that
+ * follow them): what it answered real callers, with its exact message texts. A failure here
+ * means the sandbox accepts what the live service refuses, or the other way round.
+ */
+
+t.test('[B: Log note `action` in 3.0/4.0] `action` instead of `channel` is 400 `Invalid Channel` naming Channel; action is an ignored key', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  for (const version of ['4.0', '3.0']) {
+    for (const key of ['action', 'Action', 'ACTION']) {
+      const { channel: _channel, ...note } = logNote()
+      const res = await vendor(app, 'POST', `${AGENCY.main}/client/${c.clientNumber}/log`, `version=${version}`, { ...note, [key]: 29 })
+      t.equal(res.statusCode, 400, `${version}, ${key}`)
+      t.match(res.headers['content-type'], /application\/problem\+json/)
+      const body = res.json()
+      t.equal(body.detail, 'Invalid Channel', 'the live sentence')
+      t.same(body.errors, [{ field: 'Channel', message: 'is required' }])
+      const entry = await journaled(app, `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}/log`)
+      t.same(entry.warnings, [`ignored unknown key ${key}`], 'the journal says action was ignored')
+    }
+  }
+  t.same(await writesOf(app, AGENCY.main), [], 'nothing was written')
+})
+
+t.test('[B: Log note `action` in 3.0/4.0] an invalid Channel answers the same live sentence; other faults are listed with it', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const path = `${AGENCY.main}/client/${c.clientNumber}/log`
+  let res = await vendor(app, 'POST', path, 'version=4.0', logNote({ channel: 57 }))
+  t.equal(res.statusCode, 400)
+  t.equal(res.json().detail, 'Invalid Channel')
+  t.same(fieldsOf(res.json()), ['Channel'])
+  res = await vendor(app, 'POST', path, 'version=4.0', logNote({ channel: undefined, refId: 'nope' }))
+  t.equal(res.statusCode, 400)
+  t.equal(res.json().detail, 'Invalid Channel; 2 fields are invalid; see errors')
+  t.same(fieldsOf(res.json()).sort(), ['Channel', 'RefId'])
+  res = await vendor(app, 'POST', path, 'version=4.0', logNote({ refId: 'nope' }))
+  t.not(res.json().detail, 'Invalid Channel', 'the sentence is for Channel only')
+})
+
+t.test('[B: Log note `action` in 3.0/4.0] with both keys, channel binds and action is ignored, whatever the key order', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const path = `${AGENCY.main}/client/${c.clientNumber}/log`
+  const { channel: _channel, ...note } = logNote()
+  // JSON keys keep their order on the wire: both orders are sent
+  const actionFirst = `{"action":9,${JSON.stringify({ ...note, channel: 29 }).slice(1)}`
+  const channelFirst = `${JSON.stringify({ ...note, refId: note.refId.replace(/.$/, 'f'), channel: 29 }).slice(0, -1)},"action":9}`
+  for (const payload of [actionFirst, channelFirst]) {
+    const res = await vendor(app, 'POST', path, 'version=4.0', payload)
+    t.equal(res.statusCode, 200, payload.slice(0, 20))
+  }
+  const written = await writesOf(app, AGENCY.main)
+  t.same(written.map((w) => w.data.channel), [29, 29], 'channel, never action')
+})
+
+t.test('[A: Log note bodies seen from real callers] a log body wrapped in an array is refused; a single object works', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const path = `${AGENCY.main}/client/${c.clientNumber}/log`
+  let res = await vendor(app, 'POST', path, 'version=4.0', [logNote()])
+  t.equal(res.statusCode, 400)
+  t.same(res.json().errors, [{ field: '(body)', message: 'must be a JSON object' }])
+  res = await vendor(app, 'POST', path, 'version=4.0', logNote())
+  t.equal(res.statusCode, 200)
+})
+
+t.test('[A: Real callers send request bodies in either casing] the v4 caller\'s PascalCase create-client body, and the same in camelCase', async (t) => {
+  const app = await build(t)
+  // as section A quotes it: MainContactType "First", contact Type "HomeEmail", Log.Channel 29, Status "Prospect"
+  const pascal = {
+    People: [{ FirstName: 'Grace', LastName: 'Hopper', MainContactType: 'First', Contacts: [{ Type: 'HomeEmail', Value: 'grace@example.com' }] }],
+    Log: { Channel: 29, Note: 'From the portal', TS: '2026-11-20T10:00:00Z' },
+    Status: 'Prospect',
+    MailingAddress: { Address1: '1 Navy Way', City: 'Arlington', State: 'VA', Zip: '22201' }
+  }
+  const camel = JSON.parse(JSON.stringify(pascal).replace(/"([A-Z])([A-Za-z0-9]*)":/g, (_m, a: string, b: string) => `"${a.toLowerCase()}${b}":`))
+  for (const body of [pascal, camel]) {
+    const res = await vendor(app, 'POST', `${AGENCY.main}/client`, 'version=4.0', body)
+    t.equal(res.statusCode, 200, JSON.stringify(body).slice(0, 30))
+    t.type(res.json().clientNumber, 'number')
+  }
+  const res = await vendor(app, 'POST', `${AGENCY.main}/client`, 'version=4.0', createClientBody())
+  t.equal(res.statusCode, 200, 'the helper body of the route tests too')
+})
