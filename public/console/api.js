@@ -94,6 +94,7 @@ function authHeaders () {
 export async function api (method, path, body, { raw = false } = {}) {
   for (let attempt = 0; ; attempt++) {
     // marked as the console's own, so the sandbox logs these at debug, not info
+    /** @type {Record<string, string>} */
     const headers = { ...authHeaders(), 'x-sandbox-console': '1' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     const res = await fetch(`/_sandbox${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' })
