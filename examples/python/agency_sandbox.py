@@ -104,11 +104,13 @@ class Sandbox:
         request = urllib.request.Request(url, data=body, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=30) as res:
-                status, res_headers, raw = res.status, dict(res.headers), res.read()
+                status, message, raw = res.status, res.headers, res.read()
         except urllib.error.HTTPError as e:
-            status, res_headers, raw = e.code, dict(e.headers), e.read()
+            status, message, raw = e.code, e.headers, e.read()
         text = raw.decode("utf-8")
-        kind = res_headers.get("Content-Type", "")
+        # header names as lower-case keys (HTTP header names are case-insensitive)
+        res_headers = {name.lower(): value for name, value in message.items()}
+        kind = res_headers.get("content-type", "")
         return status, res_headers, json.loads(text) if text and "json" in kind else text
 
     def control(self, method: str, path: str, body: Any = None, **query: Any) -> Any:
@@ -129,7 +131,7 @@ class Sandbox:
 
     def vendor(self, method: str, path: str, body: Any = None, client_id: str = DEMO_CLIENT_ID,
                client_secret: str = DEMO_CLIENT_SECRET, **query: Any) -> tuple[int, dict, Any]:
-        """A partner request (/vendor + path) with Basic auth; returns (status, headers, body)."""
+        """A partner request (/vendor + path) with Basic auth; returns (status, headers with lower-case names, body)."""
         credentials = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
         headers = {"authorization": f"Basic {credentials}", "accept": "application/json"}
         data = None

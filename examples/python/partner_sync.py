@@ -16,7 +16,7 @@ def call_with_retry(sandbox: Any, method: str, path: str, body: Any = None, atte
     for attempt in range(attempts):
         status, headers, answer = sandbox.vendor(method, path, body, **query)
         if status == 429 or status >= 500:
-            time.sleep(float(headers.get("Retry-After", "0.1")))
+            time.sleep(float(headers.get("retry-after", "0.1")))
             continue
         if status >= 400:
             raise RuntimeError(f"{method} {path} answered {status}: {answer}")
