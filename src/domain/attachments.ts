@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib'
-import { badRequest, invalidField, payloadTooLarge, unsupportedMediaType, validationFailed, type FieldError } from '../errors.js'
+import { badRequest, invalidField, unsupportedMediaType, validationFailed, type FieldError } from '../errors.js'
 import { AGENT_ROLES, ATTACHMENT_TYPES, type AttachmentHeaders, type AttachmentVersion } from '../schemas/writes.js'
 import { parseTimestamp } from '../time.js'
 import { decodeBase64Header } from './write-rules.js'
@@ -36,7 +36,8 @@ export function gunzipAttachment (body: unknown): Buffer {
     return gunzipSync(body, { maxOutputLength: MAX_ATTACHMENT })
   } catch (e) {
     if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw payloadTooLarge(`The file is larger than ${MAX_ATTACHMENT} bytes (5 MiB) once decompressed`)
+      // the live service's sentence and status (400, not 413)
+      throw badRequest('File exceeds max size of 5 MB.', [{ field: '(body)', message: `must be at most ${MAX_ATTACHMENT} bytes (5 MiB) once decompressed` }])
     }
     throw badRequest(`The body is not a complete gzip stream: ${(e as Error).message}`, [{ field: '(body)', message: 'must be a valid gzip stream' }])
   }
@@ -51,6 +52,43 @@ export function normalizeFileExt (ext: string, version: AttachmentVersion): stri
   const type = (ext.startsWith('.') ? ext.slice(1) : ext).toLowerCase()
   if (!allowed.includes(type)) throw invalidField('FileExt', `must be one of ${allowed.join(', ')}`)
   return type
+}
+
+const startsWith = (content: Buffer, bytes: readonly number[]) => bytes.every((b, i) => content[i] === b)
+
+/** Text as the live service takes it for eml (and version 1 txt): valid UTF-8 without NUL bytes. */
+function isText (content: Buffer): boolean {
+  if (content.includes(0)) return false
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(content)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Whether the decompressed bytes carry the signature of the file type (as normalizeFileExt returns it). */
+const SIGNATURES: Readonly<Record<string, (content: Buffer) => boolean>> = {
+  pdf: (c) => startsWith(c, [0x25, 0x50, 0x44, 0x46, 0x2d]), // %PDF-
+  png: (c) => startsWith(c, [0x89, 0x50, 0x4e, 0x47]),
+  jpg: (c) => startsWith(c, [0xff, 0xd8, 0xff]),
+  jpeg: (c) => startsWith(c, [0xff, 0xd8, 0xff]),
+  // an ID3 tag, or straight into an MPEG audio frame (frame sync: eleven set bits)
+  mp3: (c) => startsWith(c, [0x49, 0x44, 0x33]) || (c.length >= 2 && c[0] === 0xff && (c[1] & 0xe0) === 0xe0),
+  msg: (c) => startsWith(c, [0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1]), // OLE compound file
+  eml: isText,
+  txt: isText
+}
+
+/**
+ * The live service looks at the decompressed bytes before any other header: a file whose first
+ * bytes do not match its FileExt answers 400 `Invalid file signature`.
+ */
+export function checkFileSignature (fileExt: string, content: Buffer): void {
+  const matches = SIGNATURES[fileExt]
+  if (matches !== undefined && !matches(content)) {
+    throw badRequest('Invalid file signature', [{ field: 'FileExt', message: `the file's bytes are not a ${fileExt} file (its signature does not match)` }])
+  }
 }
 
 const TASK_HEADERS = ['taskassignedto', 'taskassignedtoemail', 'taskcategory', 'taskdescription', 'taskduedate', 'tasktitle']
@@ -87,12 +125,13 @@ export function attachmentTask (h: HeaderRecord): TaskCommand | undefined {
 
 /**
  * A 3.0 or 4.0 attachment as the domain records it: headers decoded and checked (in the order
- * Desc, FileName, FileExt, LogNote, the Task group), with the decompressed content.
+ * FileExt and the file's signature, Desc, FileName, LogNote, the Task group), with the decompressed content.
  */
 export function attachmentCommand (h: AttachmentHeaders, content: Buffer, version: AttachmentVersion): AttachmentCommand {
+  const fileExt = normalizeFileExt(h.fileext, version)
+  checkFileSignature(fileExt, content)
   const description = decodeBase64Header('Desc', h.desc)
   const fileName = decodeBase64Header('FileName', h.filename)
-  const fileExt = normalizeFileExt(h.fileext, version)
   const logNote = decodeBase64Header('LogNote', h.lognote)
   const task = attachmentTask(h)
   return {

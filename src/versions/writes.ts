@@ -1,5 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import { attachmentCommand, normalizeFileExt } from '../domain/attachments.js'
+import { attachmentCommand, checkFileSignature, normalizeFileExt } from '../domain/attachments.js'
+import { validationFailed, type FieldError } from '../errors.js'
 import { decodeBase64Header } from '../domain/write-rules.js'
 import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../domain/writes.js'
 import {
@@ -88,14 +89,19 @@ export interface V1AttachmentFields {
 
 /** A version 1 attachment from its headers (base64 decoded where the spec says b64), in the order version 1 checked them. */
 function fromV1AttachmentHeaders (h: V1AttachmentHeaders, content: Buffer, policyIdAt: PolicyLookup): AttachmentCommand {
+  const fileExt = normalizeFileExt(h.fileext, '1')
+  checkFileSignature(fileExt, content)
   const policyId = h.policyindex === undefined ? undefined : policyIdAt(Number(h.policyindex))
+  const logBody = decodeBase64Header('LogBody', h.logbody)
+  const logDescription = decodeBase64Header('LogDescription', h.logdescription)
+  checkV1LogLengths(logBody, logDescription)
   return fromV1Attachment({
     action: Number(h.action),
     desc: decodeBase64Header('Desc', h.desc),
-    fileExt: normalizeFileExt(h.fileext, '1'),
+    fileExt,
     fileName: decodeBase64Header('FileName', h.filename),
-    logBody: decodeBase64Header('LogBody', h.logbody),
-    logDescription: decodeBase64Header('LogDescription', h.logdescription),
+    logBody,
+    logDescription,
     refId: h.refid,
     suspendedFor: h.suspendedfor,
     suspendedForInitials: h.suspendedforinitials,
@@ -103,6 +109,19 @@ function fromV1AttachmentHeaders (h: V1AttachmentHeaders, content: Buffer, polic
     suspenseDueDate: h.suspenseduedate,
     ts: h.ts
   }, policyId, content)
+}
+
+/** The version 1 log note's limits, which its attachment's log headers share (decoded lengths). */
+export const V1_LOG_BODY_MAX = 3000
+export const V1_LOG_DESCRIPTION_MAX = 140
+
+function checkV1LogLengths (logBody: string, logDescription: string): void {
+  const errors: FieldError[] = []
+  if ([...logBody].length > V1_LOG_BODY_MAX) errors.push({ field: 'LogBody', message: `must be at most ${V1_LOG_BODY_MAX} characters once decoded` })
+  if ([...logDescription].length > V1_LOG_DESCRIPTION_MAX) {
+    errors.push({ field: 'LogDescription', message: `must be at most ${V1_LOG_DESCRIPTION_MAX} characters once decoded` })
+  }
+  if (errors.length > 0) throw validationFailed(errors)
 }
 
 export function fromV1Attachment (v1: V1AttachmentFields, policyId: string | undefined, content: Buffer): AttachmentCommand {

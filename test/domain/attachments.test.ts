@@ -50,7 +50,7 @@ t.test('gunzipAttachment: gzip only, at most 5 MiB once decompressed, complete s
   const file = Buffer.from('%PDF-1.4 a file')
   t.ok(gunzipAttachment(gzipSync(file)).equals(file), 'the decompressed bytes')
   t.equal(gunzipAttachment(gzipSync(Buffer.alloc(MAX_ATTACHMENT, 1))).length, MAX_ATTACHMENT, 'exactly 5 MiB is accepted')
-  t.match(failureOf(() => gunzipAttachment(gzipSync(Buffer.alloc(MAX_ATTACHMENT + 1)))), { status: 413 }, 'one byte more is not')
+  t.match(failureOf(() => gunzipAttachment(gzipSync(Buffer.alloc(MAX_ATTACHMENT + 1)))), { status: 400, fields: ['(body)'] }, 'one byte more is not (400, as the live service answers)')
   for (const [name, body] of [['plain bytes', file], ['one byte', Buffer.from([0x1f])], ['no body', undefined], ['text', 'x']] as const) {
     t.match(failureOf(() => gunzipAttachment(body)), { status: 415 }, `${name}: not gzip`)
   }
@@ -84,7 +84,7 @@ t.test('attachmentCommand: headers decoded and checked in order, the 4.0 command
     refid: '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
     ts: '2026-11-20T10:00:00Z'
   }
-  const content = Buffer.from('x')
+  const content = Buffer.from('%PDF-x')
   t.same(attachmentCommand(headers, content, '4.0'), {
     refId: headers.refid,
     channel: 33,
@@ -96,7 +96,9 @@ t.test('attachmentCommand: headers decoded and checked in order, the 4.0 command
     content
   })
   t.match(attachmentCommand({ ...headers, policyid: 'p' }, content, '3.0'), { policyId: 'p' })
-  t.match(failureOf(() => attachmentCommand({ ...headers, desc: '***', fileext: 'exe' }, content, '4.0')), { status: 400, fields: ['Desc'] }, 'Desc first')
+  t.match(failureOf(() => attachmentCommand({ ...headers, desc: '***', fileext: 'exe' }, content, '4.0')), { status: 400, fields: ['FileExt'] }, 'FileExt first (the signature needs it)')
+  t.match(failureOf(() => attachmentCommand({ ...headers, desc: '***' }, Buffer.from('not a pdf'), '4.0')), { status: 400, fields: ['FileExt'] }, 'the signature before Desc')
+  t.match(failureOf(() => attachmentCommand({ ...headers, desc: '***' }, content, '4.0')), { status: 400, fields: ['Desc'] }, 'then Desc')
   t.match(failureOf(() => attachmentCommand({ ...headers, fileext: 'txt' }, content, '4.0')), { status: 400, fields: ['FileExt'] }, 'txt is version 1 only')
   t.match(failureOf(() => attachmentCommand({ ...headers, tasktitle: b64('t') }, content, '4.0')), { status: 400, fields: ['TaskAssignedTo', 'TaskDescription', 'TaskDueDate'] })
 })

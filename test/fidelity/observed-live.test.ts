@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { AGENCY, build } from '../helpers/app.js'
 import { fieldsOf, journaled, liveClient, vendor, writesOf } from '../helpers/fidelity.js'
-import { createClientBody, logNote } from '../helpers/writes.js'
+import { attachment, b64, createClientBody, logNote } from '../helpers/writes.js'
 
 /**
  * Facts observed on the live service (sandbox contract, section A, and the section B rows that
@@ -88,4 +90,63 @@ t.test('[A: Real callers send request bodies in either casing] the v4 caller\'s 
   }
   const res = await vendor(app, 'POST', `${AGENCY.main}/client`, 'version=4.0', createClientBody())
   t.equal(res.statusCode, 200, 'the helper body of the route tests too')
+})
+
+t.test('[B: Attachment] the decompressed bytes must carry FileExt\'s signature: else 400 `Invalid file signature`, before the other headers', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const path = `${AGENCY.main}/client/${c.clientNumber}/attachment`
+  const post = (content: Buffer, over: Record<string, string | undefined>, version = '4.0') => {
+    const f = attachment(content, over)
+    return vendor(app, 'POST', path, `version=${version}`, f.payload as unknown as object, f.headers)
+  }
+  const good: [string, Buffer][] = [
+    ['pdf', Buffer.from('%PDF-1.7\n')],
+    ['png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])],
+    ['jpg', Buffer.from([0xff, 0xd8, 0xff, 0xe0])],
+    ['jpeg', Buffer.from([0xff, 0xd8, 0xff, 0xdb])],
+    ['mp3', Buffer.from('ID3\u0004')],
+    ['mp3', Buffer.from([0xff, 0xfb, 0x90, 0x00])],
+    ['msg', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0])],
+    ['eml', Buffer.from('From: a@example.com\r\nSubject: café\r\n\r\nHello')]
+  ]
+  for (const [ext, content] of good) {
+    const res = await post(content, { FileExt: ext })
+    t.equal(res.statusCode, 200, `${ext}: ${res.body}`)
+  }
+  const bad: [string, Buffer][] = [
+    ['pdf', Buffer.from('just text sent as a pdf')],
+    ['png', Buffer.from('%PDF-1.7')],
+    ['jpg', Buffer.from([0xff, 0xd8, 0x00])],
+    ['mp3', Buffer.from([0xff, 0x1b])],
+    ['msg', Buffer.from([0xd0, 0xcf, 0x11, 0xe0])],
+    ['eml', Buffer.from([0x48, 0x00, 0x69])],
+    ['eml', Buffer.from([0xc3, 0x28])]
+  ]
+  for (const [ext, content] of bad) {
+    // Desc is invalid too: the signature is what the live service reports first
+    const res = await post(content, { FileExt: ext, Desc: '***' })
+    t.equal(res.statusCode, 400, ext)
+    t.equal(res.json().detail, 'Invalid file signature', `${ext}: the live sentence`)
+  }
+  t.equal((await writesOf(app, AGENCY.main, '?kind=attachment')).length, good.length, 'nothing recorded for a bad signature')
+})
+
+t.test('[B: Attachment] version 1 txt must be text; over 5 MiB decompressed is 400 `File exceeds max size of 5 MB.` (not 413)', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const path = `${AGENCY.main}/client/${c.clientNumber}/attachment`
+  const v1 = (content: Buffer) => vendor(app, 'POST', path, '', gzipSync(content) as unknown as object, {
+    'content-type': 'application/octet-stream', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('d'), FileName: b64('scan'),
+    FileExt: 'txt', LogBody: b64('Scan received'), LogDescription: b64('Scan'), SuspendedFor: 'Producer', SuspendedForInitials: '',
+    SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z'
+  })
+  t.equal((await v1(Buffer.from('plain text'))).statusCode, 200)
+  const res = await v1(Buffer.from('%PDF-\u0000binary'))
+  t.equal(res.statusCode, 400)
+  t.equal(res.json().detail, 'Invalid file signature')
+  const f = attachment(Buffer.concat([Buffer.from('%PDF-'), Buffer.alloc(5 * 1024 * 1024)]))
+  const big = await vendor(app, 'POST', path, 'version=4.0', f.payload as unknown as object, f.headers)
+  t.equal(big.statusCode, 400)
+  t.equal(big.json().detail, 'File exceeds max size of 5 MB.', 'the live sentence')
 })

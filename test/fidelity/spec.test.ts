@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto'
+import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { AGENCY, build, demoFixture } from '../helpers/app.js'
 import { auth, fieldsOf, liveClient, vendor, writesOf } from '../helpers/fidelity.js'
-import { createClientBody, logNote } from '../helpers/writes.js'
+import { b64, createClientBody, logNote } from '../helpers/writes.js'
 
 /**
  * Facts the spec's own tables state (agency-api.md). The tables' field rules, limits and version
@@ -91,4 +93,22 @@ t.test('[Spec: Versioning] version=4.0 and version=3.0 select the version; witho
   t.type((await list('?version=4.0'))[0], 'object', '4.0: entries with scopes')
   t.type((await list('?version=3.0'))[0], 'number', '3.0: ids')
   t.type((await list(''))[0], 'number', 'version 1: ids')
+})
+
+t.test('[Spec: version 1 log note limits] the version 1 attachment\'s LogBody (3,000) and LogDescription (140 characters) are limited as the log note\'s', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const v1 = (logBody: string, logDescription: string) => vendor(app, 'POST', `${main}/client/${c.clientNumber}/attachment`, '', gzipSync(Buffer.from('text')) as unknown as object, {
+    'content-type': 'application/octet-stream', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('d'), FileName: b64('scan'),
+    FileExt: 'txt', LogBody: b64(logBody), LogDescription: b64(logDescription), SuspendedFor: 'Producer', SuspendedForInitials: '',
+    SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z'
+  })
+  t.equal((await v1('é'.repeat(3000), 'é'.repeat(140))).statusCode, 200, 'at the limits (characters, not bytes)')
+  let res = await v1('x'.repeat(3001), 'ok')
+  t.equal(res.statusCode, 400)
+  t.same(fieldsOf(res.json()), ['LogBody'])
+  res = await v1('ok', 'x'.repeat(141))
+  t.equal(res.statusCode, 400)
+  t.same(fieldsOf(res.json()), ['LogDescription'])
+  t.equal((await writesOf(app, main, '?kind=attachment')).length, 1, 'nothing recorded past the limits')
 })

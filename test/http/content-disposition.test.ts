@@ -59,7 +59,7 @@ t.test('an attachment with any file name downloads (200, the same bytes, the nam
   ]
   const address = await app.listen({ host: '127.0.0.1', port: 0 })
   for (const [i, [fileName, served]] of names.entries()) {
-    const bytes = Buffer.from(Array.from({ length: 4096 + i }, (_, j) => (j * 31 + i) % 256))
+    const bytes = Buffer.concat([Buffer.from('%PDF-'), Buffer.from(Array.from({ length: 4096 + i }, (_, j) => (j * 31 + i) % 256))])
     const file = attachment(bytes, { FileName: b64(fileName), FileExt: 'pdf' })
     const upload = await app.inject({ method: 'POST', url, headers: { authorization: DEMO, ...file.headers }, payload: file.payload })
     t.equal(upload.statusCode, 200, `${JSON.stringify(fileName)} uploads: ${upload.body}`)
