@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { parseTimestamp } from '../../src/time.js'
 import { badRequest, invalidField, notFound } from '../../src/errors.js'
 import {
-  ClockAdvanceBody, ClockPutBody, ClockSchema, FaultIdParams, FaultInputBody, RequestsQuery, SimulatorBody
+  ClockAdvanceBody, ClockPutBody, ClockSchema, ClockSetSchema, FaultIdParams, FaultInputBody, RequestsQuery, SimulatorBody
 } from '../../src/schemas/control.js'
 import type { ControlOptions } from './options.js'
 
@@ -15,7 +15,7 @@ export default async function timeAndTraffic (fastify: FastifyInstance, { sandbo
   app.get('/clock', { schema: { summary: 'The sandbox clock', response: { 200: ClockSchema } } }, () => clock.state())
 
   app.put('/clock', {
-    schema: { summary: 'Set the clock, freeze or unfreeze it (a frozen clock does not go backwards)', body: ClockPutBody, response: { 200: ClockSchema } }
+    schema: { summary: 'Set the clock to any time, forwards or back, freeze or unfreeze it', body: ClockPutBody, response: { 200: ClockSetSchema } }
   }, (request) => {
     const { now, frozen } = request.body
     let target = clock.nowMs()
@@ -24,11 +24,16 @@ export default async function timeAndTraffic (fastify: FastifyInstance, { sandbo
       if (ms === null) throw invalidField('now', `'${now}' is not an ISO 8601 date-time such as 2026-11-22T09:00:00Z`)
       target = ms
     }
-    const current = clock.state()
-    if (current.frozen && target < clock.nowMs()) {
-      throw invalidField('now', `the clock is frozen at ${current.now} and cannot go backwards; unfreeze it first ({"frozen": false}) or reset`)
-    }
-    clock.set(target, frozen ?? current.frozen)
+    // Any time is allowed (a test returns to the present in one call); the answer says when it went back.
+    const before = clock.nowMs()
+    clock.set(target, frozen ?? clock.state().frozen)
+    return { ...clock.state(), ...(clock.nowMs() < before ? { movedBackwards: true } : {}) }
+  })
+
+  app.delete('/clock', {
+    schema: { summary: 'Back to real time, running', response: { 200: ClockSchema } }
+  }, () => {
+    clock.reset()
     return clock.state()
   })
 

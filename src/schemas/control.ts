@@ -94,6 +94,12 @@ export const ClientPatchBody = Type.Object(
 )
 
 export const ClockSchema = Type.Object({ now: Type.String(), frozen: Type.Boolean() })
+/** The clock after PUT: `movedBackwards: true` when it now reads earlier than it did before the call. */
+export const ClockSetSchema = Type.Object({
+  now: Type.String(),
+  frozen: Type.Boolean(),
+  movedBackwards: Type.Optional(Type.Boolean({ description: 'present (true) only when the clock was set earlier than it read' }))
+})
 export const ClockPutBody = Type.Object(
   {
     now: Type.Optional(Type.String({ description: 'ISO 8601 date-time (no zone means UTC)' })),
