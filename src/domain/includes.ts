@@ -26,11 +26,24 @@ export function parseInclude(include: string | undefined): ClientGroup[] | undef
 }
 
 /**
+ * The groups an `include` names, unknown items skipped: what a request asked of an agency that
+ * does not take `include` (its answer does not depend on it, so nothing there is refused).
+ */
+export function namedGroups(include: string | undefined): ClientGroup[] | undefined {
+  if (include === undefined || include.trim() === '') return undefined
+  const named = new Set(include.split(',').map((s) => BY_NAME.get(s.trim().toLowerCase())))
+  return CLIENT_GROUPS.filter((g) => named.has(g))
+}
+
+/**
  * Which groups a read returns. `requested` undefined means the default groups; `all` returns
  * every granted group whatever was requested (version 3.0 agencies without include support).
+ * `denied` names only groups the request asked for (explicitly or by the default list) and did
+ * not get: a group nobody asked for is never reported as withheld.
  */
 export function resolveGroups(requested: ClientGroup[] | undefined, invoiceOptIn: boolean, all = false): IncludeResult {
-  const asked = all ? [...CLIENT_GROUPS] : requested ?? [...DEFAULT_GROUPS]
-  const denied: ClientGroup[] = asked.includes('Invoices') && !invoiceOptIn ? ['Invoices'] : []
-  return { groups: asked.filter((g) => !denied.includes(g)), denied }
+  const asked = requested ?? [...DEFAULT_GROUPS]
+  const granted = (g: ClientGroup) => g !== 'Invoices' || invoiceOptIn
+  const served = all ? [...CLIENT_GROUPS] : asked
+  return { groups: served.filter(granted), denied: asked.filter((g) => !granted(g)) }
 }

@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import type { ClientRow } from '../db/store.js'
 import type { Grant } from '../domain/access.js'
 import type { Clients } from '../domain/clients.js'
-import { parseInclude, resolveGroups, type IncludeResult } from '../domain/includes.js'
+import { namedGroups, parseInclude, resolveGroups, type IncludeResult } from '../domain/includes.js'
 import { ClientSchema, DEFAULT_GROUPS, GROUP_KEYS, type ClientGroup } from '../schemas/client.js'
 import { Nullable } from '../schemas/common.js'
 import type { ApiVersion } from './index.js'
@@ -108,7 +108,7 @@ export const clientReaders: Record<ApiVersion, ClientReader> = {
     groups: (grant, include) =>
       grant.agency.supportsIncludes
         ? resolveGroups(parseInclude(include), optIn(grant))
-        : resolveGroups(undefined, optIn(grant), true),
+        : resolveGroups(namedGroups(include), optIn(grant), true),
     render: joinRendered,
     batch: joinedBatch
   },

@@ -106,3 +106,17 @@ t.test('[B: Clock] any time can be set, even back from a frozen future (the answ
   t.ok(Math.abs(Date.parse(res.json().now) - Date.now()) < 5000, 'real time')
   t.equal((await clock('GET')).json().frozen, false)
 })
+
+t.test('[B: `Denied` header] a 3.0 read on an agency without include support names only groups the request asked for', async (t) => {
+  const app = await build(t)
+  const c = liveClient(AGENCY.limited)
+  const read = (query: string) => vendor(app, 'GET', `${AGENCY.limited}/client/${c.clientNumber}`, `version=3.0${query}`)
+  for (const query of ['', '&include=Details', '&include=Policies,nonsense']) {
+    const res = await read(query)
+    t.equal(res.statusCode, 200, query)
+    t.equal(res.headers.denied, undefined, `nobody asked for invoices (${query || 'default list'})`)
+    t.notOk('invoices' in res.json(), 'and none are served')
+  }
+  const res = await read('&include=details,INVOICES')
+  t.equal(res.headers.denied, 'Invoices', 'asked for explicitly: withheld and named')
+})
