@@ -16,6 +16,8 @@ Commands:
   serve        start the sandbox (default command)
   validate     check a fixture file and print every error with its path
   generate     write a generated fixture of any size
+  import       read what an integration sees on a running instance into a fixture
+  compare      send the same read-only requests to two instances and report every difference
 
 Run agency-sandbox <command> --help for its options.
 Exit codes: 0 success, 1 failure (invalid fixture, start-up error), 2 usage error.`,
@@ -43,7 +45,47 @@ Options:
   --agencies N   number of agencies (default 1)
   --clients M    clients per agency (default 1000)
   --seed S       random seed; the same seed gives the same fixture (default 1)
-  --out FILE     where to write the fixture (default: standard output)`
+  --out FILE     where to write the fixture (default: standard output)`,
+  import: `Usage: agency-sandbox import --from URL --client-id ID --client-secret SECRET --out FILE [options]
+
+Reads everything the integration sees through the vendor API of a running instance (the live
+service, staging, or another sandbox): agencies and scopes, offices, users, every client with
+every group granted, and the deleted clients; writes it as a fixture for serve --fixtures.
+
+Options:
+  --from URL              the instance, e.g. https://staging.example.com or http://127.0.0.1:8080
+  --client-id ID          the integration's Client Id (kept in the fixture)
+  --client-secret SECRET  its Client Secret (the fixture gets a new one, printed, unless --keep-secret)
+  --out FILE              the fixture to write (FILE.partial and FILE.checkpoint while it runs)
+  --version 4.0|3.0       the API version to read with (default 4.0; 3.0 infers the scopes)
+  --agencies 1001,1002    only these agencies (default: every agency listed)
+  --anonymize             replace names, addresses, e-mails, phones, numbers and notes consistently
+  --seed S                the anonymising seed: the same seed maps alike (default: drawn at random)
+  --concurrency N         batch reads in flight at once (default 4)
+  --resume                carry on an interrupted import from FILE.checkpoint
+  --keep-secret           copy --client-secret into the fixture
+  --timeout S             seconds per request attempt (default 60)
+  --retries N             retries of a dropped connection, timeout or 5xx (default 6); 429 waits its Retry-After
+
+Exit codes: 0 written, 1 stopped (the message says why; after a give-up, --resume carries on), 2 usage error.`,
+  compare: `Usage: agency-sandbox compare --from URL --client-id ID --client-secret S --to URL [options]
+
+Sends the same read-only requests to both instances (agencies, offices, users, changed ids,
+a sample of clients in versions 4.0, 3.0 and 1, batch reads, a search, and the error answers
+of an unknown client, a forbidden agency and bad credentials) and reports every difference in
+status, Content-Type and Denied headers, field presence, field type and value format (date
+with or without zone, number or string), grouped by endpoint. Values themselves are not compared.
+
+Options:
+  --from URL, --client-id ID, --client-secret S   the reference instance (e.g. staging)
+  --to URL                                        the instance checked against it (e.g. the sandbox)
+  --to-client-id ID, --to-client-secret S         its credentials (default: the same as --from's)
+  --agency N                                      the agency to read (default: the first listed)
+  --sample N                                      clients read one by one (default 10)
+  --format text|json                              the report's form (default text)
+  --timeout S                                     seconds per request (default 60)
+
+Exit codes: 0 no difference, 1 differences found (or an instance cannot be read), 2 usage error.`
 }
 
 /** The environment settings for `serve --help`, aligned, with their defaults where they have one. */
@@ -169,6 +211,31 @@ async function generate(args: string[]): Promise<number> {
   return EXIT.ok
 }
 
+const IMPORT_OPTIONS: ParseArgsConfig['options'] = {
+  from: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' }, out: { type: 'string' },
+  version: { type: 'string' }, agencies: { type: 'string' }, anonymize: { type: 'boolean' }, seed: { type: 'string' },
+  concurrency: { type: 'string' }, resume: { type: 'boolean' }, 'keep-secret': { type: 'boolean' },
+  timeout: { type: 'string' }, retries: { type: 'string' }
+}
+const COMPARE_OPTIONS: ParseArgsConfig['options'] = {
+  from: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' }, to: { type: 'string' },
+  'to-client-id': { type: 'string' }, 'to-client-secret': { type: 'string' }, agency: { type: 'string' }, sample: { type: 'string' },
+  format: { type: 'string' }, timeout: { type: 'string' }
+}
+const usage = (message: string): never => {
+  throw new UsageError(message)
+}
+
+/** `import` and `compare` live in src/import (loaded only when run). */
+async function importOrCompare (command: 'import' | 'compare', args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, command === 'import' ? IMPORT_OPTIONS : COMPARE_OPTIONS)
+  if (values.help === true) return help(command)
+  if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments, got '${positionals[0]}'`)
+  const commands = await import('./import/commands.js')
+  const io = { stdout: process.stdout, stderr: process.stderr }
+  return command === 'import' ? await commands.importCommand(values, io, usage) : await commands.compareCommand(values, io, usage)
+}
+
 function help(command: string): number {
   console.log(HELP[command] ?? HELP.main)
   return EXIT.ok
@@ -189,6 +256,9 @@ export async function main(argv: string[]): Promise<number> {
         return await validate(rest)
       case 'generate':
         return await generate(rest)
+      case 'import':
+      case 'compare':
+        return await importOrCompare(command, rest)
       default:
         if (command.startsWith('-')) return await serve(argv)
         throw new UsageError(`unknown command '${command}'`)

@@ -1,0 +1,228 @@
+import { VendorClient, type Answer, type ApiVersion } from './http.js'
+import { limiter } from './limit.js'
+import { compareShapes } from './shape.js'
+
+/**
+ * `agency-sandbox compare`: the same read-only requests to two instances, every difference in
+ * status, the headers that matter (Content-Type, Denied), field presence, field type and value
+ * format. The requests are chosen from the first instance's answers (its agency, a spread
+ * sample of its clients, a policy number of theirs), so both get exactly the same ones.
+ */
+
+export interface Instance { url: string; clientId: string; clientSecret: string }
+
+export interface CompareOptions {
+  from: Instance
+  to: Instance
+  agency?: number
+  sample: number
+  timeoutMs: number
+}
+
+export interface Difference {
+  /** The operation: method, path template and version. */
+  endpoint: string
+  /** The request as sent. */
+  request: string
+  kind: 'status' | 'header' | 'presence' | 'type' | 'format' | 'body'
+  field?: string
+  from: string
+  to: string
+}
+
+export interface CompareReport {
+  from: string
+  to: string
+  agencyId?: number
+  requests: number
+  endpoints: number
+  differences: Difference[]
+}
+
+interface Probe {
+  endpoint: string
+  method: 'GET' | 'POST'
+  path: string
+  body?: unknown
+  /** Sent with a wrong secret. */
+  badCredentials?: boolean
+}
+
+const ALL_GROUPS = 'Details,People,Contacts,Claims,Policies,Invoices'
+type Rec = Record<string, unknown>
+
+/** `label` tells apart requests to the same operation that are meant to fail (`(unknown client)`). */
+function probe (method: 'GET' | 'POST', template: string, path: string, version: ApiVersion, query: Record<string, string> = {}, body?: unknown, label?: string): Probe {
+  const templateQuery = Object.keys(query).map((k) => `&${k}=…`).join('')
+  const endpoint = `${method} ${template}${version === '1' ? (templateQuery === '' ? '' : '?' + templateQuery.slice(1)) : `?version=${version}${templateQuery}`}` +
+    (label === undefined ? '' : ` ${label}`)
+  return { endpoint, method, path: VendorClient.path(path, version, query), body }
+}
+
+const mediaType = (a: Answer) => (a.headers.get('content-type') ?? '(none)').toLowerCase().replace(/\s+/g, '')
+const denied = (a: Answer) => {
+  const d = a.headers.get('denied')
+  return d === null ? '(none)' : d.split(',').map((s) => s.trim()).sort().join(',')
+}
+const isJson = (a: Answer) => /[/+]json/.test(mediaType(a))
+const excerpt = (text: string) => (text.length > 120 ? `${text.slice(0, 117)}...` : text)
+
+function parse (text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) }
+  } catch {
+    return { ok: false }
+  }
+}
+
+/** Every difference between two answers to one request. */
+export function diffAnswers (p: Probe, a: Answer, b: Answer): Difference[] {
+  const request = `${p.method} ${p.path}${p.badCredentials === true ? ' (wrong secret)' : ''}`
+  const d = (kind: Difference['kind'], from: string, to: string, field?: string): Difference =>
+    ({ endpoint: p.endpoint, request, kind, ...(field === undefined ? {} : { field }), from, to })
+  if (a.status !== b.status) return [d('status', String(a.status), String(b.status))]
+  const out: Difference[] = []
+  if (mediaType(a) !== mediaType(b)) out.push(d('header', a.headers.get('content-type') ?? '(none)', b.headers.get('content-type') ?? '(none)', 'Content-Type'))
+  if (denied(a) !== denied(b)) out.push(d('header', denied(a), denied(b), 'Denied'))
+  const ja = isJson(a) ? parse(a.text) : { ok: false as const }
+  const jb = isJson(b) ? parse(b.text) : { ok: false as const }
+  if (ja.ok && jb.ok) {
+    for (const s of compareShapes(ja.value, jb.value)) out.push(d(s.kind, s.from, s.to, s.field))
+  } else if (ja.ok !== jb.ok) {
+    out.push(d('body', ja.ok ? 'JSON' : `not JSON: ${excerpt(a.text)}`, jb.ok ? 'JSON' : `not JSON: ${excerpt(b.text)}`))
+  } else if (a.text !== b.text) {
+    // plain-text answers (the 401 and 403 sentences) are compared word for word
+    out.push(d('body', excerpt(a.text), excerpt(b.text)))
+  }
+  return out
+}
+
+function clientOf (i: Instance, timeoutMs: number): VendorClient {
+  return new VendorClient({ baseUrl: i.url, clientId: i.clientId, clientSecret: i.clientSecret, timeoutMs, retries: 2, retryServerErrors: false })
+}
+
+/** Client numbers spread over the listing: the first, the last and evenly between. */
+export function spread (ids: number[], n: number): number[] {
+  if (ids.length <= n) return [...ids]
+  if (n === 1) return [ids[0]]
+  return [...new Set(Array.from({ length: n }, (_, k) => ids[Math.round((k * (ids.length - 1)) / (n - 1))]))]
+}
+
+export async function runCompare (o: CompareOptions): Promise<CompareReport> {
+  const from = clientOf(o.from, o.timeoutMs)
+  const to = clientOf(o.to, o.timeoutMs)
+  const limit = limiter(4)
+  const results: Difference[] = []
+  const endpoints = new Set<string>()
+  const wrong = (i: Instance) => ({ authorization: 'Basic ' + Buffer.from(`${i.clientId}:not-the-secret-${i.clientSecret.length}`).toString('base64') })
+  const sendTo = (c: VendorClient, i: Instance, p: Probe) =>
+    c.send(p.method, p.path, p.body === undefined ? undefined : JSON.stringify(p.body), p.badCredentials === true ? wrong(i) : {})
+
+  /** Sends each probe to both instances; resolves with the first instance's answers. */
+  const run = async (probes: Probe[]): Promise<Answer[]> =>
+    Promise.all(probes.map((p) => limit(async () => {
+      const [a, b] = await Promise.all([sendTo(from, o.from, p), sendTo(to, o.to, p)])
+      endpoints.add(p.endpoint)
+      results.push(...diffAnswers(p, a, b))
+      return a
+    })))
+
+  const [agencies4] = await run([
+    probe('GET', '/vendor/agencies', '/vendor/agencies', '4.0'),
+    probe('GET', '/vendor/agencies', '/vendor/agencies', '3.0'),
+    probe('GET', '/vendor/agencies', '/vendor/agencies', '1'),
+    { ...probe('GET', '/vendor/agencies', '/vendor/agencies', '4.0', {}, undefined, '(wrong secret)'), badCredentials: true }
+  ])
+  const listed = agencies4.status === 200 ? (JSON.parse(agencies4.text) as unknown[]).map((e) => Number((e as Rec)?.agencyId ?? e)) : []
+  const agencyId = o.agency ?? listed[0]
+  if (agencyId !== undefined) {
+    const A = `/vendor/agency/${agencyId}`
+    const T = '/vendor/agency/{agencyId}'
+    let forbidden = 1
+    while (listed.includes(forbidden)) forbidden++
+    const [offices, ids, deleted] = await run([
+      probe('GET', `${T}/offices`, `${A}/offices`, '4.0'),
+      probe('GET', `${T}/clients`, `${A}/clients`, '4.0'),
+      probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { deleted: 'true' }),
+      probe('GET', `${T}/offices`, `${A}/offices`, '3.0'),
+      probe('GET', `${T}/offices`, `${A}/offices`, '1'),
+      probe('GET', `${T}/users`, `${A}/users`, '4.0'),
+      probe('GET', `${T}/clients`, `${A}/clients`, '3.0'),
+      probe('GET', `${T}/clients`, `${A}/clients`, '1'),
+      probe('GET', `${T}/offices`, `/vendor/agency/${forbidden}/offices`, '4.0', {}, undefined, '(an agency not listed)')
+    ])
+    const list = (a: Answer): unknown[] => {
+      const v = a.status === 200 ? parse(a.text) : { ok: false as const }
+      return v.ok && Array.isArray(v.value) ? v.value : []
+    }
+    const liveIds = list(ids).map(Number)
+    const known = new Set([...liveIds, ...list(deleted).map(Number)])
+    let unknown = Math.max(0, ...known) + 1000
+    while (known.has(unknown)) unknown++
+    const sample = spread(liveIds, o.sample)
+    const firstOffice = (list(offices)[0] as Rec | undefined)?.officeId
+    const C = `${T}/client/{clientId}`
+    const perClient = sample.flatMap((n) => [
+      probe('GET', C, `${A}/client/${n}`, '4.0', { include: ALL_GROUPS }),
+      probe('GET', C, `${A}/client/${n}`, '4.0'),
+      probe('GET', C, `${A}/client/${n}`, '3.0'),
+      probe('GET', C, `${A}/client/${n}`, '1')
+    ])
+    const answers = await run([
+      ...perClient,
+      probe('POST', `${T}/clients`, `${A}/clients`, '4.0', { include: ALL_GROUPS }, { clientNumbers: sample }),
+      probe('POST', `${T}/clients`, `${A}/clients`, '1', {}, sample),
+      probe('GET', C, `${A}/client/${unknown}`, '4.0', {}, undefined, '(an unknown client)'),
+      ...(firstOffice === undefined ? [] : [probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { officeId: String(firstOffice) })])
+    ])
+    // a policy number and a time from the sampled clients (as the first instance answered them)
+    const bodies = answers.slice(0, perClient.length).filter((_, i) => i % 4 === 0 && answers[i].status === 200).map((a) => JSON.parse(a.text) as Rec)
+    const policyNumber = bodies.flatMap((c) => (Array.isArray(c.policies) ? c.policies : []) as Rec[])
+      .map((p) => p.policyNumber).find((v): v is string => typeof v === 'string' && v !== '')
+    const times = bodies.map((c) => (c.details as Rec | undefined)?.modified).filter((v): v is string => typeof v === 'string').sort()
+    const asOf = times[Math.floor(times.length / 2)]
+    await run([
+      ...(asOf === undefined ? [] : [probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { asOf }), probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { asOf, deleted: 'true' })]),
+      ...(policyNumber === undefined
+        ? []
+        : [
+            probe('GET', `${T}/clients/search`, `${A}/clients/search`, '4.0', { policyNumber, include: ALL_GROUPS }),
+            probe('GET', `${T}/clients/search`, `${A}/clients/search`, '3.0', { policyNumber })
+          ]),
+      probe('GET', `${T}/clients/search`, `${A}/clients/search`, '4.0', { policyNumber: 'no-such-policy-number-0' }, undefined, '(no match)')
+    ])
+  }
+  // a stable order: by endpoint, then request, then field
+  results.sort((x, y) => x.endpoint.localeCompare(y.endpoint) || x.request.localeCompare(y.request) || (x.field ?? '').localeCompare(y.field ?? ''))
+  return { from: o.from.url, to: o.to.url, agencyId, requests: from.requests, endpoints: endpoints.size, differences: results }
+}
+
+/** The text report: differences grouped by endpoint, then by request. */
+export function formatReport (r: CompareReport, o: CompareOptions): string {
+  const lines = [
+    `compare ${r.from} (${o.from.clientId}) with ${r.to} (${o.to.clientId})${r.agencyId === undefined ? '' : `, agency ${r.agencyId}`}: ` +
+      `${r.requests} requests to each, ${r.endpoints} endpoints`
+  ]
+  if (r.differences.length === 0) {
+    lines.push('no differences: status, Content-Type, Denied, fields, types and value formats alike')
+    return lines.join('\n') + '\n'
+  }
+  let endpoint = ''
+  let request = ''
+  for (const d of r.differences) {
+    if (d.endpoint !== endpoint) {
+      lines.push('', d.endpoint)
+      endpoint = d.endpoint
+      request = ''
+    }
+    if (d.request !== request) {
+      lines.push(`  ${d.request}`)
+      request = d.request
+    }
+    const what = d.field === undefined ? d.kind : `${d.field}: ${d.kind}`
+    lines.push(`    ${what}: ${d.from} (from) / ${d.to} (to)`)
+  }
+  const groups = new Set(r.differences.map((d) => d.endpoint)).size
+  lines.push('', `${r.differences.length} difference${r.differences.length === 1 ? '' : 's'} in ${groups} endpoint${groups === 1 ? '' : 's'}`)
+  return lines.join('\n') + '\n'
+}

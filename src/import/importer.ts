@@ -1,0 +1,281 @@
+import { createHash, randomBytes, scryptSync } from 'node:crypto'
+import { existsSync, rmSync } from 'node:fs'
+import type { FixtureAgency, FixtureIntegration } from '../fixture/schema.js'
+import { CheckpointedFile, checkpointPath, partialPath, readCheckpoint, type Mark, type Plan } from './checkpoint.js'
+import { checkClient } from './client-check.js'
+import { VendorClient } from './http.js'
+import type { Reporter } from './progress.js'
+import { survey, type AgencySurvey } from './survey.js'
+
+/**
+ * `agency-sandbox import`: reads what an integration sees through the vendor API and writes
+ * it as a fixture, one client at a time (memory stays bounded whatever the agency's size).
+ * The same upstream and options give the same bytes: agencies and clients ascending, each
+ * client as the API answered it (fields the sandbox does not know included).
+ */
+
+export interface ImportOptions {
+  from: string
+  clientId: string
+  clientSecret: string
+  out: string
+  version: '4.0' | '3.0'
+  agencies?: number[]
+  anonymize: boolean
+  seed?: string
+  concurrency: number
+  resume: boolean
+  keepSecret: boolean
+  timeoutMs: number
+  retries: number
+  reporter: Reporter
+}
+
+export interface ImportResult {
+  agencies: number
+  clients: number
+  deleted: number
+  leftOut: number
+  requests: number
+  retried: number
+  secret: string
+  seed?: string
+  resumedAt?: number
+}
+
+/** The import cannot go on (the upstream refused, a checkpoint does not fit); the message says what to do. */
+export class ImportError extends Error {
+  override name = 'ImportError'
+}
+
+/** Clients per batch read: the API's limit. */
+export const BATCH = 200
+const GROUPS = 'Details,People,Contacts,Claims,Policies'
+
+type Rec = Record<string, unknown>
+interface Entry { clientNumber: number; deleted?: { modifiedMs: number; officeId: number } }
+interface Step { agency: number; entries: Entry[]; first: boolean; last: boolean }
+
+/** The agency's clients, live and deleted, ascending, in batches; an agency without any is one empty step. */
+function stepsOf (agencies: AgencySurvey[]): Step[] {
+  const steps: Step[] = []
+  agencies.forEach((a, agency) => {
+    const entries: Entry[] = [
+      ...a.liveIds.map((clientNumber) => ({ clientNumber })),
+      ...a.deleted.map((d) => ({ clientNumber: d.clientNumber, deleted: { modifiedMs: d.modifiedMs, officeId: d.officeId } }))
+    ].sort((x, y) => x.clientNumber - y.clientNumber)
+    const count = Math.max(1, Math.ceil(entries.length / BATCH))
+    for (let i = 0; i < count; i++) {
+      steps.push({ agency, entries: entries.slice(i * BATCH, (i + 1) * BATCH), first: i === 0, last: i === count - 1 })
+    }
+  })
+  return steps
+}
+
+/** A GUID for a deleted client's placeholder details, the same for the same agency and number. */
+function placeholderGuid (agencyId: number, clientNumber: number): string {
+  const h = createHash('sha256').update(`deleted|${agencyId}|${clientNumber}`).digest('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`
+}
+
+/**
+ * The API never answers a deleted client's body: its entry holds what the fixture requires
+ * (placeholder details) with the deletion time and office the listings revealed, so the
+ * listings with `deleted=true`, `asOf` and `officeId` answer as upstream.
+ */
+function deletedClient (agencyId: number, e: Entry): Rec {
+  return {
+    clientNumber: e.clientNumber,
+    deleted: true,
+    details: {
+      id: placeholderGuid(agencyId, e.clientNumber),
+      modified: new Date(e.deleted!.modifiedMs).toISOString(),
+      status: 'Active',
+      isPersonal: true,
+      isCommercial: false,
+      officeId: e.deleted!.officeId
+    }
+  }
+}
+
+/**
+ * The integration's secret in the fixture: derived from the real one with scrypt (so the same
+ * upstream gives the same bytes, and the real secret cannot be read back), unless kept.
+ */
+function fixtureSecret (o: ImportOptions, origin: string): string {
+  if (o.keepSecret) return o.clientSecret
+  return scryptSync(o.clientSecret, `agency-sandbox import|${o.clientId}|${origin}`, 18, { N: 1 << 14 }).toString('base64url')
+}
+
+function agencyOpening (a: AgencySurvey): string {
+  const head: Omit<FixtureAgency, 'clients'> = {
+    agencyId: a.agencyId,
+    name: `Agency ${a.agencyId}`,
+    active: true,
+    connected: true,
+    supportsIncludes: a.supportsIncludes,
+    defaultOfficeId: a.defaultOfficeId,
+    offices: a.offices,
+    users: a.users
+  }
+  return JSON.stringify(head).slice(0, -1) + ',"clients":[\n'
+}
+
+async function plan (o: ImportOptions, client: VendorClient, key: string): Promise<Plan> {
+  const origin = new URL(o.from).origin
+  const seed = o.anonymize ? o.seed ?? randomBytes(12).toString('base64url') : undefined
+  let agencies = await survey({
+    client,
+    version: o.version,
+    agencies: o.agencies,
+    concurrency: o.concurrency,
+    warn: (m) => o.reporter.warn(m),
+    note: (m) => o.reporter.note(m)
+  })
+  if (seed !== undefined) {
+    const { Anonymizer } = await import('./anonymize.js')
+    const anon = new Anonymizer(seed)
+    agencies = agencies.map((a) => ({ ...a, offices: a.offices.map((of) => anon.office(of)), users: a.users.map((u) => anon.user(u)) }))
+  }
+  const secret = fixtureSecret(o, origin)
+  const integration: FixtureIntegration = {
+    clientId: o.clientId,
+    clientSecret: secret,
+    name: `Imported from ${origin}`,
+    agencies: agencies.map((a) => ({ agencyId: a.agencyId, scopes: a.scopes }))
+  }
+  const header = `{\n"integrations":[${JSON.stringify(integration)}],\n"agencies":[\n`
+  return { format: 1, key, header, agencies, seed, secret }
+}
+
+/** Only what shapes the output: a resume with any of these changed starts over. */
+function optionsKey (o: ImportOptions): string {
+  const { from, clientId, version, agencies, anonymize, seed, keepSecret } = o
+  return createHash('sha256').update(JSON.stringify({ from, clientId, version, agencies, anonymize, seed, keepSecret })).digest('hex')
+}
+
+export async function runImport (o: ImportOptions): Promise<ImportResult> {
+  const r = o.reporter
+  const client = new VendorClient({
+    baseUrl: o.from,
+    clientId: o.clientId,
+    clientSecret: o.clientSecret,
+    timeoutMs: o.timeoutMs,
+    retries: o.retries,
+    onRetry: (n) => r.note(`${n.what} ${n.reason}; retry ${n.attempt}/${n.of} in ${(n.waitMs / 1000).toFixed(1)} s`)
+  })
+  const key = optionsKey(o)
+  let found = o.resume ? readCheckpoint(o.out) : undefined
+  if (o.resume && found === undefined) r.note(`no checkpoint at ${checkpointPath(o.out)}: starting from the beginning`)
+  if (found !== undefined && found.plan.key !== key) {
+    throw new ImportError(`${checkpointPath(o.out)} belongs to an import with other options (URL, Client Id, version, agencies, anonymising, seed or secret); run without --resume to start over`)
+  }
+  if (found !== undefined && found.mark === undefined) found = undefined
+  if (!o.resume) for (const f of [checkpointPath(o.out), partialPath(o.out)]) if (existsSync(f)) rmSync(f)
+
+  const thePlan = found?.plan ?? await plan(o, client, key)
+  const file = found !== undefined ? CheckpointedFile.resume(o.out, found.mark!) : CheckpointedFile.start(o.out, thePlan)
+  let mark: Mark = found?.mark ?? { step: 0, bytes: Buffer.byteLength(thePlan.header), inAgency: 0, done: 0 }
+  if (found !== undefined) r.note(`resuming after ${mark.done} clients`)
+  const resumedAt = found !== undefined ? mark.done : undefined
+
+  const anon = thePlan.seed === undefined ? undefined : new (await import('./anonymize.js')).Anonymizer(thePlan.seed)
+  const agencies = thePlan.agencies
+  const steps = stepsOf(agencies)
+  const total = agencies.reduce((n, a) => n + a.liveIds.length, 0)
+  const invoices = agencies.map((a) => a.scopes.includes('invoice-read'))
+  const officeSets = agencies.map((a) => new Set(a.offices.map((of) => of.officeId)))
+  let leftOut = 0
+  const deniedSeen = new Set<number>()
+  const unknownKeysSeen = new Set<string>()
+  const unknownKey = (agencyId: number, key: string) => {
+    if (unknownKeysSeen.has(`${agencyId}|${key}`)) return
+    unknownKeysSeen.add(`${agencyId}|${key}`)
+    r.warn(`agency ${agencyId}: clients' top-level field ${key} left out (not part of the fixture's client)`)
+  }
+
+  /** The live clients of a step, read in one batch with every group the agency grants. */
+  const fetchStep = async (s: number): Promise<Map<number, Rec>> => {
+    const step = steps[s]
+    const numbers = step.entries.filter((e) => e.deleted === undefined).map((e) => e.clientNumber)
+    if (numbers.length === 0) return new Map()
+    const a = agencies[step.agency]
+    const path = VendorClient.path(`/vendor/agency/${a.agencyId}/clients`, o.version, { include: invoices[step.agency] ? `${GROUPS},Invoices` : GROUPS })
+    const answer = await client.post(path, { clientNumbers: numbers })
+    const denied = answer.headers.get('denied')
+    if (denied !== null && !deniedSeen.has(step.agency)) {
+      deniedSeen.add(step.agency)
+      r.warn(`agency ${a.agencyId}: the batch read answered Denied: ${denied}; those groups are not imported`)
+    }
+    const list = client.expectJson<unknown>('POST', path, answer)
+    if (!Array.isArray(list)) throw new ImportError(`POST ${path} did not answer an array of clients`)
+    return new Map(list.filter((c): c is Rec => c !== null && typeof c === 'object').map((c) => [Number(c.clientNumber), c]))
+  }
+
+  const stepText = (s: number, clients: Map<number, Rec>): { text: string; inAgency: number; read: number } => {
+    const step = steps[s]
+    const a = agencies[step.agency]
+    let text = step.first ? (step.agency > 0 ? ',\n' : '') + agencyOpening(a) : ''
+    let inAgency = step.first ? 0 : mark.inAgency
+    let read = 0
+    for (const e of step.entries) {
+      let c: Rec
+      if (e.deleted !== undefined) c = deletedClient(a.agencyId, e)
+      else {
+        read++
+        const got = clients.get(e.clientNumber)
+        if (got === undefined) {
+          leftOut++
+          r.warn(`agency ${a.agencyId}: client ${e.clientNumber} was listed but not answered by the batch read (deleted meanwhile?); left out`)
+          continue
+        }
+        const problems = checkClient(got, officeSets[step.agency], (key) => unknownKey(a.agencyId, key))
+        if (problems.length > 0) {
+          leftOut++
+          r.warn(`agency ${a.agencyId}: client ${e.clientNumber} left out: the fixture schema refuses it: ${problems.slice(0, 3).join('; ')}`)
+          continue
+        }
+        c = anon === undefined ? got : anon.client(got)
+      }
+      text += (inAgency > 0 ? ',\n' : '') + JSON.stringify(c)
+      inAgency++
+    }
+    if (step.last) text += '\n]}'
+    return { text, inAgency, read }
+  }
+
+  // up to `concurrency` batches in flight; written strictly in order
+  const inFlight = new Map<number, Promise<Map<number, Rec>>>()
+  let next = mark.step
+  try {
+    for (let s = mark.step; s < steps.length; s++) {
+      while (next < steps.length && inFlight.size < o.concurrency) {
+        const p = fetchStep(next)
+        p.catch(() => {}) // awaited in turn; a failure stops the loop there
+        inFlight.set(next++, p)
+      }
+      const clients = await inFlight.get(s)!
+      inFlight.delete(s)
+      const { text, inAgency, read } = stepText(s, clients)
+      mark = file.write(text, { step: s + 1, bytes: 0, inAgency, done: mark.done + read })
+      r.progress(mark.done, total)
+    }
+  } catch (e) {
+    file.close()
+    r.finish()
+    throw e
+  }
+  file.finish('\n]\n}\n')
+  r.finish()
+  return {
+    agencies: agencies.length,
+    clients: total,
+    deleted: agencies.reduce((n, a) => n + a.deleted.length, 0),
+    leftOut,
+    requests: client.requests,
+    retried: client.retried,
+    secret: thePlan.secret,
+    seed: thePlan.seed,
+    resumedAt
+  }
+}

@@ -1,0 +1,208 @@
+import type { FixtureOffice, FixtureUser } from '../fixture/schema.js'
+import { SCOPES, type Scope } from '../schemas/common.js'
+import { surveyDeleted, type DeletedClient } from './deleted.js'
+import { UnexpectedAnswer, VendorClient, type ApiVersion } from './http.js'
+import { limiter } from './limit.js'
+
+/**
+ * The first phase of an import: everything but the client bodies, read through the vendor
+ * API. Small (the id lists are the largest part), kept in memory and in the checkpoint.
+ */
+
+export interface AgencySurvey {
+  agencyId: number
+  scopes: Scope[]
+  /** Learned from version 3.0 answering `include=Details` with more groups (the agency flag is false then). */
+  supportsIncludes: boolean
+  offices: FixtureOffice[]
+  defaultOfficeId: number
+  users: FixtureUser[]
+  /** Live client numbers, ascending. */
+  liveIds: number[]
+  deleted: DeletedClient[]
+}
+
+export interface SurveyOptions {
+  client: VendorClient
+  version: '4.0' | '3.0'
+  /** Only these agencies (undefined: every agency listed). */
+  agencies?: number[]
+  concurrency: number
+  warn: (message: string) => void
+  /** Phase lines: `agency 1001: 260 clients, 6 deleted`. */
+  note: (message: string) => void
+}
+
+const OFFICE_STRINGS = ['officeDescription', 'subAgencyName', 'addressLine1', 'addressLine2', 'city', 'state', 'zipcode'] as const
+const OFFICE_KEYS = new Set<string>(['officeId', 'primaryOffice', ...OFFICE_STRINGS])
+const USER_KEYS = new Set(['userId', 'username', 'firstName', 'lastName', 'email', 'homeOffice'])
+const isId = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 2147483647
+type Rec = Record<string, unknown>
+
+function listOf (value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new Error(`${what} did not answer a JSON array`)
+  return value
+}
+
+/** Ids ascending, once each. */
+function idList (value: unknown, what: string): number[] {
+  return [...new Set(listOf(value, what).map(Number).filter(isId))].sort((a, b) => a - b)
+}
+
+function officeOf (raw: Rec, at: string, warn: (m: string) => void): FixtureOffice | undefined {
+  if (!isId(raw.officeId)) {
+    warn(`${at}: office ${JSON.stringify(raw.officeId)} left out: fixture offices have ids from 1`)
+    return undefined
+  }
+  const unknown = Object.keys(raw).filter((k) => !OFFICE_KEYS.has(k))
+  if (unknown.length > 0) warn(`${at}: office ${raw.officeId}: ${unknown.join(', ')} left out (not in the fixture's office)`)
+  const office: Rec = { officeId: raw.officeId }
+  for (const key of OFFICE_STRINGS) {
+    const v = raw[key]
+    if (typeof v !== 'string' && v !== undefined) warn(`${at}: office ${raw.officeId}: ${key} ${JSON.stringify(v)} written as a string`)
+    office[key] = typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v)
+  }
+  office.primaryOffice = raw.primaryOffice === true
+  // the fixture's key order, which is the order the sandbox answers in
+  return {
+    officeId: office.officeId as number,
+    officeDescription: office.officeDescription as string,
+    subAgencyName: office.subAgencyName as string,
+    primaryOffice: office.primaryOffice as boolean,
+    addressLine1: office.addressLine1 as string,
+    addressLine2: office.addressLine2 as string,
+    city: office.city as string,
+    state: office.state as string,
+    zipcode: office.zipcode as string
+  }
+}
+
+function userOf (raw: Rec, offices: Set<number>, at: string, warn: (m: string) => void): FixtureUser | undefined {
+  if (!isId(raw.userId) || typeof raw.username !== 'string' || raw.username.length !== 3) {
+    warn(`${at}: user ${JSON.stringify(raw.userId)} left out: a user needs an id from 1 and a 3-character username`)
+    return undefined
+  }
+  const unknown = Object.keys(raw).filter((k) => !USER_KEYS.has(k))
+  if (unknown.length > 0) warn(`${at}: user ${raw.userId}: ${unknown.join(', ')} left out (not in the fixture's user)`)
+  // the fixture's key order, which is the order the sandbox answers in
+  const named = { userId: raw.userId, username: raw.username } as FixtureUser
+  for (const key of ['firstName', 'lastName', 'email'] as const) if (typeof raw[key] === 'string') named[key] = raw[key]
+  if (isId(raw.homeOffice)) {
+    if (offices.has(raw.homeOffice)) named.homeOffice = raw.homeOffice
+    else warn(`${at}: user ${raw.userId}: homeOffice ${raw.homeOffice} is not among the offices listed; left out`)
+  }
+  return { ...named, active: true }
+}
+
+/** Agencies and their scopes; in version 3.0 the listing has ids only and scopes are inferred per agency later. */
+async function listAgencies (o: SurveyOptions): Promise<Array<{ agencyId: number; scopes?: Scope[] }>> {
+  const path = VendorClient.path('/vendor/agencies', o.version)
+  const listed = listOf(await o.client.getJson<unknown>(path), `GET ${path}`)
+  const known = new Set<string>(SCOPES)
+  const agencies = listed.flatMap((entry) => {
+    if (o.version === '3.0') return isId(Number(entry)) ? [{ agencyId: Number(entry) }] : []
+    const e = entry as Rec
+    if (!isId(e?.agencyId)) return []
+    const scopes = Array.isArray(e.scopes) ? e.scopes.filter((s): s is string => typeof s === 'string') : []
+    const unknown = scopes.filter((s) => !known.has(s))
+    if (unknown.length > 0) o.warn(`agency ${e.agencyId}: scopes ${unknown.join(', ')} left out (unknown to the sandbox)`)
+    return [{ agencyId: e.agencyId, scopes: [...new Set(scopes.filter((s): s is Scope => known.has(s)))] }]
+  })
+  const wanted = o.agencies === undefined ? undefined : new Set(o.agencies)
+  for (const id of o.agencies ?? []) {
+    if (!agencies.some((a) => a.agencyId === id)) o.warn(`agency ${id} is not listed for this integration; left out`)
+  }
+  return agencies.filter((a) => wanted === undefined || wanted.has(a.agencyId)).sort((a, b) => a.agencyId - b.agencyId)
+}
+
+/** 200 with JSON, or undefined for the 4xx answers a missing scope or version gives. */
+async function optionalJson (client: VendorClient, path: string): Promise<unknown> {
+  const answer = await client.get(path)
+  if (answer.status >= 400 && answer.status < 500) return undefined
+  return client.expectJson<unknown>('GET', path, answer)
+}
+
+async function surveyAgency (o: SurveyOptions, agencyId: number, listedScopes: Scope[] | undefined): Promise<AgencySurvey> {
+  const { client, version } = o
+  const at = `agency ${agencyId}`
+  const base = `/vendor/agency/${agencyId}`
+  const scopes = new Set<Scope>(listedScopes ?? [])
+  const offices = listOf(await client.getJson<unknown>(VendorClient.path(`${base}/offices`, version)), `GET ${base}/offices`)
+    .flatMap((raw) => officeOf(raw as Rec, at, o.warn) ?? [])
+  if (offices.length === 0) {
+    o.warn(`${at}: no office listed; a placeholder office 1 is written (a fixture agency needs one)`)
+    offices.push({ officeId: 1, officeDescription: 'Office 1', subAgencyName: '', primaryOffice: true, addressLine1: '', addressLine2: '', city: '', state: '', zipcode: '' })
+  }
+  const defaultOfficeId = (offices.find((of) => of.primaryOffice) ?? offices[0]).officeId
+  const officeIds = new Set(offices.map((of) => of.officeId))
+
+  // users: 4.0 only, with the user-list scope; a 3.0 import tries 4.0 to learn the scope
+  let users: FixtureUser[] = []
+  if (version === '3.0' || scopes.has('user-list')) {
+    const answer = await optionalJson(client, VendorClient.path(`${base}/users`, '4.0'))
+    if (answer !== undefined) {
+      scopes.add('user-list')
+      users = listOf(answer, `GET ${base}/users`).flatMap((raw) => userOf(raw as Rec, officeIds, at, o.warn) ?? [])
+    }
+  }
+
+  let liveIds: number[] = []
+  let deletedNumbers: number[] = []
+  if (version === '3.0' || scopes.has('client-read')) {
+    const all = await optionalJson(client, VendorClient.path(`${base}/clients`, version))
+    if (all !== undefined) {
+      scopes.add('client-read')
+      liveIds = idList(all, `GET ${base}/clients`)
+      deletedNumbers = idList(await client.getJson<unknown>(VendorClient.path(`${base}/clients`, version, { deleted: 'true' })), `GET ${base}/clients?deleted=true`)
+    } else o.warn(`${at}: the client listing is not available (no client-read scope): no clients imported`)
+  }
+
+  // version 3.0's include flag, and in a 3.0 import the invoice opt-in: one client read
+  let supportsIncludes = true
+  if (liveIds.length > 0) {
+    const probe = VendorClient.path(`${base}/client/${liveIds[0]}`, '3.0', { include: 'Details,Invoices' })
+    const answer = await client.get(probe)
+    if (answer.status === 200) {
+      const body = JSON.parse(answer.text) as Rec
+      supportsIncludes = !('people' in body)
+      if (version === '3.0' && 'invoices' in body) scopes.add('invoice-read')
+    }
+  }
+  if (version === '3.0') scopes.add('create-log-attachment-task')
+
+  let probes = 0
+  const deleted = await surveyDeleted(
+    { client, version, agencyId, limit: limiter(o.concurrency), workers: o.concurrency, onRequest: () => { if (++probes % 2000 === 0) o.note(`${at}: ${probes} deletion-time probes`) } },
+    deletedNumbers, [...officeIds], defaultOfficeId
+  )
+  o.note(`${at}: ${offices.length} offices, ${users.length} users, ${liveIds.length} clients, ${deleted.length} deleted`)
+  return {
+    agencyId,
+    // 4.0: as listed (the sandbox answers them in fixture order); 3.0: inferred, in the sandbox's order
+    scopes: listedScopes ?? SCOPES.filter((s) => scopes.has(s)),
+    supportsIncludes,
+    offices,
+    defaultOfficeId,
+    users,
+    liveIds,
+    deleted
+  }
+}
+
+/** Every agency the integration sees (or those asked for), ascending by id. */
+export async function survey (o: SurveyOptions): Promise<AgencySurvey[]> {
+  const agencies = await listAgencies(o)
+  const surveyed: AgencySurvey[] = []
+  for (const a of agencies) {
+    try {
+      surveyed.push(await surveyAgency(o, a.agencyId, a.scopes))
+    } catch (e) {
+      // an agency that became unavailable since the listing (403) is left out; anything else stops the import
+      if (!(e instanceof UnexpectedAnswer && e.answer.status === 403)) throw e
+      o.warn(`agency ${a.agencyId}: ${e.message}; left out`)
+    }
+  }
+  return surveyed
+}
+
+export type { ApiVersion }

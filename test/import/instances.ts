@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { CLI, runCli } from '../helpers/process.js'
+
+/** Sandbox processes and temporary files for the import and compare tests. */
+
+export const DEMO_AUTH = { clientId: 'abc', clientSecret: '123' }
+
+export function tempDir (t: { teardown(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'agency-import-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export interface Sandbox { url: string }
+
+/**
+ * A sandbox process on a free port, in memory, seeded from `fixture` (the demo data when
+ * undefined); stopped at teardown, and killed if it does not listen within `timeoutMs` (a
+ * large fixture takes a while to load on a busy machine).
+ */
+export async function sandbox (t: { teardown(fn: () => Promise<void> | void): void }, fixture?: string, timeoutMs = 90_000): Promise<Sandbox> {
+  const child = spawn(process.execPath, [CLI, 'serve', ...(fixture === undefined ? [] : ['--fixtures', fixture])], {
+    env: { ...process.env, PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: 'false', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  t.teardown(async () => {
+    child.kill('SIGKILL')
+    await exited
+  })
+  const lines: string[] = []
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line in ${timeoutMs / 1000} s:\n${lines.join('\n')}`)), timeoutMs)
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream }).on('line', (line) => {
+        lines.push(line)
+        const m = /"url":"(http:[^"]+)"/.exec(line)
+        if (m !== null && /listening/.test(line)) {
+          clearTimeout(timer)
+          resolve({ url: m[1] })
+        }
+      })
+    }
+    exited.then(() => {
+      clearTimeout(timer)
+      reject(new Error(`exited before listening:\n${lines.join('\n')}`))
+    })
+  })
+}
+
+export const importArgs = (from: string, out: string, extra: string[] = []) =>
+  ['import', '--from', from, '--client-id', DEMO_AUTH.clientId, '--client-secret', DEMO_AUTH.clientSecret, '--out', out, ...extra]
+
+/** Runs an import to completion; throws with its output when it does not exit 0. */
+export async function importTo (from: string, out: string, extra: string[] = []): Promise<{ stdout: string; stderr: string; secret: string }> {
+  const run = await runCli(importArgs(from, out, extra))
+  if (run.code !== 0) throw new Error(`import exited ${run.code}\n${run.stdout}\n${run.stderr.slice(-2000)}`)
+  const secret = /client secret in the fixture: (\S+)/.exec(run.stdout)?.[1] ?? DEMO_AUTH.clientSecret
+  return { stdout: run.stdout, stderr: run.stderr, secret }
+}
+
+export async function control<T> (base: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await fetch(`${base}/_sandbox${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  const text = await res.text()
+  if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`)
+  return (text === '' ? undefined : JSON.parse(text)) as T
+}
