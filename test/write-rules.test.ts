@@ -296,7 +296,8 @@ t.test('receipts: body array bounds; items validated one by one', async (t) => {
     task: { assignedToRole: 'SpecifiedUser', assignedToEmail: 'a@example.com', description: 'd', dueDate: TS, title: 't' }
   }
   t.same(check(receipt), [])
-  t.same(check({ channel: 1, logNote: 'n', refId: GUID, ts: TS }), [], 'only required fields')
+  t.same(check({ channel: 1, logNote: 'n', refId: GUID, ts: TS, total: 1 }), [], 'only required fields')
+  t.same(check({ channel: 1, logNote: 'n', refId: GUID, ts: TS }), [{ field: 'Total', message: 'is required' }], 'total is required')
   t.same(check({ ...receipt, invoices: [{ invoiceId: GUID, amount: -1 }] }), [{ field: 'Invoices[0].Amount', message: 'must be greater than 0' }])
   t.same(check({ ...receipt, invoices: [{ invoiceId: GUID, amount: 0 }] }), [{ field: 'Invoices[0].Amount', message: 'must be greater than 0' }])
   t.same(check({ ...receipt, invoices: [{ amount: 1 }] }), [{ field: 'Invoices[0].InvoiceId', message: 'is required' }])
@@ -323,7 +324,7 @@ t.test('receipts: body array bounds; items validated one by one', async (t) => {
   t.same(check(null), [{ field: '(item)', message: 'must be a JSON object' }])
   t.same(compileItemValidator(ReceiptItemSchema, '(receipt)')('x'), [{ field: '(receipt)', message: 'must be a JSON object' }])
 
-  const bound = bindKeys({ RefId: GUID, TS, Channel: 4, LogNote: 'n', Invoices: [{ InvoiceID: GUID, AMOUNT: 1 }] }, ReceiptItemSchema, [])
+  const bound = bindKeys({ RefId: GUID, TS, Channel: 4, LogNote: 'n', Invoices: [{ InvoiceID: GUID, AMOUNT: 1 }], Total: 1 }, ReceiptItemSchema, [])
   t.same(check(bound), [], 'a PascalCase receipt binds')
 })
 

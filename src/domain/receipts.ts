@@ -14,6 +14,10 @@ function refIdOf (item: unknown): string | null {
   return typeof entry?.[1] === 'string' ? entry[1] : null
 }
 
+/** A receipt without `total`: the live service's own sentence, `Total is required`. */
+const withLiveSentence = (a: ReceiptAnswer): ReceiptAnswer =>
+  a.message === null ? a : { ...a, message: a.message.replace(/(^|; )Total: is required/, '$1Total is required') }
+
 /**
  * Receipts as sent: each item bound and checked on its own (ignored keys are added to
  * `warnings`), the valid ones recorded, and one answer per item in order. An item that failed
@@ -25,5 +29,5 @@ export async function recordReceipts (
   const check = await loadReceiptCheck()
   const commands = items.map((raw, i) => check(raw, i, warnings))
   const { outcome, answers } = writes.receipts(agency, clientNumber, commands, origin)
-  return { outcome, answers: answers.map((a, i) => (a.refId !== null ? a : { ...a, refId: refIdOf(items[i]) })) }
+  return { outcome, answers: answers.map((a, i) => withLiveSentence(a.refId !== null ? a : { ...a, refId: refIdOf(items[i]) })) }
 }

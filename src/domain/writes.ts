@@ -58,7 +58,7 @@ export interface ReceiptCommand {
   officeId?: number
   payMethod?: string
   policyId?: string
-  total?: number
+  total: number
   task?: TaskCommand
 }
 
@@ -226,7 +226,8 @@ export function createWrites(store: Store, clock: Clock) {
             errors.push({ field: `Invoices[${i}].InvoiceId`, message: `${inv.invoiceId} is not an open invoice of client ${clientNumber}` })
           }
         })
-        if (item.total !== undefined) {
+        // without invoices the payment is recorded unapplied; with them, the total is their sum
+        if ((item.invoices ?? []).length > 0) {
           const sum = round2((item.invoices ?? []).reduce((s, inv) => s + inv.amount, 0))
           if (round2(item.total) !== sum) errors.push({ field: 'Total', message: `must equal the sum of the invoice amounts (${sum})` })
         }

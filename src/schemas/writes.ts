@@ -113,7 +113,7 @@ export const ReceiptSchema = Type.Object(
     refId: Guid,
     ts: DateTimeString,
     task: Type.Optional(TaskSchema),
-    total: Type.Optional(Type.Number({ description: 'when present, must equal the sum of the invoice amounts' }))
+    total: Type.Number({ description: 'amount received, required; with invoices it must equal the sum of their amounts, without invoices the payment is recorded unapplied' })
   },
   { additionalProperties: false, title: 'Receipt', description: 'a payment received from the client' }
 )

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
-import { AGENCY, build } from '../helpers/app.js'
+import { AGENCY, build, demoFixture } from '../helpers/app.js'
 import { fieldsOf, journaled, liveClient, vendor, writesOf } from '../helpers/fidelity.js'
-import { attachment, b64, createClientBody, logNote } from '../helpers/writes.js'
+import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
 
 /**
  * Facts observed on the live service (sandbox contract, section A, and the section B rows that
@@ -149,4 +149,24 @@ t.test('[B: Attachment] version 1 txt must be text; over 5 MiB decompressed is 4
   const big = await vendor(app, 'POST', path, 'version=4.0', f.payload as unknown as object, f.headers)
   t.equal(big.statusCode, 400)
   t.equal(big.json().detail, 'File exceeds max size of 5 MB.', 'the live sentence')
+})
+
+t.test('[B: Receipts answer] `total` is required (item 400 `Total is required`); with invoices it is their sum; without invoices the payment is recorded unapplied', async (t) => {
+  const app = await build(t)
+  const c = demoFixture().agencies.find((a) => a.agencyId === AGENCY.main)!.clients.find((x) => !x.deleted && (x.invoices ?? []).length > 0)!
+  const inv = c.invoices![0]
+  const { total: _total, ...noTotal } = receipt()
+  const unapplied = receipt({ total: 80 })
+  const applied = receipt({ invoices: [{ invoiceId: inv.id, amount: 12.5 }], total: 12.5 })
+  const wrongSum = receipt({ invoices: [{ invoiceId: inv.id, amount: 12.5 }], total: 13 })
+  const res = await vendor(app, 'POST', `${AGENCY.main}/client/${c.clientNumber}/receipts`, 'version=4.0', [noTotal, unapplied, applied, wrongSum])
+  t.equal(res.statusCode, 200)
+  const answers = res.json() as { refId: string, code: number, message: string | null }[]
+  t.same(answers.map((a) => a.code), [400, 200, 200, 400])
+  t.equal(answers[0].message, 'Total is required', 'the live sentence')
+  t.equal(answers[0].refId, noTotal.refId)
+  t.match(answers[3].message, /Total: must equal the sum of the invoice amounts \(12\.5\)/)
+  const recorded = await writesOf(app, AGENCY.main, '?kind=receipt')
+  t.same(recorded.map((w) => w.data.total), [80, 12.5], 'nothing recorded without total')
+  t.notOk(recorded[0].data.invoices, 'recorded unapplied')
 })

@@ -22,7 +22,7 @@ export function attachment(content: Buffer, over: Record<string, string | undefi
 }
 
 export const receipt = (over: Record<string, unknown> = {}) => ({
-  refId: randomUUID(), ts: '2026-11-20T10:00:00Z', channel: 4, logNote: 'Payment by card', ...over
+  refId: randomUUID(), ts: '2026-11-20T10:00:00Z', channel: 4, logNote: 'Payment by card', total: 25, ...over
 })
 
 /** A valid PascalCase create-client body, as one live caller sends it. */
