@@ -212,7 +212,7 @@ async function oneWrite(base: string, r: Rng, round: number): Promise<void> {
     })
   } else if (roll < 0.55) {
     kind = 'attachment'
-    const content = r.bytes(r.int(1, 48 * 1024))
+    const content = Buffer.concat([Buffer.from('%PDF-'), r.bytes(r.int(1, 48 * 1024))]) // a pdf's signature, then random bytes
     extra = { size: content.length, sha256: createHash('sha256').update(content).digest('hex') }
     const v1 = r.next() < 0.25
     const headers: Record<string, string> = v1
@@ -227,7 +227,7 @@ async function oneWrite(base: string, r: Rng, round: number): Promise<void> {
   } else if (roll < 0.8) {
     kind = 'receipt'
     const invoice = c.invoices?.[0]
-    const items = [{ refId, ts: TS, channel: 4, logNote: `receipt ${round}`, ...(invoice !== undefined && r.next() < 0.7 ? { invoices: [{ invoiceId: invoice.id, amount: 1.25 }], total: 1.25 } : {}) }]
+    const items = [{ refId, ts: TS, channel: 4, logNote: `receipt ${round}`, total: 1.25, ...(invoice !== undefined && r.next() < 0.7 ? { invoices: [{ invoiceId: invoice.id, amount: 1.25 }], total: 1.25 } : {}) }]
     res = await call(base, `/vendor/agency/${target.agencyId}/client/${c.clientNumber}/receipts?version=4.0`, { method: 'POST', ...json(items) })
     if (res.status === 200 || res.status === 202) {
       const answers = JSON.parse(res.body) as { refId: string; code: number }[]

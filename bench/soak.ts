@@ -217,7 +217,7 @@ const OPS: Op[] = [
       const c = r.pick(g.clients)
       const invoice = c.invoices?.[0]
       const refId = randomUUID()
-      const items = [{ refId, ts: TS, channel: 4, logNote: 'soak payment', ...(invoice === undefined ? {} : { invoices: [{ invoiceId: invoice.id, amount: 5 }], total: 5 }) }]
+      const items = [{ refId, ts: TS, channel: 4, logNote: 'soak payment', total: 5, ...(invoice === undefined ? {} : { invoices: [{ invoiceId: invoice.id, amount: 5 }], total: 5 }) }]
       const a = await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/receipts?version=4.0`, json(g.auth), JSON.stringify(items))
       const result = expect(g.pending ? [200, 202] : [200])(a)
       if (result.ok && (JSON.parse(a.body) as { code: number }[])[0]?.code !== 200) return { ...result, ok: false }

@@ -123,7 +123,7 @@ export const JSON_TYPE = { 'content-type': 'application/json' }
 export const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex')
 
 export const logNote = (refId: string, note = 'Called about renewal') => ({ refId, ts: TS, channel: 29, note })
-export const receipt = (refId: string) => ({ refId, ts: TS, channel: 4, logNote: 'Payment by card' })
+export const receipt = (refId: string) => ({ refId, ts: TS, channel: 4, logNote: 'Payment by card', total: 25 })
 
 /** Headers of a version 3.0/4.0 attachment (the body is the gzip of the content). */
 export function attachmentHeaders (auth: string, refId: string, fileName = 'application.pdf', over: Record<string, string> = {}): Record<string, string> {
