@@ -118,7 +118,8 @@ function clientProblems(c: FixtureClient, now: number): string[] {
     }
     const coverages = x.coverages ?? []
     if (coverages.length === 0 || coverages.some((cv) => !cv.code || !cv.description)) p.push(`${at}: coverages of ${x.policyNumber}`)
-    const sum = coverages.reduce((s, cv) => s + (cv.premium ?? 0), 0)
+    if (coverages.some((cv) => cv.premium !== undefined && !/^\d+\.\d{2}$/.test(String(cv.premium)))) p.push(`${at}: coverage premium not a string such as "412.00"`)
+    const sum = coverages.reduce((s, cv) => s + Number(cv.premium ?? 0), 0)
     if (Math.abs(sum - (x.premium ?? 0)) > 0.005) p.push(`${at}: coverage premiums ${sum} != ${String(x.premium)}`)
     for (const key of ['drivers', 'autos', 'additionalInterests', 'locations'] as const) {
       if (!Array.isArray(x[key])) p.push(`${at}: policy ${key} is not an array`)

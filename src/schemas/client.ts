@@ -93,7 +93,8 @@ export const LobSchema = Type.Object({ code: Type.String(), name: Str }, { ...op
 export const CoverageSchema = Type.Object(
   {
     code: Type.Optional(Str), description: Type.Optional(Str), limits: Type.Optional(Str),
-    deductibles: Type.Optional(Str), premium: Type.Optional(Num)
+    // a string on the wire, as the live service sends it ("412.00")
+    deductibles: Type.Optional(Str), premium: Type.Optional(Str)
   },
   { ...open, title: 'Coverage' }
 )

@@ -170,3 +170,15 @@ t.test('[B: Receipts answer] `total` is required (item 400 `Total is required`);
   t.same(recorded.map((w) => w.data.total), [80, 12.5], 'nothing recorded without total')
   t.notOk(recorded[0].data.invoices, 'recorded unapplied')
 })
+
+t.test('[A: Coverage `premium` is a string on the wire] the demo data serves coverage premiums as strings such as "412.00"', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const res = await vendor(app, 'GET', `${AGENCY.main}/client/${c.clientNumber}`, 'version=4.0&include=Policies')
+  const coverages = (res.json().policies as { coverages?: { premium?: unknown }[] }[]).flatMap((p) => p.coverages ?? [])
+  t.ok(coverages.length > 0)
+  for (const cv of coverages) {
+    t.type(cv.premium, 'string')
+    t.match(cv.premium, /^\d+\.\d{2}$/, 'a string with two decimals')
+  }
+})
