@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Store } from '../db/store.js'
+import type { Repositories } from '../db/index.js'
 import { badRequest, conflict, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import { clientErrors } from '../fixture/validate.js'
@@ -34,13 +34,13 @@ export interface ClientPatch {
   deleted?: boolean
 }
 
-export function createAdmin(store: Store, clock: Clock) {
+export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction'>, clock: Clock) {
   const agencyOrThrow = (agencyId: number) => {
-    const agency = store.getAgency(agencyId)
+    const agency = repos.agencies.getAgency(agencyId)
     if (agency === undefined) throw notFound(`No agency ${agencyId}`)
     return agency
   }
-  const officeIds = (agencyId: number) => new Set(store.listOffices(agencyId).map((o) => o.officeId))
+  const officeIds = (agencyId: number) => new Set(repos.agencies.listOffices(agencyId).map((o) => o.officeId))
 
   function checkOffice(agencyId: number, officeId: number, field: string): void {
     if (!officeIds(agencyId).has(officeId)) {
@@ -50,14 +50,14 @@ export function createAdmin(store: Store, clock: Clock) {
 
   /** Stores a client (insert or replace), re-indexing its policies. */
   function save(agencyId: number, client: FixtureClient, replace: boolean): void {
-    if (replace) replaceClient(store, agencyId, client)
-    else insertClient(store, agencyId, client)
+    if (replace) replaceClient(repos.clients, agencyId, client)
+    else insertClient(repos.clients, agencyId, client)
   }
 
   return {
     listIntegrations() {
-      const subs = store.listAllSubscriptions()
-      return store.listIntegrations().map((i) => ({
+      const subs = repos.access.listAllSubscriptions()
+      return repos.access.listIntegrations().map((i) => ({
         clientId: i.clientId,
         name: i.name,
         agencies: subs.filter((s) => s.clientId === i.clientId).map((s) => ({ agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut }))
@@ -65,45 +65,45 @@ export function createAdmin(store: Store, clock: Clock) {
     },
 
     addIntegration(i: FixtureIntegration): void {
-      if (store.getIntegration(i.clientId) !== undefined) throw conflict(`Integration ${i.clientId} already exists; DELETE it first or choose another clientId`)
+      if (repos.access.getIntegration(i.clientId) !== undefined) throw conflict(`Integration ${i.clientId} already exists; DELETE it first or choose another clientId`)
       const errors: FieldError[] = []
       i.agencies.forEach((s, n) => {
-        if (store.getAgency(s.agencyId) === undefined) errors.push({ field: `agencies[${n}].agencyId`, message: `agency ${s.agencyId} does not exist` })
+        if (repos.agencies.getAgency(s.agencyId) === undefined) errors.push({ field: `agencies[${n}].agencyId`, message: `agency ${s.agencyId} does not exist` })
       })
       if (errors.length > 0) throw validationFailed(errors)
-      store.transaction(() => {
-        store.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
-        i.agencies.forEach((s, n) => store.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, n))
+      repos.transaction(() => {
+        repos.access.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
+        i.agencies.forEach((s, n) => repos.access.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, n))
       })
     },
 
     removeIntegration(clientId: string): void {
-      if (!store.deleteIntegration(clientId)) throw notFound(`No integration ${clientId}`)
+      if (!repos.access.deleteIntegration(clientId)) throw notFound(`No integration ${clientId}`)
     },
 
     /** Changes (or creates) an integration's subscription to an agency. */
     patchSubscription(clientId: string, agencyId: number, patch: SubscriptionPatch) {
-      if (store.getIntegration(clientId) === undefined) throw notFound(`No integration ${clientId}`)
+      if (repos.access.getIntegration(clientId) === undefined) throw notFound(`No integration ${clientId}`)
       agencyOrThrow(agencyId)
-      return store.transaction(() => {
-        const current = store.getSubscription(clientId, agencyId)
+      return repos.transaction(() => {
+        const current = repos.access.getSubscription(clientId, agencyId)
         const next = { clientId, agencyId, scopes: patch.scopes ?? current?.scopes ?? [], optedOut: patch.optedOut ?? current?.optedOut ?? false }
-        if (current === undefined) store.insertSubscription(next, store.listSubscriptions(clientId).length)
-        else store.updateSubscription(next)
+        if (current === undefined) repos.access.insertSubscription(next, repos.access.listSubscriptions(clientId).length)
+        else repos.access.updateSubscription(next)
         return { agencyId, scopes: next.scopes, optedOut: next.optedOut, created: current === undefined }
       })
     },
 
     removeSubscription(clientId: string, agencyId: number): void {
-      if (!store.deleteSubscription(clientId, agencyId)) throw notFound(`Integration ${clientId} is not subscribed to agency ${agencyId}`)
+      if (!repos.access.deleteSubscription(clientId, agencyId)) throw notFound(`Integration ${clientId} is not subscribed to agency ${agencyId}`)
     },
 
     listAgencies() {
-      return store.listAgencies().map((a) => ({ ...a, offices: store.listOffices(a.agencyId), users: store.listUsers(a.agencyId) }))
+      return repos.agencies.listAgencies().map((a) => ({ ...a, offices: repos.agencies.listOffices(a.agencyId), users: repos.agencies.listUsers(a.agencyId) }))
     },
 
     addAgency(a: FixtureAgency): void {
-      if (store.getAgency(a.agencyId) !== undefined) throw conflict(`Agency ${a.agencyId} already exists; DELETE it first or choose another agencyId`)
+      if (repos.agencies.getAgency(a.agencyId) !== undefined) throw conflict(`Agency ${a.agencyId} already exists; DELETE it first or choose another agencyId`)
       const offices = new Set(a.offices.map((o) => o.officeId))
       const errors: FieldError[] = []
       if (!offices.has(a.defaultOfficeId)) errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is not among the agency's offices` })
@@ -112,47 +112,47 @@ export function createAdmin(store: Store, clock: Clock) {
         if (!offices.has(c.details.officeId)) errors.push({ field: `clients[${i}].details.officeId`, message: `office ${c.details.officeId} is not among the agency's offices` })
       })
       if (errors.length > 0) throw validationFailed(errors)
-      store.transaction(() => {
-        store.insertAgency({
+      repos.transaction(() => {
+        repos.agencies.insertAgency({
           agencyId: a.agencyId, name: a.name, active: a.active ?? true, connected: a.connected ?? true,
           supportsIncludes: a.supportsIncludes ?? true, defaultOfficeId: a.defaultOfficeId,
           defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
         })
-        for (const o of a.offices) store.insertOffice(a.agencyId, { ...o })
+        for (const o of a.offices) repos.agencies.insertOffice(a.agencyId, { ...o })
         for (const u of a.users) {
-          store.insertUser(a.agencyId, {
+          repos.agencies.insertUser(a.agencyId, {
             userId: u.userId, username: u.username, firstName: u.firstName ?? null, lastName: u.lastName ?? null,
             email: u.email ?? null, homeOffice: u.homeOffice ?? null, active: u.active
           })
         }
-        for (const c of a.clients) insertClient(store, a.agencyId, c)
+        for (const c of a.clients) insertClient(repos.clients, a.agencyId, c)
       })
     },
 
     removeAgency(agencyId: number): void {
-      if (!store.deleteAgency(agencyId)) throw notFound(`No agency ${agencyId}`)
+      if (!repos.agencies.deleteAgency(agencyId)) throw notFound(`No agency ${agencyId}`)
     },
 
     addOffice(agencyId: number, o: FixtureOffice): void {
       agencyOrThrow(agencyId)
       if (officeIds(agencyId).has(o.officeId)) throw conflict(`Agency ${agencyId} already has office ${o.officeId}`)
-      store.insertOffice(agencyId, { ...o })
+      repos.agencies.insertOffice(agencyId, { ...o })
     },
 
     removeOffice(agencyId: number, officeId: number): void {
       const agency = agencyOrThrow(agencyId)
       if (agency.defaultOfficeId === officeId) throw conflict(`Office ${officeId} is the agency's default office; PATCH defaultOfficeId first`)
-      const used = store.countOfficeClients(agencyId, officeId)
+      const used = repos.clients.countOfficeClients(agencyId, officeId)
       if (used > 0) throw conflict(`Office ${officeId} has ${used} clients; move them first`)
-      if (!store.deleteOffice(agencyId, officeId)) throw notFound(`Agency ${agencyId} has no office ${officeId}`)
+      if (!repos.agencies.deleteOffice(agencyId, officeId)) throw notFound(`Agency ${agencyId} has no office ${officeId}`)
     },
 
     addUser(agencyId: number, u: FixtureUser): void {
       agencyOrThrow(agencyId)
-      const users = store.listUsers(agencyId)
+      const users = repos.agencies.listUsers(agencyId)
       if (users.some((x) => x.userId === u.userId)) throw conflict(`Agency ${agencyId} already has user ${u.userId}`)
       if (u.homeOffice !== undefined) checkOffice(agencyId, u.homeOffice, 'homeOffice')
-      store.insertUser(agencyId, {
+      repos.agencies.insertUser(agencyId, {
         userId: u.userId, username: u.username, firstName: u.firstName ?? null, lastName: u.lastName ?? null,
         email: u.email ?? null, homeOffice: u.homeOffice ?? null, active: u.active
       })
@@ -161,10 +161,10 @@ export function createAdmin(store: Store, clock: Clock) {
     removeUser(agencyId: number, userId: number): void {
       const agency = agencyOrThrow(agencyId)
       const roles = Object.entries(agency.defaultUsers).filter(([, id]) => id === userId).map(([role]) => role)
-      store.transaction(() => {
-        if (!store.deleteUser(agencyId, userId)) throw notFound(`Agency ${agencyId} has no user ${userId}`)
+      repos.transaction(() => {
+        if (!repos.agencies.deleteUser(agencyId, userId)) throw notFound(`Agency ${agencyId} has no user ${userId}`)
         if (roles.length > 0) {
-          store.setDefaultUsers(agencyId, Object.fromEntries(Object.entries(agency.defaultUsers).filter(([, id]) => id !== userId)))
+          repos.agencies.setDefaultUsers(agencyId, Object.fromEntries(Object.entries(agency.defaultUsers).filter(([, id]) => id !== userId)))
         }
       })
     },
@@ -172,14 +172,14 @@ export function createAdmin(store: Store, clock: Clock) {
     /** A client as stored (read model with every group and the deleted flag), or 404. */
     getClient(agencyId: number, clientNumber: number): FixtureClient {
       agencyOrThrow(agencyId)
-      const row = store.getClient(agencyId, clientNumber)
+      const row = repos.clients.getClient(agencyId, clientNumber)
       if (row === undefined) throw notFound(`Agency ${agencyId} has no client ${clientNumber}`)
       return rowToClient(row)
     },
 
     searchClients(agencyId: number, text: string, limit: number) {
       agencyOrThrow(agencyId)
-      return store.searchClients(agencyId, text, limit).map(rowToClient)
+      return repos.clients.searchClients(agencyId, text, limit).map(rowToClient)
     },
 
     /** Creates or replaces a client as the agency would; `modified` moves to now unless given. */
@@ -196,15 +196,15 @@ export function createAdmin(store: Store, clock: Clock) {
       }
       const errors = clientErrors(client)
       if (errors.length > 0) throw validationFailed(errors)
-      const created = store.getClient(agencyId, clientNumber) === undefined
-      store.transaction(() => save(agencyId, client, !created))
-      return { created, client: rowToClient(store.getClient(agencyId, clientNumber)!) }
+      const created = repos.clients.getClient(agencyId, clientNumber) === undefined
+      repos.transaction(() => save(agencyId, client, !created))
+      return { created, client: rowToClient(repos.clients.getClient(agencyId, clientNumber)!) }
     },
 
     /** Merges a change into a client and moves its modified time. */
     patchClient(agencyId: number, clientNumber: number, patch: ClientPatch): FixtureClient {
       agencyOrThrow(agencyId)
-      const row = store.getClient(agencyId, clientNumber)
+      const row = repos.clients.getClient(agencyId, clientNumber)
       if (row === undefined) throw notFound(`Agency ${agencyId} has no client ${clientNumber}`)
       const current = rowToClient(row)
       const details = { ...current.details, ...(patch.details ?? {}), modified: clock.iso() } as FixtureClient['details']
@@ -221,8 +221,8 @@ export function createAdmin(store: Store, clock: Clock) {
       } as FixtureClient
       const errors = clientErrors(next)
       if (errors.length > 0) throw validationFailed(errors)
-      store.transaction(() => save(agencyId, next, true))
-      return rowToClient(store.getClient(agencyId, clientNumber)!)
+      repos.transaction(() => save(agencyId, next, true))
+      return rowToClient(repos.clients.getClient(agencyId, clientNumber)!)
     },
 
     /** Marks a client deleted (changed-clients with deleted=true finds it). */

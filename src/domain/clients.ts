@@ -1,10 +1,10 @@
-import { UntilChange, type ClientRow, type GroupColumn, type Store } from '../db/store.js'
+import type { ClientRow } from '../db/index.js'
+import type { EncodedJson, ReadModel } from '../read-model/index.js'
 import { badRequest, clientNotFound, invalidField } from '../errors.js'
+import type { ClientGroup } from '../schemas/client.js'
 import { parseTimestamp } from '../time.js'
 
 export const MAX_BATCH = 200
-/** Memory the cached full listings may take. */
-const MAX_LISTING_BYTES = 16 * 1024 * 1024
 
 export interface ChangedQuery {
   asOf?: string
@@ -12,70 +12,58 @@ export interface ChangedQuery {
   deleted?: boolean
 }
 
-export function createClients(store: Store) {
-  /**
-   * Full id listings (no asOf) as UTF-8 JSON, kept until any client or agency changes; bounded
-   * by size, so office and deleted variants of many big agencies start it over.
-   */
-  const listings = new UntilChange<string, Buffer>(store, MAX_LISTING_BYTES, (json) => json.length)
+type ClientReads = Pick<ReadModel, 'changedIdsJson' | 'liveClient' | 'clientJson' | 'liveClients' | 'batchJson' | 'policyHolders' | 'searchJson'>
 
+/** Client reads: the rules (asOf, batch size, 404) over the read model's answers. */
+export function createClients(reads: ClientReads) {
   return {
     /**
-     * changedIds as JSON; the full listing (100,000 ids, 600 kB, in a big agency) is cached as
-     * the bytes sent, so repeating it costs no encoding.
+     * Ids of the clients changed since `asOf` (all when absent), ascending, as JSON. Changed
+     * means details.modified > asOf. `deleted=true` lists only deleted clients; otherwise they are left out.
      */
-    changedIdsJson(agencyId: number, q: ChangedQuery): string | Buffer {
-      if (q.asOf !== undefined) return JSON.stringify(this.changedIds(agencyId, q))
-      const key = `${agencyId}|${q.deleted === true ? 1 : 0}|${q.officeId ?? ''}`
-      return listings.get(key) ?? listings.set(key, Buffer.from(JSON.stringify(this.changedIds(agencyId, q))))
-    },
-
-    /**
-     * Ids of the clients changed since `asOf` (all when absent), ascending. Changed means
-     * details.modified > asOf. `deleted=true` lists only deleted clients; otherwise they are left out.
-     */
-    changedIds(agencyId: number, q: ChangedQuery): number[] {
+    changedIdsJson(agencyId: number, q: ChangedQuery): EncodedJson {
       let sinceMs: number | null = null
       if (q.asOf !== undefined) {
         sinceMs = parseTimestamp(q.asOf)
         if (sinceMs === null) throw invalidField('asOf', `'${q.asOf}' is not an ISO 8601 date-time such as 2024-10-08T14:30:00Z`)
       }
-      return store.clientIds(agencyId, { deleted: q.deleted === true, officeId: q.officeId ?? null, sinceMs })
+      return reads.changedIdsJson(agencyId, { deleted: q.deleted === true, officeId: q.officeId ?? null, sinceMs })
     },
 
     /** A live client; deleted and unknown clients are 404. */
-    get(agencyId: number, clientNumber: number): ClientRow {
-      const row = store.getClient(agencyId, clientNumber)
-      if (row === undefined || row.deleted) throw clientNotFound(clientNumber)
+    get(agencyId: number, clientNumber: number): Readonly<ClientRow> {
+      const row = reads.liveClient(agencyId, clientNumber)
+      if (row === undefined) throw clientNotFound(clientNumber)
       return row
+    },
+
+    /** get() as the 3.0/4.0 JSON object with `groups` in that order. */
+    clientJson(agencyId: number, clientNumber: number, groups: readonly ClientGroup[]): EncodedJson {
+      const json = reads.clientJson(agencyId, clientNumber, groups)
+      if (json === undefined) throw clientNotFound(clientNumber)
+      return json
     },
 
     /** Live clients among `numbers`, in request order, each once; unknown and deleted are left out. */
     batch(agencyId: number, numbers: number[]): ClientRow[] {
       checkBatch(numbers)
-      if (numbers.length === 0) return []
-      const unique = [...new Set(numbers)]
-      const rows = new Map(store.getClientsIn(agencyId, unique).map((r) => [r.clientNumber, r]))
-      return unique.flatMap((n) => rows.get(n) ?? [])
+      return reads.liveClients(agencyId, [...new Set(numbers)])
     },
 
-    /**
-     * What batch() finds, as the JSON array a 3.0/4.0 batch read answers (each client
-     * `{"clientNumber":N,…}` with `groups` in that order), in UTF-8.
-     */
-    batchJson(agencyId: number, numbers: number[], groups: readonly GroupColumn[]): Buffer {
+    /** What batch() finds, as the JSON array a 3.0/4.0 batch read answers (`groups` in that order). */
+    batchJson(agencyId: number, numbers: number[], groups: readonly ClientGroup[]): EncodedJson {
       checkBatch(numbers)
-      return store.clientsJsonIn(agencyId, [...new Set(numbers)], groups)
-    },
-
-    /** Gives back an answer of batchJson once it has been sent, for a later answer to reuse. */
-    recycle(answer: Buffer): void {
-      store.recycleAnswer(answer)
+      return reads.batchJson(agencyId, [...new Set(numbers)], groups)
     },
 
     /** Live clients with a policy of exactly this number, ascending. */
-    searchByPolicyNumber(agencyId: number, policyNumber: string): ClientRow[] {
-      return store.searchByPolicyNumber(agencyId, policyNumber)
+    searchByPolicyNumber(agencyId: number, policyNumber: string): readonly Readonly<ClientRow>[] {
+      return reads.policyHolders(agencyId, policyNumber)
+    },
+
+    /** searchByPolicyNumber() as the JSON array a 3.0/4.0 search answers. */
+    searchJson(agencyId: number, policyNumber: string, groups: readonly ClientGroup[]): EncodedJson {
+      return reads.searchJson(agencyId, policyNumber, groups)
     }
   }
 }

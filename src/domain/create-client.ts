@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { AgencyRow, Store } from '../db/store.js'
+import type { AgencyRow, Repositories } from '../db/index.js'
 import { tooManyRequests, validationFailed, type FieldError } from '../errors.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
 import type { ClientCreateRequest } from '../schemas/writes.js'
@@ -49,27 +49,27 @@ const dateTime = (d: string | undefined) => (d === undefined ? null : d.length =
  * Client creation. `budget` is the accepted-creations window per integration, kept in the clock's
  * real time (not the time the sandbox clock was set to); only a creation that happened is counted.
  */
-export function createClientCreator (store: Store, clock: Clock, budget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)) {
+export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock, budget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)) {
   /** Rules beyond the schema, on a body that passed it. */
   function check(agency: AgencyRow, cmd: CreateClientCommand): FieldError[] {
     const errors: FieldError[] = []
     for (const [field, value] of [['Log.TS', cmd.log.ts], ['Task.DueDate', cmd.task?.dueDate]] as const) {
       if (value !== undefined && parseTimestamp(value) === null) errors.push({ field, message: `'${value}' is not a real date and time` })
     }
-    if (cmd.officeId !== undefined && !store.listOffices(agency.agencyId).some((o) => o.officeId === cmd.officeId)) {
+    if (cmd.officeId !== undefined && !repos.agencies.listOffices(agency.agencyId).some((o) => o.officeId === cmd.officeId)) {
       errors.push({ field: 'OfficeId', message: `office ${cmd.officeId} is not an office of this agency (see GET /vendor/agency/{agencyId}/offices)` })
     }
     const role = cmd.task?.assignedToRole
     if (role !== undefined && ROLE_KEY[role] !== undefined) {
       const userId = agency.defaultUsers[ROLE_KEY[role]]
-      if (userId === undefined || !store.listUsers(agency.agencyId).some((u) => u.userId === userId)) {
+      if (userId === undefined || !repos.agencies.listUsers(agency.agencyId).some((u) => u.userId === userId)) {
         errors.push({ field: 'Task.AssignedToRole', message: `the agency has no default user for the ${role} role; assign the task to another role or to SpecifiedUser` })
       }
     }
     if (role === 'SpecifiedUser') {
       const email = cmd.task?.assignedToEmail?.trim() ?? ''
       if (email === '') errors.push({ field: 'Task.AssignedToEmail', message: 'is required when AssignedToRole is SpecifiedUser' })
-      else if (!store.listActiveUsers(agency.agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
+      else if (!repos.agencies.listActiveUsers(agency.agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
         errors.push({ field: 'Task.AssignedToEmail', message: `${email} is not the email of an active user of this agency` })
       }
     }
@@ -79,10 +79,10 @@ export function createClientCreator (store: Store, clock: Clock, budget = new Sl
   /** Creates the client, its policy shell, log note and task; returns the new client number. */
   function insert (agency: AgencyRow, cmd: CreateClientCommand, origin: Origin): number {
     const now = clock.iso()
-    const users = store.listUsers(agency.agencyId)
+    const users = repos.agencies.listUsers(agency.agencyId)
     const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username ?? null
-    return store.transaction(() => {
-      const clientNumber = store.maxClientNumber(agency.agencyId) + 1
+    return repos.transaction(() => {
+      const clientNumber = repos.clients.maxClientNumber(agency.agencyId) + 1
       let legacy = clientNumber * 100
       const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
       const people = cmd.people.map((p) => ({
@@ -123,7 +123,7 @@ export function createClientCreator (store: Store, clock: Clock, budget = new Sl
         mainContacts: people.filter((p) => p.mainContactType === 'First' || p.mainContactType === 'Second').map((p) => p.id),
         mailingAddress: address, physicalAddress: null
       }
-      insertClient(store, agency.agencyId, {
+      insertClient(repos.clients, agency.agencyId, {
         clientNumber,
         details,
         people, contacts, claims: [], policies, invoices: []
@@ -133,7 +133,7 @@ export function createClientCreator (store: Store, clock: Clock, budget = new Sl
         assignedToUserId: ROLE_KEY[cmd.task.assignedToRole] === undefined ? undefined : agency.defaultUsers[ROLE_KEY[cmd.task.assignedToRole]]
       }
       const policyId = cmd.log.policyId ?? policies[0]?.id
-      store.insertWrite({
+      repos.writes.insertWrite({
         agencyId: agency.agencyId, clientNumber, kind: 'client', refId: randomUUID(), integration: origin.integration,
         apiVersion: origin.apiVersion, status: 'applied', fingerprint: '', receivedAt: now, appliedAt: now,
         data: { ...cmd.log, policyId, task }

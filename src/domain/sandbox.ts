@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js'
-import { createStore } from '../db/store.js'
+import { createRepositories, UnitOfWork } from '../db/index.js'
 import type { Fixture } from '../fixture/schema.js'
+import { createReadModel, type ReadModelOptions } from '../read-model/index.js'
 import { createAccess } from './access.js'
 import { createClients } from './clients.js'
 import { Clock } from './clock.js'
@@ -33,55 +34,57 @@ export interface SandboxOptions {
   journalSize?: number
   /** Bytes the request journal may hold (oldest dropped). */
   journalBytes?: number
+  /** How much the read model keeps in memory. */
+  readModel?: ReadModelOptions
 }
 
 /** The emulated agency world: every rule of the vendor API, no HTTP. */
-export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes }: SandboxOptions) {
-  const store = createStore(db)
+export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes, readModel }: SandboxOptions) {
+  const repos = createRepositories(new UnitOfWork(db))
+  const reads = createReadModel(repos, repos.changes, readModel)
   let startFixture = typeof fixture === 'function' ? undefined : fixture
   const initial = async () => (startFixture ??= await (fixture as () => Promise<Fixture>)())
   let seededNow = false
-  if (store.getMeta('seeded_at') === undefined) {
-    loadWorld(store, await initial(), fixtureSource, clock.iso())
+  if (repos.meta.get('seeded_at') === undefined) {
+    loadWorld(repos, await initial(), fixtureSource, clock.iso())
     seededNow = true
   }
-  const access = createAccess(store)
-  const clients = createClients(store)
-  const writes = createWrites(store, clock)
-  const admin = createAdmin(store, clock)
+  const access = createAccess(reads)
+  const clients = createClients(reads)
+  const writes = createWrites(repos, clock)
+  const admin = createAdmin(repos, clock)
   const journal = new Journal(journalSize, journalBytes)
   const faults = new Faults()
-  const simulator = createSimulator(store, clock, async (seed) => {
+  const simulator = createSimulator(repos, clock, async (seed) => {
     const { createFaker, generateClient } = await import('../fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
   })
   let source = fixtureSource
-  const creator = createClientCreator(store, clock)
+  const creator = createClientCreator(repos, clock)
 
   /**
    * Changes an agency's flags in one transaction; reconnecting applies its pending writes
    * (in arrival order) before answering.
    */
   function patchAgency(agencyId: number, patch: AgencyPatch) {
-    const agency = store.getAgency(agencyId)
+    const agency = repos.agencies.getAgency(agencyId)
     if (agency === undefined) throw notFound(`No agency ${agencyId}; GET /_sandbox/state lists the agencies`)
-    if (patch.defaultOfficeId !== undefined && !store.listOffices(agencyId).some((o) => o.officeId === patch.defaultOfficeId)) {
+    if (patch.defaultOfficeId !== undefined && !repos.agencies.listOffices(agencyId).some((o) => o.officeId === patch.defaultOfficeId)) {
       throw badRequest(`defaultOfficeId: office ${patch.defaultOfficeId} is not an office of agency ${agencyId}`, [
         { field: 'defaultOfficeId', message: `office ${patch.defaultOfficeId} is not an office of agency ${agencyId}` }
       ])
     }
-    return store.transaction(() => {
+    return repos.transaction(() => {
       for (const flag of ['active', 'connected', 'supportsIncludes'] as const) {
-        if (patch[flag] !== undefined) store.setAgencyFlag(agencyId, flag, patch[flag])
+        if (patch[flag] !== undefined) repos.agencies.setAgencyFlag(agencyId, flag, patch[flag])
       }
-      if (patch.defaultOfficeId !== undefined) store.setDefaultOffice(agencyId, patch.defaultOfficeId)
+      if (patch.defaultOfficeId !== undefined) repos.agencies.setDefaultOffice(agencyId, patch.defaultOfficeId)
       const applied = patch.connected === true ? writes.applyPending(agencyId) : 0
-      return { agency: store.getAgency(agencyId)!, applied }
+      return { agency: repos.agencies.getAgency(agencyId)!, applied }
     })
   }
 
   return {
-    store,
     clock,
     access,
     clients,
@@ -94,21 +97,21 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
     patchAgency,
     /** True when this start seeded the database (false: existing data was kept). */
     seededNow,
-    offices: (agencyId: number) => store.listOffices(agencyId),
-    activeUsers: (agencyId: number) => store.listActiveUsers(agencyId),
+    offices: (agencyId: number) => repos.agencies.listOffices(agencyId),
+    activeUsers: (agencyId: number) => repos.agencies.listActiveUsers(agencyId),
     /** Back to the start-up fixture, or to the given one; the journal and fault rules are kept. */
     async reset(next?: Fixture, nextSource = fixtureSource): Promise<void> {
-      loadWorld(store, next ?? (await initial()), nextSource, clock.iso())
+      loadWorld(repos, next ?? (await initial()), nextSource, clock.iso())
       source = nextSource
     },
-    state: () => exportWorld(store),
+    state: () => exportWorld(repos),
     get source() {
       return source
     },
     counts() {
       return {
-        integrations: store.countIntegrations(), agencies: store.countAgencies(), clients: store.countClients(),
-        writes: store.countWrites(), journal: journal.size, faults: faults.list().length
+        integrations: repos.access.countIntegrations(), agencies: repos.agencies.countAgencies(), clients: repos.clients.countClients(),
+        writes: repos.writes.countWrites(), journal: journal.size, faults: faults.list().length
       }
     }
   }

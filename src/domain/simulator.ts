@@ -1,5 +1,5 @@
 import type { Faker } from '@faker-js/faker'
-import type { Store } from '../db/store.js'
+import type { Repositories } from '../db/index.js'
 import { badRequest } from '../errors.js'
 import type { FixtureClient } from '../fixture/schema.js'
 import type { Clock } from './clock.js'
@@ -35,7 +35,7 @@ const WEIGHTS: [ChangeKind, number][] = [['person', 30], ['contact', 25], ['poli
 const STATUSES = ['Active', 'DeadFile', 'Prospect', 'Lead'] as const
 const LOBS = ['AUTOP', 'HOME', 'PUMBR', 'BOAT', 'CGL', 'BOP', 'WORK', 'AUTOB'] as const
 
-export function createSimulator(store: Store, clock: Clock, loadFaker: (seed: number) => Promise<{ faker: Faker; generateClient: typeof import('../fixture/generate.js').generateClient }>) {
+export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients' | 'transaction'>, clock: Clock, loadFaker: (seed: number) => Promise<{ faker: Faker; generateClient: typeof import('../fixture/generate.js').generateClient }>) {
   let settings: SimulatorSettings | null = null
   let timer: NodeJS.Timeout | null = null
   let tools: Awaited<ReturnType<typeof loadFaker>> | null = null
@@ -55,7 +55,7 @@ export function createSimulator(store: Store, clock: Clock, loadFaker: (seed: nu
 
   function agencyIds(): number[] {
     const wanted = settings?.agencies
-    return store.listAgencies().filter((a) => a.active && (wanted === undefined || wanted.includes(a.agencyId))).map((a) => a.agencyId)
+    return repos.agencies.listAgencies().filter((a) => a.active && (wanted === undefined || wanted.includes(a.agencyId))).map((a) => a.agencyId)
   }
 
   /** One change at time `at`; returns its kind, or null when there is nothing to change. */
@@ -65,30 +65,30 @@ export function createSimulator(store: Store, clock: Clock, loadFaker: (seed: nu
     const agencies = agencyIds()
     if (agencies.length === 0) return null
     const agencyId = f.helpers.arrayElement(agencies)
-    const ids = store.clientIds(agencyId, { deleted: false, officeId: null, sinceMs: null })
+    const ids = repos.clients.clientIds(agencyId, { deleted: false, officeId: null, sinceMs: null })
     let kind = pickKind(f)
     if (ids.length === 0) kind = 'newClient'
     const save = (c: FixtureClient) => {
       c.details.modified = at
-      store.transaction(() => replaceClient(store, agencyId, c))
+      repos.transaction(() => replaceClient(repos.clients, agencyId, c))
     }
     if (kind === 'newClient') {
-      const agency = store.getAgency(agencyId)!
-      const clientNumber = store.maxClientNumber(agencyId) + 1
+      const agency = repos.agencies.getAgency(agencyId)!
+      const clientNumber = repos.clients.maxClientNumber(agencyId) + 1
       const client = tools.generateClient(f, {
         clientNumber,
-        officeIds: store.listOffices(agencyId).map((o) => o.officeId),
+        officeIds: repos.agencies.listOffices(agencyId).map((o) => o.officeId),
         now: new Date(at),
         modified: new Date(at),
-        userNames: store.listUsers(agencyId).map((u) => u.username),
+        userNames: repos.agencies.listUsers(agencyId).map((u) => u.username),
         policyNumberPrefix: `SIM${agencyId}-`,
         agencyNum: agency.agencyId
       })
-      store.transaction(() => insertClient(store, agencyId, client))
+      repos.transaction(() => insertClient(repos.clients, agencyId, client))
       return kind
     }
     const clientNumber = f.helpers.arrayElement(ids)
-    const c = rowToClient(store.getClient(agencyId, clientNumber)!)
+    const c = rowToClient(repos.clients.getClient(agencyId, clientNumber)!)
     switch (kind) {
       case 'person': {
         const people = c.people ?? []

@@ -1,4 +1,4 @@
-import type { ClientRow, Store } from '../db/store.js'
+import type { ClientRepository, ClientRow, Repositories } from '../db/index.js'
 import type { Fixture, FixtureClient } from '../fixture/schema.js'
 import { parseTimestamp } from '../time.js'
 
@@ -20,37 +20,39 @@ export function clientToRow(agencyId: number, c: FixtureClient): ClientRow {
   }
 }
 
-/** Replaces a stored client (same agency and number) and re-indexes its policies. */
-export function replaceClient(store: Store, agencyId: number, c: FixtureClient): void {
-  store.deleteClientPolicies(agencyId, c.clientNumber)
-  store.updateClient(clientToRow(agencyId, c))
-  indexPolicies(store, agencyId, c)
+type ClientWrites = Pick<ClientRepository, 'insertClient' | 'updateClient' | 'insertPolicy' | 'deleteClientPolicies'>
+
+/** Replaces a stored client (same agency and number) and re-indexes its policies; call it in a transaction. */
+export function replaceClient(clients: ClientWrites, agencyId: number, c: FixtureClient): void {
+  clients.deleteClientPolicies(agencyId, c.clientNumber)
+  clients.updateClient(clientToRow(agencyId, c))
+  indexPolicies(clients, agencyId, c)
 }
 
-function indexPolicies(store: Store, agencyId: number, c: FixtureClient): void {
+function indexPolicies(clients: ClientWrites, agencyId: number, c: FixtureClient): void {
   ;(c.policies ?? []).forEach((p, i) =>
-    store.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i })
+    clients.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i })
   )
 }
 
-/** Inserts a client and indexes its policies. */
-export function insertClient(store: Store, agencyId: number, c: FixtureClient): void {
-  store.insertClient(clientToRow(agencyId, c))
-  indexPolicies(store, agencyId, c)
+/** Inserts a client and indexes its policies; call it in a transaction. */
+export function insertClient(clients: ClientWrites, agencyId: number, c: FixtureClient): void {
+  clients.insertClient(clientToRow(agencyId, c))
+  indexPolicies(clients, agencyId, c)
 }
 
 /** The whole world as a fixture document: resetting to it reproduces every answer. */
-export function exportWorld(store: Store): Fixture {
-  const subscriptions = store.listAllSubscriptions()
-  const agencies = store.listAgencies().map((a) => ({
+export function exportWorld({ access, agencies: agencyRows, clients, writes: writeRows }: Repositories): Fixture {
+  const subscriptions = access.listAllSubscriptions()
+  const agencies = agencyRows.listAgencies().map((a) => ({
     agencyId: a.agencyId,
     name: a.name,
     active: a.active,
     connected: a.connected,
     supportsIncludes: a.supportsIncludes,
     defaultOfficeId: a.defaultOfficeId,
-    offices: store.listOffices(a.agencyId),
-    users: store.listUsers(a.agencyId).map((u) => ({
+    offices: agencyRows.listOffices(a.agencyId),
+    users: agencyRows.listUsers(a.agencyId).map((u) => ({
       userId: u.userId, username: u.username,
       ...(u.firstName === null ? {} : { firstName: u.firstName }),
       ...(u.lastName === null ? {} : { lastName: u.lastName }),
@@ -59,14 +61,14 @@ export function exportWorld(store: Store): Fixture {
       active: u.active
     })),
     defaultUsers: a.defaultUsers,
-    clients: store.listClients(a.agencyId).map(rowToClient)
+    clients: clients.listClients(a.agencyId).map(rowToClient)
   }))
-  const integrations = store.listIntegrations().map((i) => ({
+  const integrations = access.listIntegrations().map((i) => ({
     ...i,
     agencies: subscriptions.filter((s) => s.clientId === i.clientId).map((s) => ({ agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut }))
   }))
-  const writes = store.listAllWrites().map((w) => {
-    const content = w.kind === 'attachment' ? store.getContent(w.seq) : undefined
+  const writes = writeRows.listAllWrites().map((w) => {
+    const content = w.kind === 'attachment' ? writeRows.getContent(w.seq) : undefined
     return {
       agencyId: w.agencyId, clientNumber: w.clientNumber, kind: w.kind, refId: w.refId, integration: w.integration,
       version: w.apiVersion, status: w.status, receivedAt: w.receivedAt, appliedAt: w.appliedAt, fingerprint: w.fingerprint,
@@ -90,12 +92,13 @@ export function rowToClient(r: ClientRow): FixtureClient {
   }
 }
 
-/** Replaces the whole world with the fixture's, in one transaction. */
-export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso: string): void {
-  store.transaction(() => {
-    store.clearAll()
+/** Replaces the whole world with the fixture's, in one transaction (one change for the read model). */
+export function loadWorld(repositories: Repositories, fixture: Fixture, source: string, nowIso: string): void {
+  const { access, agencies, clients, writes, meta } = repositories
+  repositories.transaction(() => {
+    repositories.clearWorld()
     for (const a of fixture.agencies) {
-      store.insertAgency({
+      agencies.insertAgency({
         agencyId: a.agencyId,
         name: a.name,
         active: a.active ?? true,
@@ -105,7 +108,7 @@ export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso
         defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
       })
       for (const o of a.offices) {
-        store.insertOffice(a.agencyId, {
+        agencies.insertOffice(a.agencyId, {
           officeId: o.officeId,
           officeDescription: o.officeDescription,
           subAgencyName: o.subAgencyName,
@@ -118,7 +121,7 @@ export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso
         })
       }
       for (const u of a.users) {
-        store.insertUser(a.agencyId, {
+        agencies.insertUser(a.agencyId, {
           userId: u.userId,
           username: u.username,
           firstName: u.firstName ?? null,
@@ -128,23 +131,23 @@ export function loadWorld(store: Store, fixture: Fixture, source: string, nowIso
           active: u.active
         })
       }
-      for (const c of a.clients) insertClient(store, a.agencyId, c)
+      for (const c of a.clients) insertClient(clients, a.agencyId, c)
     }
     for (const i of fixture.integrations) {
-      store.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
+      access.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
       i.agencies.forEach((s, position) =>
-        store.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, position)
+        access.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, position)
       )
     }
     for (const w of fixture.writes ?? []) {
-      const seq = store.insertWrite({
+      const seq = writes.insertWrite({
         agencyId: w.agencyId, clientNumber: w.clientNumber, kind: w.kind, refId: w.refId, integration: w.integration,
         apiVersion: w.version, status: w.status, fingerprint: w.fingerprint ?? '', receivedAt: w.receivedAt,
         appliedAt: w.appliedAt, data: w.data
       })
-      if (w.content !== undefined) store.insertContent(seq, Buffer.from(w.content, 'base64'))
+      if (w.content !== undefined) writes.insertContent(seq, Buffer.from(w.content, 'base64'))
     }
-    store.setMeta('seeded_from', source)
-    store.setMeta('seeded_at', nowIso)
+    meta.set('seeded_from', source)
+    meta.set('seeded_at', nowIso)
   })
 }

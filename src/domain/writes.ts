@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { AgencyRow, Store, WriteFilter, WriteKind, WriteRow } from '../db/store.js'
+import type { AgencyRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
 import { parseTimestamp } from '../time.js'
@@ -98,26 +98,26 @@ function canonical(value: unknown): string {
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 
-export function createWrites(store: Store, clock: Clock) {
+export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock) {
   /** The client a write targets: must exist and not be deleted. */
   function liveClient(agencyId: number, clientNumber: number) {
-    const row = store.getClient(agencyId, clientNumber)
+    const row = repos.clients.getClient(agencyId, clientNumber)
     if (row === undefined || row.deleted) throw clientNotFound(clientNumber)
     return row
   }
 
   /** Moves the client's details.modified to now (every applied write does). */
   function touch(agencyId: number, clientNumber: number, at: string): void {
-    const row = store.getClient(agencyId, clientNumber)
+    const row = repos.clients.getClient(agencyId, clientNumber)
     if (row === undefined) return
     const details = JSON.parse(row.details) as Record<string, unknown>
     details.modified = at
-    store.updateClientDetails(agencyId, clientNumber, JSON.stringify(details), Date.parse(at))
+    repos.clients.updateClientDetails(agencyId, clientNumber, JSON.stringify(details), Date.parse(at))
   }
 
   function checkPolicy(agencyId: number, clientNumber: number, policyId: string | undefined, field: string, errors: FieldError[]) {
     if (policyId === undefined) return
-    const known = store.listClientPolicies(agencyId, clientNumber).some((p) => p.policyId.toLowerCase() === policyId.toLowerCase())
+    const known = repos.clients.listClientPolicies(agencyId, clientNumber).some((p) => p.policyId.toLowerCase() === policyId.toLowerCase())
     if (!known) errors.push({ field, message: `${policyId} is not a policy of client ${clientNumber}` })
   }
 
@@ -137,7 +137,7 @@ export function createWrites(store: Store, clock: Clock) {
       const field = prefix === 'Task' ? 'SuspendedForInitials' : 'Suspense.SuspendedForInitials'
       const initials = task.assignedToInitials.trim()
       if (initials === '') errors.push({ field, message: 'is required when SuspendedFor is SpecifiedUser' })
-      else if (!store.listActiveUsers(agencyId).some((u) => u.username.toLowerCase() === initials.toLowerCase())) {
+      else if (!repos.agencies.listActiveUsers(agencyId).some((u) => u.username.toLowerCase() === initials.toLowerCase())) {
         errors.push({ field, message: `${initials} is not the username of an active user of this agency` })
       }
       return
@@ -145,7 +145,7 @@ export function createWrites(store: Store, clock: Clock) {
     const email = task.assignedToEmail?.trim()
     if (email === undefined || email === '') {
       errors.push({ field: `${prefix}AssignedToEmail`, message: 'is required when AssignedToRole is SpecifiedUser' })
-    } else if (!store.listActiveUsers(agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
+    } else if (!repos.agencies.listActiveUsers(agencyId).some((u) => u.email?.toLowerCase() === email.toLowerCase())) {
       errors.push({ field: `${prefix}AssignedToEmail`, message: `${email} is not the email of an active user of this agency (see GET /vendor/agency/{agencyId}/users)` })
     }
   }
@@ -157,7 +157,7 @@ export function createWrites(store: Store, clock: Clock) {
   function record(agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
     origin: Origin, content?: Buffer): Outcome {
     const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : sha256(content) }))
-    const existing = store.getWrite(agency.agencyId, kind, refId)
+    const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
     if (existing !== undefined) {
       if (existing.fingerprint !== fingerprint) {
         throw conflict(`RefId ${refId} was already used for a different ${kind === 'log' ? 'log note' : kind}; use a new RefId for a new ${kind === 'log' ? 'log note' : kind}`)
@@ -166,12 +166,12 @@ export function createWrites(store: Store, clock: Clock) {
     }
     const now = clock.iso()
     const applied = agency.connected
-    store.transaction(() => {
-      const seq = store.insertWrite({
+    repos.transaction(() => {
+      const seq = repos.writes.insertWrite({
         agencyId: agency.agencyId, clientNumber, kind, refId, integration: origin.integration, apiVersion: origin.apiVersion,
         status: applied ? 'applied' : 'pending', fingerprint, receivedAt: now, appliedAt: applied ? now : null, data
       })
-      if (content !== undefined) store.insertContent(seq, content)
+      if (content !== undefined) repos.writes.insertContent(seq, content)
       if (applied) touch(agency.agencyId, clientNumber, now)
     })
     return applied ? 'created' : 'saved'
@@ -210,10 +210,10 @@ export function createWrites(store: Store, clock: Clock) {
       const invoices = new Map(
         (JSON.parse(client.invoices) as { id: string; balance?: number }[]).map((i) => [i.id.toLowerCase(), i])
       )
-      const offices = new Set(store.listOffices(agency.agencyId).map((o) => o.officeId))
+      const offices = new Set(repos.agencies.listOffices(agency.agencyId).map((o) => o.officeId))
       const seen = new Set<string>()
       // One transaction for the request: each valid item is recorded, nothing half-written.
-      const answers = store.transaction(() => items.map((item): ReceiptAnswer => {
+      const answers = repos.transaction(() => items.map((item): ReceiptAnswer => {
         if (Array.isArray(item)) return { refId: null, code: 400, message: item.map((e) => `${e.field}: ${e.message}`).join('; ') }
         const errors: FieldError[] = []
         if (seen.has(item.refId.toLowerCase())) errors.push({ field: 'RefId', message: 'repeats the RefId of an earlier receipt in this request' })
@@ -237,7 +237,7 @@ export function createWrites(store: Store, clock: Clock) {
         if (errors.length > 0) return { refId: item.refId, code: 400, message: errors.map((e) => `${e.field}: ${e.message}`).join('; ') }
         const { refId, ...rest } = item
         const data = { ...rest, payMethod: item.payMethod ?? 'Other', officeId: item.officeId ?? client.officeId }
-        const before = store.getWrite(agency.agencyId, 'receipt', refId)
+        const before = repos.writes.getWrite(agency.agencyId, 'receipt', refId)
         try {
           record(agency, clientNumber, 'receipt', refId, data, origin)
         } catch (e) {
@@ -251,31 +251,31 @@ export function createWrites(store: Store, clock: Clock) {
 
     /** Applies the agency's pending writes in arrival order; returns how many. */
     applyPending(agencyId: number): number {
-      return store.transaction(() => {
-        const pending = store.listWrites(agencyId, { status: 'pending' })
+      return repos.transaction(() => {
+        const pending = repos.writes.listWrites(agencyId, { status: 'pending' })
         for (const w of pending) {
           const now = clock.iso()
-          store.markApplied(w.seq, now)
+          repos.writes.markApplied(w.seq, now)
           touch(agencyId, w.clientNumber, now)
         }
         return pending.length
       })
     },
 
-    list: (agencyId: number, filter: WriteFilter): WriteRow[] => store.listWrites(agencyId, filter),
+    list: (agencyId: number, filter: WriteFilter): WriteRow[] => repos.writes.listWrites(agencyId, filter),
 
     /** The id of the client's policy at a 0-based index (version 1 PolicyIndex). */
     policyIdAt(agencyId: number, clientNumber: number, index: number, field = 'PolicyIndex'): string {
       liveClient(agencyId, clientNumber)
-      const policy = store.listClientPolicies(agencyId, clientNumber).find((p) => p.policyIndex === index)
+      const policy = repos.clients.listClientPolicies(agencyId, clientNumber).find((p) => p.policyIndex === index)
       if (policy === undefined) throw invalidField(field, `client ${clientNumber} has no policy at index ${index}`)
       return policy.policyId
     },
 
     /** The stored bytes of an attachment and how to serve them. */
     attachmentContent(agencyId: number, refId: string): { content: Buffer; contentType: string; fileName: string } {
-      const w = store.getWrite(agencyId, 'attachment', refId)
-      const content = w === undefined ? undefined : store.getContent(w.seq)
+      const w = repos.writes.getWrite(agencyId, 'attachment', refId)
+      const content = w === undefined ? undefined : repos.writes.getContent(w.seq)
       if (w === undefined || content === undefined) throw notFound(`No attachment with RefId ${refId} in agency ${agencyId}`)
       return { content, contentType: String(w.data.contentType), fileName: `${String(w.data.fileName)}.${String(w.data.fileExt)}` }
     },

@@ -8,6 +8,7 @@ import { bindPart, liveSentenceAt, type BindingFault, type RequestPart } from '.
 import { toApiError } from './errors.js'
 import { lazyValidatorFactory, VALIDATOR_OPTIONS } from './lazy-validators.js'
 import { checkPlainIntegers } from './plain-integers.js'
+import { sendEncodedAnswers } from './send-bytes.js'
 import type { Scope } from '../schemas/common.js'
 import type { ApiVersion } from '../versions/index.js'
 
@@ -92,7 +93,8 @@ export interface VendorRouteOptions {
 /**
  * The vendor scope's request pipeline: Basic auth (onRequest), then the agency grant and
  * scope (preValidation, so 403 comes before body errors), then binding the query, body and
- * headers as the live service's .NET binder does (src/schemas/bind.ts), then validation.
+ * headers as the live service's .NET binder does (src/schemas/bind.ts), then validation;
+ * answers already encoded as JSON are sent as they are (send-bytes.ts).
  */
 export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
   app.decorateRequest('integrationId', '')
@@ -115,6 +117,7 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
   app.setErrorHandler((error: ValidationError, request) => {
     throw withLiveSentence(error, request) ?? error
   })
+  sendEncodedAnswers(app)
 
   app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     try {

@@ -1,9 +1,9 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { ClientRow } from '../db/store.js'
 import type { Grant } from '../domain/access.js'
 import type { Clients } from '../domain/clients.js'
+import { EncodedJson } from '../read-model/index.js'
 import { namedGroups, parseInclude, resolveGroups, type IncludeResult } from '../domain/includes.js'
-import { ClientSchema, DEFAULT_GROUPS, GROUP_KEYS, type ClientGroup } from '../schemas/client.js'
+import { ClientSchema, DEFAULT_GROUPS, type ClientGroup } from '../schemas/client.js'
 import { Nullable } from '../schemas/common.js'
 import type { ApiVersion } from './index.js'
 
@@ -14,14 +14,14 @@ import type { ApiVersion } from './index.js'
  * top level, integer (legacy) ids on sub-records, no include parameter and no invoices.
  */
 
-/** A 3.0/4.0 client: `{"clientNumber":N,"details":…,…}` joined from the stored JSON, never parsed. */
-export function renderClient(row: ClientRow, groups: readonly ClientGroup[]): string {
-  let out = '{"clientNumber":' + row.clientNumber
-  for (const g of groups) {
-    const key = GROUP_KEYS[g]
-    out += ',"' + key + '":' + row[key]
-  }
-  return out + '}'
+/** A stored client, as far as version 1 reads it (each group the stored JSON text). */
+interface StoredClient {
+  clientNumber: number
+  details: string
+  people: string
+  contacts: string
+  claims: string
+  policies: string
 }
 
 type Rec = Record<string, unknown>
@@ -34,7 +34,7 @@ function v1Record(r: Rec): Rec {
 }
 
 /** The version 1 client (a plain object; version 1 is not a hot path). */
-export function toV1Client(row: ClientRow): Rec {
+export function toV1Client(row: StoredClient): Rec {
   const { id: _id, allowCrossSell, clientType, mainContacts, ...details } = JSON.parse(row.details) as Rec
   const people = JSON.parse(row.people) as Rec[]
   const policies = JSON.parse(row.policies) as Rec[]
@@ -76,31 +76,32 @@ export interface ClientReader {
   /** Whether the version takes the include parameter. */
   include: boolean
   groups(grant: Grant, include: string | undefined): IncludeResult
-  render(rows: readonly ClientRow[], groups: readonly ClientGroup[]): string
+  /** One client's answer (404 when it is unknown or deleted). */
+  one(clients: Clients, agencyId: number, clientNumber: number, groups: readonly ClientGroup[]): EncodedJson
   /** A batch read's answer. */
-  batch(clients: Clients, agencyId: number, numbers: number[], groups: readonly ClientGroup[]): string | Buffer
-}
-
-const joinRendered = (rows: readonly ClientRow[], groups: readonly ClientGroup[]) => {
-  if (rows.length === 0) return '[]'
-  let out = '['
-  for (let i = 0; i < rows.length; i++) out += (i === 0 ? '' : ',') + renderClient(rows[i], groups)
-  return out + ']'
+  batch(clients: Clients, agencyId: number, numbers: number[], groups: readonly ClientGroup[]): EncodedJson
+  /** A policy-number search's answer. */
+  search(clients: Clients, agencyId: number, policyNumber: string, groups: readonly ClientGroup[]): EncodedJson
 }
 
 const optIn = (grant: Grant) => grant.scopes.has('invoice-read')
 
-/** 3.0/4.0 answer the stored groups joined unchanged, so the store joins a batch itself. */
-const joinedBatch: ClientReader['batch'] = (clients, agencyId, numbers, groups) =>
-  clients.batchJson(agencyId, numbers, groups.map((g) => GROUP_KEYS[g]))
+/** 3.0/4.0 answer the stored groups joined unchanged: the JSON comes encoded from the read model. */
+const asStored: Pick<ClientReader, 'one' | 'batch' | 'search'> = {
+  one: (clients, agencyId, clientNumber, groups) => clients.clientJson(agencyId, clientNumber, groups),
+  batch: (clients, agencyId, numbers, groups) => clients.batchJson(agencyId, numbers, groups),
+  search: (clients, agencyId, policyNumber, groups) => clients.searchJson(agencyId, policyNumber, groups)
+}
+
+/** Version 1 maps each client down (a plain object; version 1 is not a hot path). */
+const v1Json = (value: unknown) => new EncodedJson(JSON.stringify(value))
 
 export const clientReaders: Record<ApiVersion, ClientReader> = {
   '4.0': {
     schema: ClientSchema,
     include: true,
     groups: (grant, include) => resolveGroups(parseInclude(include), optIn(grant)),
-    render: joinRendered,
-    batch: joinedBatch
+    ...asStored
   },
   '3.0': {
     schema: ClientSchema,
@@ -109,14 +110,14 @@ export const clientReaders: Record<ApiVersion, ClientReader> = {
       grant.agency.supportsIncludes
         ? resolveGroups(parseInclude(include), optIn(grant))
         : resolveGroups(namedGroups(include), optIn(grant), true),
-    render: joinRendered,
-    batch: joinedBatch
+    ...asStored
   },
   '1': {
     schema: V1ClientSchema,
     include: false,
     groups: () => ({ groups: [...DEFAULT_GROUPS], denied: [] }),
-    render: (rows) => JSON.stringify(rows.map(toV1Client)),
-    batch: (clients, agencyId, numbers) => JSON.stringify(clients.batch(agencyId, numbers).map(toV1Client))
+    one: (clients, agencyId, clientNumber) => v1Json(toV1Client(clients.get(agencyId, clientNumber))),
+    batch: (clients, agencyId, numbers) => v1Json(clients.batch(agencyId, numbers).map(toV1Client)),
+    search: (clients, agencyId, policyNumber) => v1Json(clients.searchByPolicyNumber(agencyId, policyNumber).map(toV1Client))
   }
 }

@@ -43,6 +43,11 @@ export class BufferPool {
     return base.subarray(0, length)
   }
 
+  /** Whether `buffer` is lent by this pool and not given back yet. */
+  lends(buffer: Buffer): boolean {
+    return this.lent.has(buffer.buffer)
+  }
+
   /** Gives back a buffer from take() once nothing reads it any more (for an answer: once it was written). */
   give(buffer: Buffer): void {
     const memory = buffer.buffer

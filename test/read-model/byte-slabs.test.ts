@@ -1,5 +1,5 @@
 import t from 'tap'
-import { ByteSlabs } from '../src/db/byte-slabs.js'
+import { ByteSlabs } from '../../src/read-model/byte-slabs.js'
 
 const keep = (slabs: ByteSlabs, text: string) => slabs.keep(text, Buffer.byteLength(text, 'utf8'))
 const read = (slabs: ByteSlabs, handle: number) => {

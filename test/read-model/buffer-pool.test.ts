@@ -1,8 +1,11 @@
 import t from 'tap'
 import { connect } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { BufferPool } from '../src/db/buffer-pool.js'
-import { AGENCY, DEMO, build, demoFixture } from './helpers/app.js'
+import Fastify from 'fastify'
+import { sendEncodedAnswers } from '../../src/plugins/send-bytes.js'
+import { BufferPool } from '../../src/read-model/buffer-pool.js'
+import { EncodedJson } from '../../src/read-model/index.js'
+import { AGENCY, DEMO, build, demoFixture } from '../helpers/app.js'
 
 t.test('small answers are not pooled; of the kept buffers, the smallest that fits is lent', async (t) => {
   const pool = new BufferPool(10_000, 100)
@@ -123,4 +126,47 @@ t.test('an answer still being written to a slow client is never reused for anoth
   const split = raw.indexOf('\r\n\r\n')
   t.match(raw.subarray(0, split).toString('latin1'), /^HTTP\/1\.1 200/)
   t.equal(Buffer.compare(raw.subarray(split + 4), expected), 0, 'the slow client gets its answer byte for byte')
+})
+
+t.test('the send-bytes plugin gives a lent answer back once it is sent, or once its connection is gone', async (t) => {
+  const pool = new BufferPool(16 * 1024 * 1024, 64 * 1024)
+  const app = Fastify()
+  sendEncodedAnswers(app)
+  const answerOf = (bytes: number) => {
+    const body = pool.take(bytes)
+    body.fill(0x20)
+    body[0] = 0x5b // [
+    body[bytes - 1] = 0x5d // ]
+    return new EncodedJson(body, pool)
+  }
+  app.get('/small', () => new EncodedJson('{"plain":true}'))
+  app.get('/big/:bytes', (request) => answerOf(Number((request.params as { bytes: string }).bytes)))
+  t.teardown(() => app.close())
+  const address = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
+  const until = async (done: () => boolean, what: string) => {
+    for (let waited = 0; !done(); waited += 10) {
+      if (waited > 5000) throw new Error(`timed out waiting for ${what}`)
+      await sleep(10)
+    }
+  }
+
+  const small = await fetch(`${address.origin}/small`)
+  t.equal(small.headers.get('content-type'), 'application/json; charset=utf-8', 'encoded answers are JSON in UTF-8')
+  t.equal(await small.text(), '{"plain":true}', 'sent unchanged, never serialized again')
+
+  const big = await fetch(`${address.origin}/big/200000`)
+  t.equal(big.headers.get('content-type'), 'application/json; charset=utf-8')
+  t.equal((await big.arrayBuffer()).byteLength, 200_000)
+  await until(() => pool.kept === 1, 'the sent answer to come back')
+  t.equal(pool.kept, 1, 'given back once sent')
+
+  // a client that asks for 6 MB, reads nothing and leaves: the answer comes back once the connection is gone
+  const socket = connect(Number(address.port), address.hostname)
+  socket.pause()
+  socket.write(`GET /big/6000000 HTTP/1.1\r\nHost: sandbox\r\n\r\n`)
+  await sleep(300)
+  t.equal(pool.kept, 1, 'the 6 MB answer stays lent while its reader has not taken it')
+  socket.destroy()
+  await until(() => pool.kept === 2, 'the abandoned answer to come back')
+  t.equal(pool.kept, 2, 'given back when the connection closed early')
 })

@@ -1,0 +1,21 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { EncodedJson } from '../read-model/index.js'
+
+/** The bytes of an encoded answer, as the reply's serializer: sent unchanged, never serialized. */
+const encodedBody = (answer: EncodedJson) => answer.body
+
+/**
+ * Sends answers that are already JSON (an EncodedJson a handler returns) as they are: no
+ * serializer runs, the content type is JSON in UTF-8. When the bytes are lent from a pool they
+ * are released once the response is over: when the response has been handed to the kernel
+ * (Node emits 'close' after 'finish'), or when its connection closed first. Never earlier: a
+ * slow reader's answer is still being written from that memory.
+ */
+export function sendEncodedAnswers(app: FastifyInstance): void {
+  app.addHook('preSerialization', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
+    if (!(payload instanceof EncodedJson)) return done(null, payload)
+    reply.serializer(encodedBody as (payload: unknown) => string)
+    if (payload.lent) reply.raw.once('close', () => payload.release())
+    done(null, payload)
+  })
+}

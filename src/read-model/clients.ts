@@ -1,0 +1,77 @@
+import type { ClientIdsQuery, ClientRepository, ClientRow } from '../db/index.js'
+import type { ClientGroup } from '../schemas/client.js'
+import { BatchAnswers } from './batch-answers.js'
+import { BoundedCache } from './bounded-cache.js'
+import { clientJson, clientJsonPieces, clientsJson } from './client-json.js'
+import { EncodedJson } from './encoded.js'
+
+export type ClientSources = Pick<
+  ClientRepository, 'clientIds' | 'getClient' | 'liveClientsIn' | 'concatLiveClientsIn' | 'searchByPolicyNumber'
+>
+
+/** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
+const CLIENT_CACHE_ENTRIES = 2048
+/** Memory the full changed-clients listings may take. */
+const LISTING_CACHE_BYTES = 16 * 1024 * 1024
+
+/**
+ * Client reads: the clients and searches a partner reads again, and the full changed-clients
+ * listings as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
+ */
+export function createClientReads(sources: ClientSources, batchCacheBytes?: number) {
+  /** Rows by agency and number, and search results by agency and policy number; frozen, as every reader shares them. */
+  const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
+  const listings = new BoundedCache<string, Buffer>(LISTING_CACHE_BYTES, (json) => json.length)
+  const batches = new BatchAnswers(sources, batchCacheBytes)
+
+  const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
+    const load = () => {
+      const row = sources.getClient(agencyId, clientNumber)
+      return row === undefined ? undefined : Object.freeze(row)
+    }
+    const row = (keep ? rows.getOrLoad(`${agencyId}|${clientNumber}`, load) : load()) as Readonly<ClientRow> | undefined
+    return row === undefined || row.deleted ? undefined : row
+  }
+  const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] => {
+    const load = () => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
+    return (keep ? rows.getOrLoad(`${agencyId}\u0000${policyNumber}`, load) : load()) as readonly Readonly<ClientRow>[]
+  }
+
+  return {
+    changedIdsJson(agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
+      if (q.sinceMs !== null || !keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
+      const key = `${agencyId}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}`
+      return new EncodedJson(listings.getOrLoad(key, () => Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
+    },
+
+    liveClient: client,
+
+    clientJson(agencyId: number, clientNumber: number, groups: readonly ClientGroup[], keep: boolean): EncodedJson | undefined {
+      const row = client(agencyId, clientNumber, keep)
+      return row === undefined ? undefined : new EncodedJson(clientJson(row, clientJsonPieces(groups)))
+    },
+
+    /** Live clients among `clientNumbers` (distinct), in that order; unknown and deleted ones left out. */
+    liveClients(agencyId: number, clientNumbers: readonly number[]): ClientRow[] {
+      if (clientNumbers.length === 0) return []
+      const found = new Map(sources.liveClientsIn(agencyId, clientNumbers).map((r) => [r.clientNumber, r]))
+      return clientNumbers.flatMap((n) => found.get(n) ?? [])
+    },
+
+    batchJson(agencyId: number, clientNumbers: readonly number[], groups: readonly ClientGroup[], keep: boolean): EncodedJson {
+      return batches.json(agencyId, clientNumbers, groups.join(','), clientJsonPieces(groups), keep)
+    },
+
+    policyHolders,
+
+    searchJson(agencyId: number, policyNumber: string, groups: readonly ClientGroup[], keep: boolean): EncodedJson {
+      return new EncodedJson(clientsJson(policyHolders(agencyId, policyNumber, keep), clientJsonPieces(groups)))
+    },
+
+    clear(): void {
+      rows.clear()
+      listings.clear()
+      batches.clear()
+    }
+  }
+}

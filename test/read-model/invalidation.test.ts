@@ -1,0 +1,85 @@
+import t from 'tap'
+import { join } from 'node:path'
+import { ROOT } from '../../src/config.js'
+import { closeDatabase, openDatabase } from '../../src/db/database.js'
+import { createClientRepository } from '../../src/db/clients.js'
+import { createRepositories, UnitOfWork } from '../../src/db/index.js'
+import { loadWorld } from '../../src/domain/world.js'
+import { createReadModel } from '../../src/read-model/index.js'
+import { AGENCY, demoFixture } from '../helpers/app.js'
+
+const migrationsDir = join(ROOT, 'migrations')
+
+/** The demo world with its read model, as the sandbox builds them. */
+function setup(t: { teardown(fn: () => unknown): void }) {
+  const db = openDatabase({ file: ':memory:', migrationsDir })
+  t.teardown(() => closeDatabase(db))
+  const sql = new UnitOfWork(db)
+  const repositories = createRepositories(sql)
+  const reads = createReadModel(repositories, repositories.changes)
+  loadWorld(repositories, demoFixture(), 'demo', new Date().toISOString())
+  const client = demoFixture().agencies.find((a) => a.agencyId === AGENCY.main)!.clients.find((c) => c.deleted !== true && (c.policies ?? []).length > 0)!
+  return { sql, repositories, reads, n: client.clientNumber, policyNumber: client.policies![0].policyNumber! }
+}
+
+const companyOf = (json: string) => (JSON.parse(json) as { details: { companyName: unknown } }).details.companyName
+const companiesOf = (json: string) => (JSON.parse(json) as { details: { companyName: unknown } }[]).map((c) => c.details.companyName)
+const text = (body: string | Buffer) => body.toString()
+
+t.test('a write method added to a repository invalidates every cached read, with no registration', async (t) => {
+  const { sql, reads, n, policyNumber } = setup(t)
+  // a repository extended with a write no list names and no cache knows about
+  const clients = {
+    ...createClientRepository(sql),
+    renameCompany: (agencyId: number, clientNumber: number, name: string) =>
+      sql.command<[string, number, number]>("UPDATE clients SET details = json_set(details, '$.companyName', ?) WHERE agency_id = ? AND client_number = ?")
+        .run(name, agencyId, clientNumber)
+  }
+  // read each answer twice, so the second comes from memory
+  for (let i = 0; i < 2; i++) {
+    reads.clientJson(AGENCY.main, n, ['Details'])
+    reads.batchJson(AGENCY.main, [n], ['Details'])
+    reads.searchJson(AGENCY.main, policyNumber, ['Details'])
+    reads.liveClient(AGENCY.main, n)
+  }
+  clients.renameCompany(AGENCY.main, n, 'Renamed Without Registration')
+  const renamed = 'Renamed Without Registration'
+  t.equal(companyOf(text(reads.clientJson(AGENCY.main, n, ['Details'])!.body)), renamed, 'one client')
+  t.same(companiesOf(text(reads.batchJson(AGENCY.main, [n], ['Details']).body)), [renamed], 'batch read')
+  t.same(companiesOf(text(reads.searchJson(AGENCY.main, policyNumber, ['Details']).body)), [renamed], 'search')
+  t.equal(companyOf(`{"details":${reads.liveClient(AGENCY.main, n)!.details}}`), renamed, 'row')
+
+  const deleteClient = sql.command<[number, number]>('UPDATE clients SET deleted = 1 WHERE agency_id = ? AND client_number = ?')
+  t.ok(JSON.parse(text(reads.changedIdsJson(AGENCY.main, { deleted: false, officeId: null, sinceMs: null }).body)).includes(n))
+  deleteClient.run(AGENCY.main, n)
+  t.notOk(JSON.parse(text(reads.changedIdsJson(AGENCY.main, { deleted: false, officeId: null, sinceMs: null }).body)).includes(n), 'full listing')
+  t.equal(reads.clientJson(AGENCY.main, n, ['Details']), undefined, 'a deleted client is gone')
+})
+
+t.test('access answers follow ad-hoc writes too', async (t) => {
+  const { sql, reads } = setup(t)
+  t.ok(reads.credentials('abc', '123'))
+  t.ok(reads.grant('abc', AGENCY.main))
+  t.ok(reads.agencyList('abc').some((a) => a.agencyId === AGENCY.main))
+  sql.command<[string, string]>('UPDATE integrations SET client_secret = ? WHERE client_id = ?').run('456', 'abc')
+  t.equal(reads.credentials('abc', '123'), undefined, 'the old secret is refused at once')
+  t.equal(reads.credentials('abc', '456')?.clientId, 'abc')
+  sql.command('UPDATE agencies SET active = 0 WHERE agency_id = ?').run(AGENCY.main)
+  t.equal(reads.grant('abc', AGENCY.main), undefined, 'an inactive agency grants nothing at once')
+  t.notOk(reads.agencyList('abc').some((a) => a.agencyId === AGENCY.main))
+})
+
+t.test('inside a transaction reads see its writes and keep nothing; a rollback leaves no trace', async (t) => {
+  const { repositories, reads, n } = setup(t)
+  const before = text(reads.clientJson(AGENCY.main, n, ['Details'])!.body)
+  const row = repositories.clients.getClient(AGENCY.main, n)!
+  const changed = { ...row, details: JSON.stringify({ ...JSON.parse(row.details), companyName: 'Never Committed' }) }
+  t.throws(() => repositories.transaction(() => {
+    repositories.clients.updateClient(changed)
+    t.equal(companyOf(text(reads.clientJson(AGENCY.main, n, ['Details'])!.body)), 'Never Committed', 'the transaction reads its own write')
+    t.same(companiesOf(text(reads.batchJson(AGENCY.main, [n], ['Details']).body)), ['Never Committed'])
+    throw new Error('roll back')
+  }), /roll back/)
+  t.equal(text(reads.clientJson(AGENCY.main, n, ['Details'])!.body), before, 'the rolled-back write was never kept')
+  t.equal(text(reads.batchJson(AGENCY.main, [n], ['Details']).body), `[${before}]`)
+})
