@@ -88,6 +88,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   if (config.simulator !== undefined) await sandbox.simulator.start(config.simulator)
   app.addHook('onClose', async () => {
     sandbox.simulator.stop()
+    // Requests recorded by examiner sessions and not yet written go in before the database closes.
+    sandbox.examiner.close()
     closeDatabase(db)
   })
   registerErrorHandling(app)

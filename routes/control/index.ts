@@ -8,6 +8,7 @@ import { plainIntegers } from '../../src/plugins/plain-integers.js'
 import agencyControl from './agencies.js'
 import clientControl from './clients.js'
 import timeAndTraffic from './traffic.js'
+import sessionControl from './sessions.js'
 import worldControl from './world.js'
 import consoleUi from './ui.js'
 import type { ControlOptions } from './options.js'
@@ -61,5 +62,6 @@ export default async function controlPlane(fastify: FastifyInstance, options: Co
   await app.register(agencyControl, deps)
   await app.register(clientControl, deps)
   await app.register(timeAndTraffic, deps)
+  await app.register(sessionControl, deps)
   await app.register(consoleUi, deps)
 }

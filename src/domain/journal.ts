@@ -151,15 +151,18 @@ export class Journal {
   /**
    * Keeps an entry, dropping the oldest while the entry count or the byte budget would be
    * exceeded. An entry larger than the whole budget is not kept. Recording is on every partner
-   * request's path and reading is rare, so the entry is described when first listed.
+   * request's path and reading is rare, so the entry is described when first listed. Returns
+   * the entry's id (examiner sessions refer to requests by it), or 0 when it is not kept.
    */
-  record (input: JournalInput, atMs: number): void {
+  record (input: JournalInput, atMs: number): number {
     const bytes = entryBytes(input)
-    if (this.capacity === 0 || bytes > this.budgetBytes) return
+    if (this.capacity === 0 || bytes > this.budgetBytes) return 0
     while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
-    this.slots[(this.head + this.count) % this.capacity] = { id: this.nextId++, atMs, bytes, body: input.body, describe: input.describe, entry: undefined }
+    const id = this.nextId++
+    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, bytes, body: input.body, describe: input.describe, entry: undefined }
     this.count++
     this.accounted += bytes
+    return id
   }
 
   private dropOldest (): void {

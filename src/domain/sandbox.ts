@@ -2,6 +2,8 @@ import type { Db } from '../db/database.js'
 import { createRepositories, UnitOfWork } from '../db/index.js'
 import type { Fixture } from '../fixture/schema.js'
 import { createReadModel, type ReadModelOptions } from '../read-model/index.js'
+import { createSessionRepository } from '../db/sessions.js'
+import { createExaminer } from './examiner/sessions.js'
 import { createAccess } from './access.js'
 import { createClients } from './clients.js'
 import { Clock } from './clock.js'
@@ -40,7 +42,8 @@ export interface SandboxOptions {
 
 /** The emulated agency world: every rule of the vendor API, no HTTP. */
 export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes, readModel }: SandboxOptions) {
-  const repos = createRepositories(new UnitOfWork(db))
+  const sql = new UnitOfWork(db)
+  const repos = createRepositories(sql)
   const reads = createReadModel(repos, repos.changes, readModel)
   let startFixture = typeof fixture === 'function' ? undefined : fixture
   const initial = async () => (startFixture ??= await (fixture as () => Promise<Fixture>)())
@@ -55,6 +58,8 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
   const admin = createAdmin(repos, clock)
   const journal = new Journal(journalSize, journalBytes)
   const faults = new Faults()
+  // Examiner sessions are not part of the world: reset and fixtures leave them alone.
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock })
   const simulator = createSimulator(repos, clock, async (seed) => {
     const { createFaker, generateClient } = await import('../fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
@@ -93,6 +98,7 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
     admin,
     journal,
     faults,
+    examiner,
     simulator,
     patchAgency,
     /** True when this start seeded the database (false: existing data was kept). */

@@ -5,6 +5,7 @@ import type { FaultRule } from '../domain/faults.js'
 import { capPath } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
+import { examineRequest } from './examine.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -131,13 +132,17 @@ export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): v
     done()
   })
 
-  /** Journals the request; parsing its URL and formatting the time wait until the journal is read. */
-  function record (request: FastifyRequest, status: number, durationMs: number): void {
+  /**
+   * Journals the request, and records it in the open examiner sessions that take its Client Id
+   * (fault answers, 401s and 429s included); parsing its URL and formatting the time wait until
+   * the journal is read.
+   */
+  function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
     const { method, url, faultId } = request
     const atMs = sandbox.clock.nowMs()
     const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
     const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
-    sandbox.journal.record({
+    const journalId = sandbox.journal.record({
       url,
       warnings,
       body: journalBody(request),
@@ -158,10 +163,13 @@ export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): v
         }
       }
     }, atMs)
+    if (sandbox.examiner.recording) {
+      examineRequest(sandbox, sandbox.examiner, request, { status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), retryAfter })
+    }
   }
 
   app.addHook('onResponse', (request, reply, done) => {
-    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime)
+    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, sandbox.examiner.recording ? reply.getHeader('retry-after') : undefined)
     done()
   })
 }

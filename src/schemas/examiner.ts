@@ -72,7 +72,7 @@ export type Verdict = (typeof VERDICTS)[number]
 export const VerdictSchema = Type.Union(VERDICTS.map((v) => Type.Literal(v)))
 
 export const ExampleSchema = Type.Object({
-  journalId: Type.Integer({ description: 'id of the request in the journal (GET /_sandbox/requests)' }),
+  journalId: Type.Integer({ description: 'id of the request in the journal (GET /_sandbox/requests); 0 when the journal did not keep it (SANDBOX_JOURNAL_SIZE=0)' }),
   method: Type.String(),
   path: Type.String(),
   status: Type.Integer({ description: '0: the connection was dropped' }),

@@ -1,0 +1,224 @@
+import autocannon from 'autocannon'
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { parseArgs } from 'node:util'
+import { buildApp } from '../src/app.js'
+import { loadConfig, ROOT } from '../src/config.js'
+import type { FastifyRequest } from 'fastify'
+import type { RequestRecord } from '../src/domain/examiner/codec.js'
+import { examineRequest } from '../src/plugins/examine.js'
+import { cpuSeconds, freePort, spawnServer, type ServerProcess } from './processes.js'
+
+/**
+ * The examiner's figures: a report over a session of 100,000 recorded requests (target under
+ * 2 s); what recording costs per request in CPU time (in process, steady whatever else runs on
+ * the machine); and get-client throughput with and without a session recording it (target:
+ * under 5% fewer requests per second), in alternating runs on 127.0.0.1.
+ * `node dist/bench/examiner.js --help`.
+ */
+
+const HELP = `Usage: node dist/bench/examiner.js [options]
+
+  --requests N     recorded requests the report is timed over (default 100000)
+  --runs N         alternating throughput runs per side, without and with a session (default 3)
+  --duration S     seconds per throughput run (default 8)
+  --connections N  concurrent connections (default 10)
+  --only WHAT      report, cost or throughput (default all three)`
+
+const AGENCY = 1001
+const AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
+
+/** A synthetic test run: listings, batch and single reads, writes, throttled and refused requests. */
+function syntheticRequest (i: number, startMs: number, live: readonly number[]): RequestRecord {
+  const atMs = startMs + i * 10
+  const base = { atMs, realMs: atMs, elapsedMs: 1, journalId: i + 1, clientId: 'abc' }
+  const client = live[i % live.length]
+  switch (i % 50) {
+    case 0: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/clients`, operation: 'changedClients', query: i % 100 === 0 ? 'version=4.0' : `version=4.0&asOf=${new Date(atMs - 60_000).toISOString()}`, status: 200 }
+    case 1: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/clients`, operation: 'changedClients', query: 'version=4.0&deleted=true', status: 200 }
+    case 2: return { ...base, method: 'POST', path: `/vendor/agency/${AGENCY}/clients`, operation: 'batchClients', query: 'version=4.0', clients: live.slice(0, 200), batchSize: 200, status: 200 }
+    case 3: return { ...base, method: 'POST', path: `/vendor/agency/${AGENCY}/client/${client}/log`, operation: 'logNote', query: 'version=4.0', writes: [[randomUUID(), String(i % 7)]], status: i % 3 === 0 ? 202 : 200 }
+    case 4: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/client/${client}`, operation: 'getClient', query: 'version=4.0', status: 429, retryAfterS: 1 }
+    case 5: return { ...base, method: 'GET', path: '/vendor/agencies', operation: 'agencies', query: 'version=4.0', listedAgencies: [1001, 1002, 1004], status: 200 }
+    case 6: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/client/${client}`, operation: 'getClient', query: 'version=4.0&Include=x', status: 401, warnings: ['ignored unknown key Notte'] }
+    default: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/client/${client}`, operation: 'getClient', query: 'version=4.0', status: 200 }
+  }
+}
+
+async function timeReport (requests: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
+  const app = await buildApp(loadConfig({ SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
+  try {
+    const { examiner } = app.sandbox
+    const live = (await app.inject({ method: 'GET', url: `/vendor/agency/${AGENCY}/clients?version=4.0`, headers: { authorization: AUTH } })).json() as number[]
+    const { id } = examiner.start({ name: 'report bench', clientId: 'abc' })
+    const startMs = Date.now()
+    const seeded = performance.now()
+    for (let i = 0; i < requests; i++) examiner.record(syntheticRequest(i, startMs, live))
+    examiner.close()
+    console.log(`recorded ${requests.toLocaleString('en-US')} requests (in memory and written) in ${Math.round(performance.now() - seeded)} ms`)
+    const times: number[] = []
+    for (let run = 0; run < 3; run++) {
+      const started = performance.now()
+      const report = examiner.report(id)
+      times.push(performance.now() - started)
+      if (run === 0) console.log(`report: ${report.session.recorded.toLocaleString('en-US')} requests, verdict ${report.verdict}, ${report.findings.length} findings (${report.findings.map((f) => `${f.rule} ${f.count}`).join(', ')})`)
+    }
+    const text = times.map((ms) => `${Math.round(ms)} ms`).join(', ')
+    console.log(`report over ${requests.toLocaleString('en-US')} recorded requests: ${text} (target < 2000 ms)`)
+  } finally {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** One run: throughput, and the server's CPU time per request (steadier than throughput on a busy machine). */
+/**
+ * CPU time the recording point adds to one get-client request: examineRequest (what is taken
+ * from the request) and Examiner.record, flushes included, over a request as Fastify presents it.
+ */
+async function recordingCost (): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
+  const app = await buildApp(loadConfig({ SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
+  try {
+    const { sandbox } = app
+    const requests = Array.from({ length: 250 }, (_, i) => ({
+      method: 'GET',
+      url: `/vendor/agency/${AGENCY}/client/${1000 + i}?version=4.0`,
+      routeOptions: { url: '/vendor/agency/:agencyId/client/:clientId' },
+      params: { agencyId: String(AGENCY), clientId: String(1000 + i) },
+      faultId: null,
+      warnings: null,
+      integrationId: 'abc',
+      headers: {},
+      body: undefined,
+      sentBody: undefined
+    }) as unknown as FastifyRequest)
+    const perRound = 100_000
+    const costs: number[] = []
+    for (let round = 0; round < 6; round++) {
+      const { id } = sandbox.examiner.start({ name: `cost ${round}`, clientId: 'abc' })
+      const before = process.cpuUsage()
+      for (let i = 0; i < perRound; i++) {
+        examineRequest(sandbox, sandbox.examiner, requests[i % requests.length], { status: 200, elapsedMs: 0.4, journalId: i + 1, clientId: 'abc' })
+      }
+      sandbox.examiner.close()
+      const used = process.cpuUsage(before)
+      if (round > 0) costs.push((used.user + used.system) / perRound) // the first round compiles
+      sandbox.examiner.end(id)
+    }
+    costs.sort((a, b) => a - b)
+    console.log(`recording cost per request: ${costs.map((c) => c.toFixed(2)).join(', ')} µs of CPU (median ${costs[Math.floor(costs.length / 2)].toFixed(2)} µs)`)
+  } finally {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+interface Run { side: 'without' | 'with', requestsPerSecond: number, cpuMicros: number, recorded?: number, total: number, non2xx: number }
+
+function load (origin: string, clients: readonly number[], seconds: number, connections: number): Promise<autocannon.Result> {
+  let next = 0
+  return new Promise((resolve, reject) => {
+    autocannon({
+      url: origin,
+      connections,
+      duration: seconds,
+      headers: { authorization: AUTH },
+      requests: [{
+        method: 'GET',
+        setupRequest: (request) => ({ ...request, path: `/vendor/agency/${AGENCY}/client/${clients[next++ % clients.length]}?version=4.0` })
+      }]
+    }, (error, result) => (error === null ? resolve(result) : reject(error)))
+  })
+}
+
+async function control (origin: string, method: string, path: string, body?: unknown): Promise<unknown> {
+  const res = await fetch(origin + '/_sandbox' + path, {
+    method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+  })
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
+  return res.json()
+}
+
+async function throughput (runs: number, seconds: number, connections: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
+  let server: ServerProcess | undefined
+  try {
+    const port = await freePort()
+    server = await spawnServer({
+      args: [join(ROOT, 'dist', 'src', 'cli.js'), 'serve'],
+      env: { PORT: String(port), HOST: '127.0.0.1', SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+      port,
+      healthPath: '/_sandbox/health',
+      pollMs: 100,
+      timeoutMs: 30_000
+    })
+    const listing = await fetch(`${server.origin}/vendor/agency/${AGENCY}/clients?version=4.0`, { headers: { authorization: AUTH } })
+    const clients = (await listing.json()) as number[]
+    // Warm-up, with a session for part of it (the recording code is compiled before measuring).
+    await load(server.origin, clients, 2, connections)
+    const warm = (await control(server.origin, 'POST', '/sessions', { name: 'warm-up', clientId: 'abc' })) as { id: number }
+    await load(server.origin, clients, 2, connections)
+    await control(server.origin, 'POST', `/sessions/${warm.id}/end`)
+    const results: Run[] = []
+    for (let run = 0; run < runs * 2; run++) {
+      const side = run % 2 === 0 ? 'without' : 'with'
+      const session = side === 'with' ? (await control(server.origin, 'POST', '/sessions', { name: `throughput ${run}`, clientId: 'abc' })) as { id: number } : undefined
+      const cpuBefore = cpuSeconds(server.pid) ?? 0
+      const result = await load(server.origin, clients, seconds, connections)
+      const cpuMicros = ((cpuSeconds(server.pid) ?? 0) - cpuBefore) * 1e6 / Math.max(1, result.requests.total)
+      let recorded: number | undefined
+      if (session !== undefined) {
+        const started = performance.now()
+        const summary = (await control(server.origin, 'POST', `/sessions/${session.id}/end`)) as { session: { recorded: number, capped: boolean } }
+        recorded = summary.session.recorded
+        console.log(`  session ${session.id}: ${recorded.toLocaleString('en-US')} recorded${summary.session.capped ? ' (capped)' : ''}, ended with its report in ${Math.round(performance.now() - started)} ms`)
+      }
+      const r: Run = { side, requestsPerSecond: result.requests.average, cpuMicros, total: result.requests.total, non2xx: result.non2xx, ...(recorded === undefined ? {} : { recorded }) }
+      results.push(r)
+      console.log(`run ${run + 1} ${side.padEnd(7)} session: ${Math.round(r.requestsPerSecond).toLocaleString('en-US')} req/s, ${r.cpuMicros.toFixed(1)} µs of server CPU per request (${r.total.toLocaleString('en-US')} requests, ${r.non2xx} not 2xx)`)
+    }
+    const median = (xs: number[]) => {
+      const sorted = [...xs].sort((a, b) => a - b)
+      return sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+    }
+    const side = (name: Run['side'], key: 'requestsPerSecond' | 'cpuMicros') => median(results.filter((r) => r.side === name).map((r) => r[key]))
+    // Each run with a session against the run just before it: the machine's load drifts less within a pair.
+    const pairs = results.flatMap((r, i) => (r.side === 'with' ? [{ rate: r.requestsPerSecond / results[i - 1].requestsPerSecond, cpu: r.cpuMicros / results[i - 1].cpuMicros }] : []))
+    const without = side('without', 'requestsPerSecond')
+    const withSession = side('with', 'requestsPerSecond')
+    console.log(`get-client median: ${Math.round(without).toLocaleString('en-US')} req/s without a session, ${Math.round(withSession).toLocaleString('en-US')} with one recording`)
+    console.log(`  paired: throughput ${((1 - median(pairs.map((p) => p.rate))) * 100).toFixed(1)}% lower (median of ${pairs.length} pairs; target < 5%), ` +
+      `server CPU per request ${((median(pairs.map((p) => p.cpu)) - 1) * 100).toFixed(1)}% higher (${side('without', 'cpuMicros').toFixed(1)} µs → ${side('with', 'cpuMicros').toFixed(1)} µs)`)
+  } finally {
+    await server?.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const { values } = parseArgs({
+  options: {
+    requests: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '8' },
+    connections: { type: 'string', default: '10' },
+    only: { type: 'string' },
+    help: { type: 'boolean', default: false }
+  }
+})
+if (values.help) {
+  console.log(HELP)
+} else {
+  const count = (name: string, text: string, max: number) => {
+    const n = Number(text)
+    if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`--${name} must be a whole number from 1 to ${max}`)
+    return n
+  }
+  if (values.only === undefined || values.only === 'report') await timeReport(count('requests', values.requests, 1_000_000))
+  if (values.only === undefined || values.only === 'cost') await recordingCost()
+  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100))
+}

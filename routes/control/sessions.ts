@@ -1,0 +1,105 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
+import type { FastifyInstance } from 'fastify'
+import { renderJunit } from '../../src/domain/examiner/render-junit.js'
+import { renderHtml } from '../../src/domain/examiner/render-html.js'
+import { validationFailed } from '../../src/errors.js'
+import {
+  MirrorAcceptedSchema, MirrorBody, ReportQuery, ReportSchema, ReportSummarySchema, SessionIdParams, SessionSchema, SessionStartBody
+} from '../../src/schemas/examiner.js'
+import type { Report } from '../../src/schemas/examiner.js'
+import { Type } from '@sinclair/typebox'
+import type { ControlOptions } from './options.js'
+
+/** A mirror of 250,000 clients (MIRROR_CLIENTS_MAX) is about 16 MiB as JSON; for a larger agency compare a prefix with upTo. */
+export const MIRROR_BODY_LIMIT = 17 * 1024 * 1024
+const MAX_MIRROR_ERRORS = 20
+
+/** The report's other formats (JSON is the route's own answer). */
+const RENDERERS: Record<'junit' | 'html', { type: string, render: (report: Report) => string }> = {
+  junit: { type: 'application/xml; charset=utf-8', render: renderJunit },
+  html: { type: 'text/html; charset=utf-8', render: renderHtml }
+}
+
+/**
+ * A long client list is checked by TypeBox and reports its first errors, instead of Ajv
+ * collecting an error for every bad item. Path parameters are converted first (the id is text),
+ * after plain-integers checked they are digits.
+ */
+function firstErrorsValidator ({ schema, httpPart }: { schema: unknown, httpPart?: string }) {
+  let check: TypeCheck<TSchema> | undefined
+  return (input: unknown) => {
+    check ??= TypeCompiler.Compile(schema as TSchema)
+    const data = httpPart === 'body' ? input : Value.Convert(schema as TSchema, input)
+    if (check.Check(data)) return { value: data }
+    const errors = []
+    for (const e of check.Errors(data)) {
+      const field = e.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '')
+      errors.push({ field: field === '' ? '(body)' : field, message: e.message })
+      if (errors.length >= MAX_MIRROR_ERRORS) break
+    }
+    return { error: validationFailed(errors) }
+  }
+}
+
+/** Examiner sessions: record a test run of an integration and report whether it is ready for the live service. */
+export default async function sessionControl (fastify: FastifyInstance, { sandbox }: ControlOptions) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const { examiner } = sandbox
+
+  app.post('/sessions', {
+    schema: {
+      summary: 'Start recording the vendor requests of one integration (clientId) or of all',
+      body: SessionStartBody,
+      response: { 201: SessionSchema }
+    },
+    // No body at all is a session of every integration with a default name.
+    preValidation: (request, _reply, done) => {
+      request.body ??= {}
+      done()
+    }
+  }, (request, reply) => {
+    reply.code(201).send(examiner.start(request.body))
+  })
+
+  app.get('/sessions', { schema: { summary: 'Sessions, oldest first', response: { 200: Type.Array(SessionSchema) } } }, () => examiner.list())
+
+  app.get('/sessions/:id', { schema: { summary: 'One session', params: SessionIdParams, response: { 200: SessionSchema } } },
+    (request) => examiner.get(request.params.id))
+
+  app.post('/sessions/:id/end', {
+    schema: { summary: 'Stop recording and sum up the report (ending an ended session answers the same)', params: SessionIdParams, response: { 200: ReportSummarySchema } }
+  }, (request) => examiner.end(request.params.id))
+
+  app.post('/sessions/:id/mirror', {
+    bodyLimit: MIRROR_BODY_LIMIT,
+    validatorCompiler: firstErrorsValidator,
+    schema: {
+      summary: 'What the integration stored for an agency after its sync (compared in the report; a later post for the agency replaces it)',
+      params: SessionIdParams,
+      body: MirrorBody,
+      response: { 200: MirrorAcceptedSchema }
+    }
+  }, (request) => examiner.mirror(request.params.id, request.body))
+
+  app.get('/sessions/:id/report', {
+    schema: {
+      summary: 'The report: verdict, findings rule by rule, sync check, coverage (format=junit or html for CI and people)',
+      params: SessionIdParams,
+      querystring: ReportQuery,
+      response: { 200: ReportSchema }
+    }
+  }, (request, reply) => {
+    const format = request.query.format ?? 'json'
+    const report = examiner.report(request.params.id)
+    if (format === 'json') {
+      reply.send(report)
+      return
+    }
+    const renderer = RENDERERS[format]
+    // A rendered text: Fastify sends a string as it is (the response schema describes the JSON form).
+    reply.type(renderer.type).send(renderer.render(report) as never)
+  })
+}

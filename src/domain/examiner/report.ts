@@ -1,0 +1,55 @@
+import { RULES, type Finding, type Report, type ReportSummary, type Session, type Verdict } from '../../schemas/examiner.js'
+import { coverageOf } from './coverage.js'
+import type { RecordedRequest, RuleOutcomes } from './records.js'
+import { trafficRules } from './rules.js'
+import { syncChecks, type ClientsOf, type DeclaredMirror } from './sync.js'
+
+export type { DeclaredMirror } from './sync.js'
+
+export interface ReportInput {
+  session: Session
+  /** The session's requests in recording order. */
+  requests: readonly RecordedRequest[]
+  mirrors: readonly DeclaredMirror[]
+  /** The agency's clients now (the truth the sync check compares with). */
+  clientsOf: ClientsOf
+}
+
+const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 } as const
+
+/** Fail with any error, warn with any warning, else pass (info never changes the verdict). */
+export function verdictOf (findings: readonly Finding[]): Verdict {
+  if (findings.some((f) => f.severity === 'error')) return 'fail'
+  if (findings.some((f) => f.severity === 'warning')) return 'warn'
+  return 'pass'
+}
+
+/** Judges a session's requests with every rule of the catalogue. */
+export function buildReport ({ session, requests, mirrors, clientsOf }: ReportInput): Report {
+  const traffic = trafficRules(requests)
+  const { sync, outcomes: syncOutcomes } = syncChecks(requests, mirrors, clientsOf)
+  const { coverage, outcomes: coverageOutcomes } = coverageOf(requests, traffic)
+  const outcomes: RuleOutcomes = new Map([...traffic, ...syncOutcomes, ...coverageOutcomes])
+  const findings: Finding[] = []
+  for (const rule of RULES) {
+    const outcome = outcomes.get(rule.id)
+    if (outcome === undefined) throw new Error(`rule ${rule.id} of the catalogue has no check`)
+    if (outcome.tally.count === 0) continue
+    findings.push({ rule: rule.id, severity: rule.severity, count: outcome.tally.count, message: outcome.message, fix: rule.fix, examples: outcome.tally.examples })
+  }
+  // Stable sort: by severity, then in catalogue order.
+  findings.sort((a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity])
+  return { session, verdict: verdictOf(findings), findings, sync, coverage }
+}
+
+/** The verdict and the findings without examples, for ending a session. */
+export function summarize (report: Report): ReportSummary {
+  const counts = { error: 0, warning: 0, info: 0 }
+  for (const f of report.findings) counts[f.severity]++
+  return {
+    session: report.session,
+    verdict: report.verdict,
+    counts,
+    findings: report.findings.map(({ rule, severity, count, message }) => ({ rule, severity, count, message }))
+  }
+}

@@ -1,0 +1,225 @@
+import type { ClientVersion } from '../../db/sessions.js'
+import { CLIENT_NUMBERS_PER_SET, type ClientSet, type SyncCheck } from '../../schemas/examiner.js'
+import { parseTimestamp } from '../../time.js'
+import { count, queryIsTrue, queryValue, Tally, type RecordedRequest, type RuleOutcomes } from './records.js'
+
+/**
+ * The sync check, two ways. Declared: the mirror a partner posted, compared with the agency.
+ * Inferred: from the requests alone, for each agency the session listed (changed clients):
+ * clients it never read, clients it last read before their latest change, deletions it never
+ * observed. Both compare with the agency as of the partner's last listing (changes after it
+ * could not be known yet), so a simulator changing data during the run gives no false finding.
+ */
+
+export interface DeclaredMirror {
+  agencyId: number
+  upTo: number | null
+  postedMs: number
+  /** [clientNumber, modifiedMs] as the partner stored them. */
+  clients: Array<[number, number]>
+}
+
+/** Every client of an agency, deleted too (a client's modifiedMs is its deletion time once deleted). */
+export type ClientsOf = (agencyId: number) => readonly ClientVersion[]
+
+/** What the session did with one agency. */
+interface AgencySync {
+  agencyId: number
+  /** Successful listings of changed clients (not deleted=true), in order. */
+  listings: RecordedRequest[]
+  /** Successful deleted=true listings. */
+  deletedListings: Array<{ atMs: number, asOfMs: number | null }>
+  /** Sandbox time of the first listing without asOf (null: every listing passed asOf). */
+  fullAtMs: number | null
+  /** Earliest asOf passed (ms), for incremental-only syncs. */
+  earliestAsOfMs: number | null
+  /** Per client: sandbox time and request of its last successful read. */
+  lastRead: Map<number, RecordedRequest>
+  /** Per client: when a read of it answered 404 (the deletion was observed). */
+  notFoundAt: Map<number, number>
+}
+
+/**
+ * When a listing saw the agency: its arrival (a change made while it was answered may be in it or
+ * not, so it is not expected of the partner). Reads count at their answer (`atMs`), so a change
+ * made while a read was answered is not held against it.
+ */
+const listedAt = (r: RecordedRequest) => r.atMs - Math.ceil(r.elapsedMs)
+
+const setOf = (numbers: number[]): ClientSet => {
+  numbers.sort((a, b) => a - b)
+  return { count: numbers.length, clientNumbers: numbers.slice(0, CLIENT_NUMBERS_PER_SET) }
+}
+
+function agencySyncs (requests: readonly RecordedRequest[]): Map<number, AgencySync> {
+  const syncs = new Map<number, AgencySync>()
+  const of = (agencyId: number) => {
+    let s = syncs.get(agencyId)
+    if (s === undefined) {
+      s = { agencyId, listings: [], deletedListings: [], fullAtMs: null, earliestAsOfMs: null, lastRead: new Map(), notFoundAt: new Map() }
+      syncs.set(agencyId, s)
+    }
+    return s
+  }
+  for (const r of requests) {
+    if (r.agencyId === undefined) continue
+    if (r.operation === 'changedClients' && r.status === 200) {
+      const s = of(r.agencyId)
+      const asOf = queryValue(r, 'asOf')
+      const asOfMs = asOf === undefined ? null : parseTimestamp(asOf)
+      if (queryIsTrue(r, 'deleted')) {
+        s.deletedListings.push({ atMs: r.atMs, asOfMs })
+        continue
+      }
+      s.listings.push(r)
+      if (asOf === undefined) s.fullAtMs ??= listedAt(r)
+      else if (asOfMs !== null && (s.earliestAsOfMs === null || asOfMs < s.earliestAsOfMs)) s.earliestAsOfMs = asOfMs
+    } else if ((r.operation === 'getClient' || r.operation === 'batchClients') && r.clients !== undefined) {
+      const target = of(r.agencyId)
+      if (r.status === 200) for (const n of r.clients) target.lastRead.set(n, r)
+      else if (r.status === 404 && r.operation === 'getClient') target.notFoundAt.set(r.clients[0], r.atMs)
+    }
+  }
+  // Agencies read but never listed were not synced: nothing to infer for them.
+  for (const [agencyId, s] of syncs) if (s.listings.length === 0 && s.deletedListings.length === 0) syncs.delete(agencyId)
+  return syncs
+}
+
+function inferred (s: AgencySync, clients: readonly ClientVersion[], tallies: Record<'missed' | 'stale' | 'deletion' | 'neverDeleted', Tally>): SyncCheck | undefined {
+  if (s.listings.length === 0) return undefined
+  const last = s.listings[s.listings.length - 1]
+  const asOfMs = listedAt(last)
+  /** Changes after this instant were not listed to the partner (its window starts here). */
+  const windowStart = s.fullAtMs !== null ? -Infinity : (s.earliestAsOfMs ?? -Infinity)
+  const missing: number[] = []
+  const stale: number[] = []
+  const deletionMissed: number[] = []
+  const known = new Set<number>()
+  let anyDeleted = false
+  for (const c of clients) {
+    known.add(c.clientNumber)
+    const read = s.lastRead.get(c.clientNumber)
+    if (c.deleted) {
+      anyDeleted = true
+      if (c.modifiedMs > asOfMs) continue
+      // The partner had it: read in this session before the deletion, or from before an incremental-only sync.
+      const had = (read !== undefined && read.atMs < c.modifiedMs) || (s.fullAtMs === null && c.modifiedMs > windowStart)
+      if (!had) continue
+      const observed = s.deletedListings.some((d) => d.atMs >= c.modifiedMs && (d.asOfMs === null || d.asOfMs < c.modifiedMs)) ||
+        (s.notFoundAt.get(c.clientNumber) ?? -Infinity) >= c.modifiedMs
+      if (!observed) deletionMissed.push(c.clientNumber)
+      continue
+    }
+    if (c.modifiedMs > asOfMs) continue
+    if (read === undefined) {
+      if (c.modifiedMs > windowStart) missing.push(c.clientNumber)
+    } else if (read.atMs < c.modifiedMs) {
+      stale.push(c.clientNumber)
+      tallies.stale.add(read, `client ${c.clientNumber} read at ${new Date(read.atMs).toISOString()}, changed at ${new Date(c.modifiedMs).toISOString()}`)
+    }
+  }
+  const unknown = [...s.lastRead.keys()].filter((n) => !known.has(n))
+  const detail = (what: string, numbers: number[]) => `agency ${s.agencyId}: ${count(numbers.length, 'client')} ${what} (${numbers.slice(0, 5).join(', ')}${numbers.length > 5 ? ', …' : ''})`
+  if (missing.length > 0) {
+    tallies.missed.add(last, detail('listed but never read', missing), missing.length)
+    tallies.missed.name(s.agencyId)
+  }
+  if (stale.length > 0) tallies.stale.name(s.agencyId)
+  if (deletionMissed.length > 0) {
+    tallies.deletion.add(last, detail('deleted and never observed as deleted', deletionMissed), deletionMissed.length)
+    tallies.deletion.name(s.agencyId)
+  }
+  if (anyDeleted && s.deletedListings.length === 0) {
+    tallies.neverDeleted.add(last, `agency ${s.agencyId} has deleted clients; no deleted=true listing was made`)
+    tallies.neverDeleted.name(s.agencyId)
+  }
+  return {
+    agencyId: s.agencyId,
+    source: 'inferred',
+    asOf: new Date(asOfMs).toISOString(),
+    missing: setOf(missing),
+    stale: setOf(stale),
+    deletedKept: setOf(deletionMissed),
+    unknown: setOf(unknown)
+  }
+}
+
+function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], syncs: Map<number, AgencySync>,
+  tallies: Record<'missing' | 'stale' | 'deletedKept' | 'unknown', Tally>): SyncCheck {
+  // The agency as of the partner's last listing before it posted the mirror (else the post itself).
+  const listings = syncs.get(mirror.agencyId)?.listings.filter((r) => r.atMs <= mirror.postedMs) ?? []
+  const asOfMs = listings.length > 0 ? listedAt(listings[listings.length - 1]) : mirror.postedMs
+  const upTo = mirror.upTo ?? Infinity
+  const stored = new Map<number, number>()
+  for (const [n, modifiedMs] of mirror.clients) if (n <= upTo) stored.set(n, modifiedMs)
+  const sets = { missing: [] as number[], stale: [] as number[], deletedKept: [] as number[], unknown: [] as number[] }
+  const known = new Set<number>()
+  for (const c of clients) {
+    if (c.clientNumber > upTo) continue
+    known.add(c.clientNumber)
+    const mine = stored.get(c.clientNumber)
+    if (c.modifiedMs > asOfMs) continue
+    if (c.deleted) {
+      if (mine !== undefined) sets.deletedKept.push(c.clientNumber)
+    } else if (mine === undefined) {
+      sets.missing.push(c.clientNumber)
+    } else if (mine < c.modifiedMs) {
+      sets.stale.push(c.clientNumber)
+    }
+  }
+  for (const n of stored.keys()) if (!known.has(n)) sets.unknown.push(n)
+  for (const key of ['missing', 'stale', 'deletedKept', 'unknown'] as const) {
+    if (sets[key].length === 0) continue
+    tallies[key].add(undefined, undefined, sets[key].length)
+    tallies[key].name(mirror.agencyId)
+  }
+  return {
+    agencyId: mirror.agencyId,
+    source: 'declared',
+    ...(mirror.upTo === null ? {} : { upTo: mirror.upTo }),
+    asOf: new Date(asOfMs).toISOString(),
+    missing: setOf(sets.missing),
+    stale: setOf(sets.stale),
+    deletedKept: setOf(sets.deletedKept),
+    unknown: setOf(sets.unknown)
+  }
+}
+
+/** The sync section of the report and the sync rules' outcomes. */
+export function syncChecks (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[], clientsOf: ClientsOf): { sync: SyncCheck[], outcomes: RuleOutcomes } {
+  const syncs = agencySyncs(requests)
+  const cache = new Map<number, readonly ClientVersion[]>()
+  const truth = (agencyId: number) => {
+    let clients = cache.get(agencyId)
+    if (clients === undefined) cache.set(agencyId, (clients = clientsOf(agencyId)))
+    return clients
+  }
+  const t = {
+    missing: new Tally(),
+    stale: new Tally(),
+    deletedKept: new Tally(),
+    unknown: new Tally(),
+    missed: new Tally(),
+    staleReads: new Tally(),
+    deletion: new Tally(),
+    neverDeleted: new Tally()
+  }
+  const sync: SyncCheck[] = []
+  for (const mirror of mirrors) sync.push(declared(mirror, truth(mirror.agencyId), syncs, t))
+  for (const s of [...syncs.values()].sort((a, b) => a.agencyId - b.agencyId)) {
+    const check = inferred(s, truth(s.agencyId), { missed: t.missed, stale: t.staleReads, deletion: t.deletion, neverDeleted: t.neverDeleted })
+    if (check !== undefined) sync.push(check)
+  }
+  const clientsIn = (tally: Tally, what: string) => `${count(tally.count, 'client')} ${what} (agencies ${tally.list()})`
+  const outcomes: RuleOutcomes = new Map([
+    ['deleted-never-synced', { tally: t.neverDeleted, message: `${count(t.neverDeleted.count, 'agency', 'agencies')} with deleted clients never listed with deleted=true (${t.neverDeleted.list()})` }],
+    ['mirror-missing', { tally: t.missing, message: clientsIn(t.missing, 'missing from the declared mirror') }],
+    ['mirror-stale', { tally: t.stale, message: clientsIn(t.stale, 'older in the declared mirror than their latest change') }],
+    ['mirror-deleted-kept', { tally: t.deletedKept, message: clientsIn(t.deletedKept, 'deleted but kept in the declared mirror') }],
+    ['mirror-unknown', { tally: t.unknown, message: clientsIn(t.unknown, 'in the declared mirror that the agency never had') }],
+    ['sync-missed', { tally: t.missed, message: clientsIn(t.missed, 'changed before the last listing and never read') }],
+    ['sync-stale', { tally: t.staleReads, message: clientsIn(t.staleReads, 'last read before a change made before the last listing') }],
+    ['deletion-missed', { tally: t.deletion, message: clientsIn(t.deletion, 'deleted before the last listing and never observed as deleted') }]
+  ])
+  return { sync, outcomes }
+}
