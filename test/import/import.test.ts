@@ -31,11 +31,14 @@ t.test('usage errors exit 2 and name the option', async (t) => {
 t.test('an imported demo world answers every vendor read byte for byte', async (t) => {
   const dir = tempDir(t)
   const upstream = await sandbox(t)
+  // a field the sandbox's model does not list, as the live service may answer
+  await control(upstream.url, 'PATCH', '/agencies/1001/clients/1003', { details: { preferredLanguage: 'pt-BR', loyalty: { tier: 2, since: '2019-04-01' } } })
   const out = join(dir, 'demo.json')
   const run = await importTo(upstream.url, out)
   t.match(run.stdout, /wrote .*: 3 agencies, 304 clients and 6 deleted clients/)
   t.equal((await runCli(['validate', out])).code, 0, 'the fixture validates')
   const text = readFileSync(out, 'utf8')
+  t.match(text, /"preferredLanguage":"pt-BR","loyalty":\{"tier":2,"since":"2019-04-01"\}/, 'fields the sandbox does not know are kept')
   t.notMatch(text, /"clientSecret":"123"/, 'the upstream secret is not copied')
   t.not(run.secret, DEMO_AUTH.clientSecret)
 
@@ -93,4 +96,26 @@ t.test('version 3.0: the same data, scopes inferred; --agencies and --keep-secre
   t.same(one.agencies[0].clients.length, 30)
   // 1002 has includes switched off for 3.0 in the demo: learned from a 3.0 read
   t.equal((one.agencies[0] as unknown as { supportsIncludes: boolean }).supportsIncludes, false)
+})
+
+t.test('answers the fixture cannot hold: a top-level field left out, a refused client left out, both said', async (t) => {
+  const dir = tempDir(t)
+  const upstream = await sandbox(t)
+  const path = '/vendor/agency/1002/clients?version=4.0&include=Details,People,Contacts,Claims,Policies'
+  const numbers = Array.from({ length: 30 }, (_, i) => 1000 + i)
+  const res = await fetch(upstream.url + path, { method: 'POST', headers: { authorization: basic('abc', '123'), 'content-type': 'application/json' }, body: JSON.stringify({ clientNumbers: numbers }) })
+  const clients = await res.json() as Array<Record<string, unknown> & { policies: Array<Record<string, unknown>> }>
+  clients[0].legacyNotes = 'kept upstream only'
+  clients[1].policies[0].policyNumber = ''
+  // the upstream answers the batch read with these (a fault rule stands in for any answer)
+  await control(upstream.url, 'POST', '/faults', { match: { method: 'POST', path: '/vendor/agency/1002/clients' }, effect: { status: 200, body: clients } })
+  const out = join(dir, 'odd.json')
+  const run = await runCli(importArgs(upstream.url, out, ['--agencies', '1002']))
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.stderr, /agency 1002: clients' top-level field legacyNotes left out/)
+  t.match(run.stderr, /agency 1002: client 1001 left out: the fixture schema refuses it: policies\/0\/policyNumber|policies\[0\]\.policyNumber/)
+  t.match(run.stdout, /left out 1 client: see the warnings above/)
+  t.equal((await runCli(['validate', out])).code, 0, 'what is written validates')
+  const fixture = JSON.parse(readFileSync(out, 'utf8')) as Fixture
+  t.equal(fixture.agencies[0].clients.length, 29)
 })

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -72,4 +72,15 @@ export async function control<T> (base: string, method: string, path: string, bo
   const text = await res.text()
   if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`)
   return (text === '' ? undefined : JSON.parse(text)) as T
+}
+
+/** Where two files first differ (undefined when equal), with the text around it, for a failing assertion's message. */
+export function firstDifference (a: string, b: string): string | undefined {
+  const x = readFileSync(a)
+  const y = readFileSync(b)
+  if (x.equals(y)) return undefined
+  let i = 0
+  while (i < x.length && i < y.length && x[i] === y[i]) i++
+  const around = (buf: Buffer) => buf.subarray(Math.max(0, i - 200), i + 200).toString()
+  return `sizes ${x.length} and ${y.length}, first difference at byte ${i}:\n${around(x)}\n---\n${around(y)}`
 }

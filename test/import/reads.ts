@@ -67,7 +67,9 @@ export function readsOf (a: AgencyReads): Read[] {
       get(`${A}/clients${v(version, `officeId=${office}`)}`)
       get(`${A}/clients${v(version, `officeId=${office}&deleted=true`)}`)
     }
-    for (const n of a.clients) get(`${A}/client/${n}${v(version, version === '4.0' ? `include=${ALL}` : '')}`)
+    // 4.0 with every group; 3.0 with a subset, which tells an agency that ignores include (its flag) apart
+    const include = { '4.0': `include=${ALL}`, '3.0': 'include=Details,Invoices', 1: '' }[version]
+    for (const n of a.clients) get(`${A}/client/${n}${v(version, include)}`)
   }
   if (a.users) get(`${A}/users?version=4.0`)
   for (let i = 0; i < a.clients.length; i += 200) {
