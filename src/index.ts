@@ -1,5 +1,6 @@
 export {
-  startSandbox, controlClient, ControlError, type StartOptions, type StartedSandbox, type Control, type ResetOptions, type ResetPart, type WriteView
+  startSandbox, controlClient, ControlError, type StartOptions, type StartedSandbox, type Control, type ResetOptions, type ResetPart, type WriteView,
+  type ReportFormat, type Sessions, type Finding, type Mirror, type Report, type ReportSummary, type Session, type SessionStart
 } from './sdk.js'
 export { buildApp, type AppOptions } from './app.js'
 export { loadConfig, type Config } from './config.js'

@@ -3,7 +3,10 @@ import type { Fixture } from './fixture/schema.js'
 import { controlClient, type Control } from './sdk/control-client.js'
 import { startServer } from './server.js'
 
-export { controlClient, ControlError, type Control, type ResetOptions, type ResetPart, type WriteView } from './sdk/control-client.js'
+export {
+  controlClient, ControlError, type Control, type ReportFormat, type ResetOptions, type ResetPart, type Sessions, type WriteView
+} from './sdk/control-client.js'
+export type { Finding, Mirror, Report, ReportSummary, Session, SessionStart } from './schemas/examiner.js'
 
 /**
  * Programmatic start for partners' own test suites:

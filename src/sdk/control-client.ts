@@ -2,8 +2,10 @@ import type { Static } from '@sinclair/typebox'
 import type { ClockState } from '../domain/clock.js'
 import type { FaultRule } from '../domain/faults.js'
 import type { JournalEntry } from '../domain/journal.js'
+import type { ResetPart } from '../domain/sandbox.js'
 import type { SimulatorStatus } from '../domain/simulator.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
+import type { Mirror, Report, ReportSummary, Session, SessionStart } from '../schemas/examiner.js'
 import type {
   AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
   WritesQuery, WriteViewSchema
@@ -22,7 +24,7 @@ export class ControlError extends Error {
 }
 
 /** Parts of the sandbox a reset can keep (everything else returns to the start). */
-export type ResetPart = 'data' | 'journal' | 'faults' | 'clock' | 'simulator' | 'rateWindows'
+export type { ResetPart } from '../domain/sandbox.js'
 
 export interface ResetOptions {
   /** Reset to this fixture instead of the start-up one. */
@@ -32,6 +34,24 @@ export interface ResetOptions {
 }
 
 export type WriteView = Static<typeof WriteViewSchema>
+
+/** The forms of an examiner report: JSON (the Report), JUnit XML, or an HTML page. */
+export type ReportFormat = 'json' | 'junit' | 'html'
+
+export interface Sessions {
+  /** Starts recording the vendor requests of `clientId` (of every integration when absent). */
+  start(options?: SessionStart): Promise<Session>
+  list(): Promise<Session[]>
+  get(id: number): Promise<Session>
+  /** Declares what the integration stored for an agency after its sync (compared in the report). */
+  mirror(id: number, mirror: Mirror): Promise<{ agencyId: number; clients: number }>
+  /** Stops recording; answers the verdict and the findings without examples. */
+  end(id: number): Promise<ReportSummary>
+  /** The report: the Report object by default, or the JUnit XML or HTML page as text. */
+  report(id: number, format?: 'json'): Promise<Report>
+  report(id: number, format: 'junit' | 'html'): Promise<string>
+  report(id: number, format?: ReportFormat): Promise<Report | string>
+}
 
 export interface Control {
   health(): Promise<{ status: string; version: string }>
@@ -98,6 +118,8 @@ export interface Control {
     patch(agencyId: number, clientNumber: number, patch: Static<typeof ClientPatchBody>): Promise<FixtureClient>
     delete(agencyId: number, clientNumber: number): Promise<FixtureClient>
   }
+  /** Examiner sessions: record a test run of an integration and judge it rule by rule. */
+  sessions: Sessions
 }
 
 const query = (q: object): string => {
@@ -124,6 +146,15 @@ export function controlClient (baseUrl: string, token?: string): Control {
   }
   const id = (value: string) => encodeURIComponent(value)
   const subscribe = (clientId: string, agencyId: number, patch: unknown) => call('PATCH', `/integrations/${id(clientId)}/agencies/${agencyId}`, patch)
+  const sessions: Sessions = {
+    start: (options = {}) => call('POST', '/sessions', options),
+    list: () => call('GET', '/sessions'),
+    get: (sessionId) => call('GET', `/sessions/${sessionId}`),
+    mirror: (sessionId, mirror) => call('POST', `/sessions/${sessionId}/mirror`, mirror),
+    end: (sessionId) => call('POST', `/sessions/${sessionId}/end`),
+    report: ((sessionId: number, format?: ReportFormat) =>
+      call('GET', `/sessions/${sessionId}/report` + query({ format: format === 'json' ? undefined : format }))) as Sessions['report']
+  }
   return {
     health: () => call('GET', '/health'),
     info: () => call('GET', '/info'),
@@ -192,6 +223,7 @@ export function controlClient (baseUrl: string, token?: string): Control {
       put: (agencyId, n, client) => call('PUT', `/agencies/${agencyId}/clients/${n}`, client),
       patch: (agencyId, n, patch) => call('PATCH', `/agencies/${agencyId}/clients/${n}`, patch),
       delete: (agencyId, n) => call('DELETE', `/agencies/${agencyId}/clients/${n}`)
-    }
+    },
+    sessions
   }
 }
