@@ -16,6 +16,7 @@ Commands:
   serve        start the sandbox (default command)
   validate     check a fixture file and print every error with its path
   generate     write a generated fixture of any size
+  report       print an examiner session's report; exit 1 when a finding reaches --fail-on
   import       read what an integration sees on a running instance into a fixture
   compare      send the same read-only requests to two instances and report every difference
 
@@ -35,6 +36,20 @@ Options (each overrides its environment setting):
 
 Environment settings:
 ${settingsHelp()}`,
+  report: `Usage: agency-sandbox report --url URL --session ID [options]
+
+Fetches the examiner report of a session (GET /_sandbox/sessions/ID/report) from a running
+sandbox and prints it: the verdict, each finding with its fix and example requests, the sync
+checks and coverage. The exit code fails a CI step when a finding reaches --fail-on.
+
+Options:
+  --url URL                        the sandbox, e.g. http://127.0.0.1:8080
+  --session ID                     the session (its id is in the answer of POST /_sandbox/sessions)
+  --format text|json|junit|html    the form printed (default text); junit: one test case per rule
+  --fail-on error|warning          the lowest severity that fails (default error)
+  --token T                        the control token, when the sandbox has SANDBOX_CONTROL_TOKEN
+
+Exit codes: 0 no finding at that severity, 1 a finding at it (or the report cannot be read), 2 usage error.`,
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.
@@ -236,6 +251,21 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
   return command === 'import' ? await commands.importCommand(values, io, usage) : await commands.compareCommand(values, io, usage)
 }
 
+const REPORT_OPTIONS: ParseArgsConfig['options'] = {
+  url: { type: 'string' }, session: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }
+}
+
+/** `report` lives in src/report-command.ts (loaded only when run). */
+async function report(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, REPORT_OPTIONS)
+  if (values.help === true) return help('report')
+  if (positionals.length > 0) throw new UsageError(`report takes no positional arguments, got '${positionals[0]}'`)
+  const { reportCommand } = await import('./report-command.js')
+  return await reportCommand(values, { stdout: process.stdout, stderr: process.stderr }, (message) => {
+    throw new UsageError(message)
+  })
+}
+
 function help(command: string): number {
   console.log(HELP[command] ?? HELP.main)
   return EXIT.ok
@@ -256,6 +286,8 @@ export async function main(argv: string[]): Promise<number> {
         return await validate(rest)
       case 'generate':
         return await generate(rest)
+      case 'report':
+        return await report(rest)
       case 'import':
       case 'compare':
         return await importOrCompare(command, rest)

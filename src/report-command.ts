@@ -1,0 +1,124 @@
+import { Value } from '@sinclair/typebox/value'
+import { renderHtml } from './domain/examiner/render-html.js'
+import { renderJunit } from './domain/examiner/render-junit.js'
+import { printable, renderText } from './domain/examiner/render-text.js'
+import { ReportSchema, type Report, type Severity } from './schemas/examiner.js'
+
+/**
+ * The `report` command: fetches an examiner session's report from a running sandbox, prints it
+ * in the chosen form, and answers an exit code that fails a CI step when a finding reaches the
+ * chosen severity. The JSON report is fetched once and rendered here, so what is printed and
+ * the exit code always come from the same report.
+ */
+
+type Values = Record<string, string | boolean | undefined>
+type Usage = (message: string) => never
+
+export interface ReportIo {
+  stdout: { write(text: string): unknown }
+  stderr: { write(text: string): unknown }
+}
+
+export const REPORT_FORMATS = ['text', 'json', 'junit', 'html'] as const
+export type ReportOutputFormat = (typeof REPORT_FORMATS)[number]
+/** Severities --fail-on accepts, and the severities each one fails on. */
+const FAILING: Record<string, readonly Severity[]> = { error: ['error'], warning: ['error', 'warning'] }
+/** Seconds to wait for the report (a report over a capped session takes about a second). */
+const TIMEOUT_MS = 60_000
+
+const str = (v: string | boolean | undefined): string | undefined => (typeof v === 'string' ? v : undefined)
+
+function options (values: Values, usage: Usage) {
+  const url = str(values.url)
+  if (url === undefined || url === '') usage('--url is required (the sandbox, e.g. http://127.0.0.1:8080)')
+  let base: URL
+  try {
+    base = new URL(url as string)
+  } catch {
+    return usage(`--url must be an http(s) URL such as http://127.0.0.1:8080, got '${url}'`)
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') usage(`--url must be an http(s) URL, got '${url}'`)
+  const session = str(values.session)
+  if (session === undefined) usage('--session is required (the id POST /_sandbox/sessions answered)')
+  if (!/^\d{1,10}$/.test(session!) || Number(session) < 1 || Number(session) > 2147483647) usage(`--session must be a session id (a whole number from 1), got '${session}'`)
+  const format = str(values.format) ?? 'text'
+  if (!(REPORT_FORMATS as readonly string[]).includes(format)) usage(`--format must be one of ${REPORT_FORMATS.join(', ')}, got '${format}'`)
+  const failOn = str(values['fail-on']) ?? 'error'
+  if (!(failOn in FAILING)) usage(`--fail-on must be error or warning, got '${failOn}'`)
+  const token = str(values.token)
+  return { base: (url as string).replace(/\/+$/, ''), session: Number(session), format: format as ReportOutputFormat, failOn, token }
+}
+
+/** The problem's detail of an error answer, or its text. */
+function explain (status: number, text: string): string {
+  try {
+    const body = JSON.parse(text) as { detail?: unknown, title?: unknown }
+    if (typeof body.detail === 'string') return `${status} ${body.detail}`
+    if (typeof body.title === 'string') return `${status} ${body.title}`
+  } catch { /* not JSON */ }
+  return `${status} ${text.slice(0, 300)}`
+}
+
+class ReportUnavailable extends Error {}
+
+async function fetchReport (base: string, session: number, token: string | undefined): Promise<Report> {
+  const url = `${base}/_sandbox/sessions/${session}/report`
+  let res: Response
+  try {
+    res = await fetch(url, {
+      headers: { accept: 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+      signal: AbortSignal.timeout(TIMEOUT_MS)
+    })
+  } catch (e) {
+    const cause = (e as { cause?: { code?: string, message?: string } }).cause
+    throw new ReportUnavailable(`cannot reach ${base}: ${cause?.code ?? cause?.message ?? (e as Error).message}`)
+  }
+  const text = await res.text()
+  if (res.status === 401) {
+    throw new ReportUnavailable(token === undefined
+      ? `${base} protects its control API: pass --token (its SANDBOX_CONTROL_TOKEN)`
+      : `${base} refused the control token given with --token`)
+  }
+  if (!res.ok) throw new ReportUnavailable(`GET ${url} answered ${explain(res.status, text)}`)
+  let report: unknown
+  try {
+    report = JSON.parse(text)
+  } catch {
+    throw new ReportUnavailable(`GET ${url} did not answer JSON: ${text.slice(0, 200)}`)
+  }
+  if (!Value.Check(ReportSchema, report)) {
+    const first = Value.Errors(ReportSchema, report).First()
+    throw new ReportUnavailable(`GET ${url} did not answer a report (${first === undefined ? 'unexpected shape' : `${first.path || '/'}: ${first.message}`}); is ${base} an agency-sandbox?`)
+  }
+  return report
+}
+
+export function render (report: Report, format: ReportOutputFormat): string {
+  switch (format) {
+    case 'json': return JSON.stringify(report, null, 2) + '\n'
+    case 'junit': return renderJunit(report)
+    case 'html': return renderHtml(report)
+    case 'text': return renderText(report)
+  }
+}
+
+export async function reportCommand (values: Values, io: ReportIo, usage: Usage): Promise<number> {
+  const { base, session, format, failOn, token } = options(values, usage)
+  let report: Report
+  try {
+    report = await fetchReport(base, session, token)
+  } catch (e) {
+    if (!(e instanceof ReportUnavailable)) throw e
+    io.stderr.write(`agency-sandbox report: ${e.message}\n`)
+    return 1
+  }
+  io.stdout.write(render(report, format))
+  const failing = report.findings.filter((f) => FAILING[failOn]!.includes(f.severity))
+  const verdict = `session ${session}: verdict ${report.verdict}`
+  if (failing.length === 0) {
+    if (format !== 'text') io.stderr.write(`${verdict}; no finding at --fail-on ${failOn}\n`)
+    return 0
+  }
+  io.stderr.write(`${verdict}; ${failing.length} finding${failing.length === 1 ? '' : 's'} at --fail-on ${failOn}: ${failing.map((f) => printable(f.rule)).join(', ')}\n`)
+  return 1
+}
