@@ -468,4 +468,52 @@ async function scenario (t: Test, page: Page, base: string) {
   t.ok(clock.now >= '2027-01-01T00:00:00', 'the clock was set')
   await tid(page, 'header-clock', '2027-01-01').waitFor()
   await page.screenshot({ path: join(ARTIFACTS, 'console-clock.png') })
+
+  await sessionsScenario(t, page, base)
+}
+
+/** Sessions: start one from the page, record abc's requests, end it, read its verdict and report. */
+async function sessionsScenario (t: Test, page: Page, base: string) {
+  await tid(page, 'tab-sessions').click()
+  await tid(page, 'sessions-empty').waitFor()
+  const hostile = '<img src=x onerror="window.__xss=2">nightly & <b>sync</b>'
+  await tid(page, 'session-name').fill(hostile)
+  await page.selectOption('[data-testid="session-client"]', 'abc')
+  await tid(page, 'session-start').click()
+  await tid(page, 'toast-ok', 'Session 1 started: recording abc').waitFor()
+  await page.locator('[data-testid="session-row-1"][data-state="open"]').waitFor()
+  await tid(page, 'session-open-1').waitFor()
+  await tid(page, 'session-verdict', 'pass').waitFor()
+  const sessions = await control(base, 'GET', '/sessions') as { id: number, name: string, clientId: string | null }[]
+  t.same(sessions.map((s) => [s.id, s.name, s.clientId]), [[1, hostile, 'abc']], 'the form started a session recording abc')
+
+  // abc with a wrong secret (auth-failed, an error), then a good request; the open table counts them
+  const wrong = await fetch(`${base}/vendor/agencies?version=4.0`, { headers: { authorization: `Basic ${Buffer.from('abc:wrong').toString('base64')}` } })
+  t.equal(wrong.status, 401)
+  t.equal((await fetch(`${base}/vendor/agencies?version=4.0`, { headers: { authorization: DEMO } })).status, 200)
+  await tid(page, 'session-recorded-1', '2').waitFor()
+  t.pass('the recorded count moves while the session is open')
+
+  await tid(page, 'session-end-1').click()
+  await tid(page, 'toast-ok', 'Session 1 ended: fail').waitFor()
+  await page.locator('[data-testid="session-row-1"][data-state="ended"]').waitFor()
+  await tid(page, 'session-verdict', 'fail').waitFor()
+  t.match(await tid(page, 'session-verdict').getAttribute('class'), /\bbad\b/, 'a fail verdict is a red badge')
+  await tid(page, 'session-finding-auth-failed', 'auth-failed ×1').waitFor()
+  await tid(page, 'session-counts', '1 error').waitFor()
+
+  // The report page in a frame that may run nothing and reach nothing
+  const frameElement = tid(page, 'session-report-frame')
+  t.equal(await frameElement.getAttribute('sandbox'), '', 'the report frame is sandboxed with no permission')
+  const frame = page.frameLocator('[data-testid="session-report-frame"]')
+  await frame.locator('[data-verdict="fail"]').waitFor()
+  await frame.locator('#finding-auth-failed', { hasText: 'Fix:' }).waitFor()
+  await frame.locator('tr[data-rule="auth-failed"][data-result="failed"]').waitFor()
+  t.equal(await frame.locator('tr[data-rule]').count() >= 20, true, 'every rule is listed in the report')
+  t.match(await frame.locator('header').textContent(), hostile, 'the session name is shown as written in the report')
+  t.match(await tid(page, 'session-row-1').textContent(), hostile, 'and in the table')
+  t.equal(await frame.locator('img, b').count(), 0, 'no element made from data in the report')
+  t.equal(await tid(page, 'panel-sessions').locator('img, b').count(), 0, 'nor in the panel')
+  t.equal(await page.evaluate('window.__xss'), undefined, 'no script ran')
+  await page.screenshot({ path: join(ARTIFACTS, 'console-sessions.png'), fullPage: true })
 }

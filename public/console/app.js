@@ -10,6 +10,7 @@ import { clientsPanel } from './panel-clients.js'
 import { clockPanel } from './panel-clock.js'
 import { faultsPanel } from './panel-faults.js'
 import { requestsPanel } from './panel-requests.js'
+import { sessionsPanel } from './panel-sessions.js'
 import { writesPanel } from './panel-writes.js'
 import { loadClock, loadMeta, loadWorld, nav, renderClockText, world } from './state.js'
 
@@ -20,6 +21,7 @@ const panels = {
   writes: writesPanel,
   requests: requestsPanel,
   faults: faultsPanel,
+  sessions: sessionsPanel,
   clock: clockPanel
 }
 
@@ -55,6 +57,8 @@ function onJournalEntries (entries) {
     if (tab === 'agencies') agenciesPanel.show().catch(fail)
   }
   if (tab === 'faults' && entries.some((e) => e.path.startsWith('/vendor/'))) faultsPanel.refresh().catch(fail)
+  // recorded counts move while a session is open; the report itself is read on demand
+  if (tab === 'sessions') sessionsPanel.refresh().catch(fail)
 }
 
 async function start () {

@@ -135,6 +135,26 @@
  */
 
 /**
+ * An examiner session (GET /_sandbox/sessions).
+ * @typedef {object} Session
+ * @property {number} id
+ * @property {string} name
+ * @property {string | null} clientId null: every integration is recorded
+ * @property {string} startedAt
+ * @property {string} [endedAt] absent while the session records
+ * @property {number} recorded
+ * @property {boolean} capped
+ */
+
+/**
+ * The parts of an examiner report (GET /_sandbox/sessions/{id}/report) the console writes itself.
+ * @typedef {object} ExaminerReport
+ * @property {Session} session
+ * @property {'pass' | 'warn' | 'fail'} verdict
+ * @property {{ rule: string, severity: 'error' | 'warning' | 'info', count: number, message: string }[]} findings
+ */
+
+/**
  * A panel of the console: `show` runs each time its tab is opened.
  * @typedef {{ init?: () => void, show: () => Promise<void> }} Panel
  */
