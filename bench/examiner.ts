@@ -192,8 +192,9 @@ async function throughput (runs: number, seconds: number, connections: number): 
     const without = side('without', 'requestsPerSecond')
     const withSession = side('with', 'requestsPerSecond')
     console.log(`get-client median: ${Math.round(without).toLocaleString('en-US')} req/s without a session, ${Math.round(withSession).toLocaleString('en-US')} with one recording`)
-    console.log(`  paired: throughput ${((1 - median(pairs.map((p) => p.rate))) * 100).toFixed(1)}% lower (median of ${pairs.length} pairs; target < 5%), ` +
-      `server CPU per request ${((median(pairs.map((p) => p.cpu)) - 1) * 100).toFixed(1)}% higher (${side('without', 'cpuMicros').toFixed(1)} µs → ${side('with', 'cpuMicros').toFixed(1)} µs)`)
+    const signed = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`
+    console.log(`  paired (each run with a session against the run before it, median of ${pairs.length}): throughput ${signed(median(pairs.map((p) => p.rate)))} ` +
+      `(target: no worse than -5%), server CPU per request ${signed(median(pairs.map((p) => p.cpu)))} (${side('without', 'cpuMicros').toFixed(1)} µs → ${side('with', 'cpuMicros').toFixed(1)} µs)`)
   } finally {
     await server?.stop()
     rmSync(dir, { recursive: true, force: true })
