@@ -113,8 +113,8 @@ class Sandbox:
         kind = res_headers.get("content-type", "")
         return status, res_headers, json.loads(text) if text and "json" in kind else text
 
-    def control(self, method: str, path: str, body: Any = None, **query: Any) -> Any:
-        """One control call (/_sandbox + path); raises ControlError on a 4xx/5xx."""
+    def control(self, verb: str, route: str, body: Any = None, query: Optional[dict] = None) -> Any:
+        """One control call (/_sandbox + route); raises ControlError on a 4xx/5xx."""
         headers = {"accept": "application/json"}
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
@@ -122,11 +122,11 @@ class Sandbox:
         if body is not None:
             headers["content-type"] = "application/json"
             data = json.dumps(body).encode()
-        q = {k: v for k, v in query.items() if v is not None}
-        url = f"{self.url}/_sandbox{path}" + (f"?{urllib.parse.urlencode(q)}" if q else "")
-        status, _, parsed = self._send(method, url, headers, data)
+        q = {k: v for k, v in (query or {}).items() if v is not None}
+        url = f"{self.url}/_sandbox{route}" + (f"?{urllib.parse.urlencode(q)}" if q else "")
+        status, _, parsed = self._send(verb, url, headers, data)
         if status >= 400:
-            raise ControlError(status, parsed, method, path)
+            raise ControlError(status, parsed, verb, route)
         return parsed
 
     def vendor(self, method: str, path: str, body: Any = None, client_id: str = DEMO_CLIENT_ID,
@@ -158,10 +158,10 @@ class Sandbox:
 
     def requests(self, **filters: Any) -> list[dict]:
         """The journal of vendor requests, oldest first (method, path, agencyId, status, since, limit)."""
-        return self.control("GET", "/requests", **filters)
+        return self.control("GET", "/requests", query=filters)
 
     def patch_agency(self, agency_id: int, **flags: Any) -> dict:
         return self.control("PATCH", f"/agencies/{agency_id}", flags)
 
     def writes(self, agency_id: int, **filters: Any) -> list[dict]:
-        return self.control("GET", f"/agencies/{agency_id}/writes", **filters)
+        return self.control("GET", f"/agencies/{agency_id}/writes", query=filters)

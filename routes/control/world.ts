@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { validationFailed } from '../../src/errors.js'
+import { RESET_PARTS, type ResetPart } from '../../src/domain/sandbox.js'
+import { invalidField, validationFailed } from '../../src/errors.js'
 import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
@@ -39,20 +40,20 @@ export default async function worldControl (fastify: FastifyInstance, { sandbox,
     url: '/reset',
     bodyLimit: FIXTURE_BODY_LIMIT,
     schema: {
-      summary: 'Back to the start-up fixture; with a fixture document as body, to that fixture instead',
+      summary: 'A clean slate: data, pending writes, journal, faults, clock, simulator and rate windows back to the start; {"keep": [parts]} keeps parts; a fixture document as body resets to that fixture',
       body: Type.Optional(Type.Unknown({ description: 'a fixture document (fixtures/schema.json)' }))
     },
     handler: async (request) => {
-      const body = request.body
-      if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0)) {
-        await sandbox.reset()
+      const { keep, fixture } = resetRequest(request.body)
+      if (fixture === undefined) {
+        await sandbox.reset(undefined, undefined, keep)
       } else {
         const { validateFixture } = await import('../../src/fixture/validate.js')
-        const result = validateFixture(body, { owned: true })
+        const result = validateFixture(fixture, { owned: true })
         if (!result.ok) throw validationFailed(result.errors)
-        await sandbox.reset(result.fixture, '(posted to /_sandbox/reset)')
+        await sandbox.reset(result.fixture, '(posted to /_sandbox/reset)', keep)
       }
-      return { status: 'reset', fixture: sandbox.source, counts: sandbox.counts() }
+      return { status: 'reset', fixture: sandbox.source, kept: keep, counts: sandbox.counts() }
     }
   })
 
@@ -64,4 +65,20 @@ export default async function worldControl (fastify: FastifyInstance, { sandbox,
       reply.type('application/json; charset=utf-8').send(JSON.stringify(sandbox.state()))
     }
   })
+}
+
+/**
+ * What a reset body asks for: nothing (a clean slate), `{keep: [...]}`, a fixture document, or a
+ * fixture document with `keep` beside its keys.
+ */
+function resetRequest (body: unknown): { keep: ResetPart[], fixture?: unknown } {
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    if (body === undefined || body === null) return { keep: [] }
+    throw invalidField('(body)', 'must be a fixture document, {"keep": [parts]}, or empty')
+  }
+  const { keep, ...rest } = body as Record<string, unknown>
+  if (keep !== undefined && (!Array.isArray(keep) || keep.some((part) => !(RESET_PARTS as readonly unknown[]).includes(part)))) {
+    throw invalidField('keep', `must be a list of parts to keep: ${RESET_PARTS.join(', ')}`)
+  }
+  return { keep: (keep ?? []) as ResetPart[], ...(Object.keys(rest).length === 0 ? {} : { fixture: rest }) }
 }

@@ -7,7 +7,8 @@ import { createExaminer } from './examiner/sessions.js'
 import { createAccess } from './access.js'
 import { createClients } from './clients.js'
 import { Clock } from './clock.js'
-import { createClientCreator } from './create-client.js'
+import { CREATE_CLIENT_RATE, createClientCreator } from './create-client.js'
+import { SlidingWindow } from './sliding-window.js'
 import { exportWorld, loadWorld } from './world.js'
 import { createAdmin } from './admin.js'
 import { Faults } from './faults.js'
@@ -15,6 +16,10 @@ import { Journal } from './journal.js'
 import { createSimulator } from './simulator.js'
 import { createWrites } from './writes.js'
 import { badRequest, notFound } from '../errors.js'
+
+/** Parts of the sandbox a reset can keep as they are. */
+export const RESET_PARTS = ['data', 'journal', 'faults', 'clock', 'simulator', 'rateWindows'] as const
+export type ResetPart = typeof RESET_PARTS[number]
 
 export interface AgencyPatch {
   connected?: boolean
@@ -65,7 +70,8 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
     return { faker: createFaker(seed), generateClient }
   })
   let source = fixtureSource
-  const creator = createClientCreator(repos, clock)
+  const createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
+  const creator = createClientCreator(repos, clock, createBudget)
 
   /**
    * Changes an agency's flags in one transaction; reconnecting applies its pending writes
@@ -105,10 +111,23 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
     seededNow,
     offices: (agencyId: number) => repos.agencies.listOffices(agencyId),
     activeUsers: (agencyId: number) => repos.agencies.listActiveUsers(agencyId),
-    /** Back to the start-up fixture, or to the given one; the journal and fault rules are kept. */
-    async reset(next?: Fixture, nextSource = fixtureSource): Promise<void> {
-      loadWorld(repos, next ?? (await initial()), nextSource, clock.iso())
-      source = nextSource
+    /**
+     * A clean slate: the simulator stops, the clock runs in real time again, the data returns to
+     * the start-up fixture (or the given one) with its pending writes, and the journal, fault
+     * rules and create-client rate windows are emptied; `keep` names the parts to leave alone.
+     * Examiner sessions are records of test runs, not part of the world, and stay.
+     */
+    async reset(next?: Fixture, nextSource = fixtureSource, keep: readonly ResetPart[] = []): Promise<void> {
+      const keeps = (part: ResetPart) => keep.includes(part)
+      if (!keeps('simulator')) simulator.stop()
+      if (!keeps('clock')) clock.reset()
+      if (!keeps('data')) {
+        loadWorld(repos, next ?? (await initial()), nextSource, clock.iso())
+        source = nextSource
+      }
+      if (!keeps('journal')) journal.clear()
+      if (!keeps('faults')) faults.clear()
+      if (!keeps('rateWindows')) createBudget.clear()
     },
     state: () => exportWorld(repos),
     get source() {

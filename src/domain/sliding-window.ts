@@ -36,6 +36,11 @@ export class SlidingWindow {
     this.events.set(key, log)
   }
 
+  /** Forgets every event (a reset of the sandbox). */
+  clear (): void {
+    this.events.clear()
+  }
+
   /** What is left of the key's budget at `at`, and the milliseconds until its oldest event leaves the window (0: none in it). */
   state (key: string, at: number): { remaining: number, resetMs: number } {
     const log = this.live(key, at)

@@ -58,7 +58,7 @@ t.test('state round trip: resetting to the exported state reproduces every vendo
   t.equal(res.statusCode, 200, res.body)
   t.same(await snapshot(other), before, 'same answers on every vendor endpoint')
   const content = await ctl(other, 'GET', `/agencies/${AGENCY.disconnected}/attachments/${file.headers.RefId}/content`)
-  t.equal(content.body, 'attached bytes')
+  t.equal(content.body, '%PDF- attached bytes')
   const again = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.disconnected}/client/${live(AGENCY.disconnected).clientNumber}/attachment?version=4.0`, headers: { ...auth, ...file.headers }, payload: file.payload })
   t.equal(again.statusCode, 202, 'RefId idempotency survives the round trip')
 })
