@@ -101,7 +101,8 @@ export class VendorClient {
     const params = new URLSearchParams()
     if (version !== '1') params.set('version', version)
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, v)
-    const q = params.toString()
+    // commas and colons need no escaping in a query (include lists and times read as written)
+    const q = params.toString().replace(/%2C/gi, ',').replace(/%3A/gi, ':')
     return q === '' ? path : `${path}?${q}`
   }
 
