@@ -8,6 +8,14 @@ export default [
     ts: true,
     ignores: [...resolveIgnoresFromGitignore(), 'dist/**', 'coverage/**', '.tap/**']
   }),
+  {
+    rules: {
+      // `void promise` marks a promise deliberately not awaited (a callback hook that must not return it).
+      'no-void': ['error', { allowAsStatement: true }],
+      // faker's locale modules are named after their locale (en_US).
+      camelcase: ['error', { allow: ['^en_US$'] }]
+    }
+  },
   // The web console runs in the browser (plain ES modules, no build step).
   { files: ['public/**/*.js'], languageOptions: { globals: globals.browser } }
 ]

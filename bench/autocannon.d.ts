@@ -51,7 +51,7 @@ declare module 'autocannon' {
     }
   }
 
-  function autocannon(options: autocannon.Options, callback: (error: Error | null, result: autocannon.Result) => void): autocannon.Instance
+  function autocannon (options: autocannon.Options, callback: (error: Error | null, result: autocannon.Result) => void): autocannon.Instance
 
   export = autocannon
 }

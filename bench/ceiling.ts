@@ -23,7 +23,7 @@ type Table = Map<string, Answer | Map<string, Answer>>
 
 const keyOf = (method: string, url: string) => `${method} ${url}`
 
-function buildTable(responses: StoredResponse[]): Table {
+function buildTable (responses: StoredResponse[]): Table {
   const groups = new Map<string, StoredResponse[]>()
   for (const r of responses) {
     const key = keyOf(r.method, r.url)
@@ -39,7 +39,7 @@ function buildTable(responses: StoredResponse[]): Table {
 }
 
 /** The Basic-auth check: decode the header and compare it with the expected credentials. */
-function basicAuthCheck(clientId: string, clientSecret: string): (header: string | undefined) => boolean {
+function basicAuthCheck (clientId: string, clientSecret: string): (header: string | undefined) => boolean {
   return (header) => {
     if (header === undefined || header.length < 7 || header.slice(0, 6).toLowerCase() !== 'basic ') return false
     const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
@@ -48,7 +48,7 @@ function basicAuthCheck(clientId: string, clientSecret: string): (header: string
   }
 }
 
-async function startCeiling(file: CeilingFile, port: number, host: string): Promise<string> {
+async function startCeiling (file: CeilingFile, port: number, host: string): Promise<string> {
   const table = buildTable(file.responses)
   const authorized = basicAuthCheck(file.credentials.clientId, file.credentials.clientSecret)
   const app = Fastify({ logger: false })
@@ -65,7 +65,7 @@ async function startCeiling(file: CeilingFile, port: number, host: string): Prom
 
   app.get('/_ceiling/health', async () => ({ status: 'ok' }))
 
-  await app.register(async function vendor(scope) {
+  await app.register(async function vendor (scope) {
     scope.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!authorized(request.headers.authorization)) {
         return reply.code(401).header('www-authenticate', 'Basic realm="agency-sandbox"').type('text/plain; charset=utf-8').send('Unauthorized')
@@ -89,7 +89,7 @@ async function startCeiling(file: CeilingFile, port: number, host: string): Prom
   return app.listen({ port, host })
 }
 
-async function main(): Promise<void> {
+async function main (): Promise<void> {
   const { values, positionals } = parseArgs({
     options: { port: { type: 'string' }, host: { type: 'string' } },
     allowPositionals: true

@@ -33,7 +33,7 @@ import { seededRandom } from '../src/domain/random.js'
 // Options, paths, seeded randomness
 // ------------------------------------------------------------------------------------------------
 
-function option(name: string, fallback: number): number {
+function option (name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
   if (i === -1) return fallback
   const value = Number(process.argv[i + 1])
@@ -53,7 +53,7 @@ const VERBOSE = process.argv.includes('--verbose')
 
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
 
-function rng(seed: number) {
+function rng (seed: number) {
   const next = seededRandom(seed)
   return {
     next,
@@ -129,7 +129,7 @@ const verifiedClients = new Set<string>()
 
 const stats = { rounds: 0, sent: 0, acked: 0, inDoubt: 0, rejected: 0, limited: 0, checked: 0, lost: 0, duplicated: 0, halfWritten: 0, unexpected: 0, reconnects: 0 }
 const problems: string[] = []
-function problem(kind: 'lost' | 'duplicated' | 'halfWritten' | 'unexpected', message: string): void {
+function problem (kind: 'lost' | 'duplicated' | 'halfWritten' | 'unexpected', message: string): void {
   stats[kind]++
   if (problems.length < 50) problems.push(`${kind}: ${message}`)
   if (VERBOSE || problems.length <= 10) console.error(`  ${kind}: ${message}`)
@@ -146,7 +146,7 @@ interface Server {
   exited: Promise<number | null>
 }
 
-function serve(db: string): Promise<Server> {
+function serve (db: string): Promise<Server> {
   const child = spawn(process.execPath, [CLI, 'serve'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SANDBOX_DB: db, LOG_LEVEL: 'info', LOG_PRETTY: 'false' },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -172,7 +172,7 @@ function serve(db: string): Promise<Server> {
   })
 }
 
-async function kill(server: Server): Promise<void> {
+async function kill (server: Server): Promise<void> {
   server.child.kill('SIGKILL')
   await server.exited
 }
@@ -189,13 +189,13 @@ interface Outcome {
   body: string
 }
 
-async function call(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Outcome> {
+async function call (base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {}): Promise<Outcome> {
   const res = await fetch(base + path, { method: init.method ?? 'GET', headers: init.headers, body: init.body, signal: AbortSignal.timeout(30_000) })
   return { status: res.status, body: await res.text() }
 }
 
 /** One random write; records it in the ledger when acknowledged. Throws when the connection fails (the kill). */
-async function oneWrite(base: string, r: Rng, round: number): Promise<void> {
+async function oneWrite (base: string, r: Rng, round: number): Promise<void> {
   const target = r.pick(TARGETS)
   const c = r.pick(target.clients)
   const roll = r.next()
@@ -217,8 +217,18 @@ async function oneWrite(base: string, r: Rng, round: number): Promise<void> {
     const v1 = r.next() < 0.25
     const headers: Record<string, string> = v1
       ? {
-          RefId: refId, TS, Action: '33', Desc: b64('crash test'), FileName: b64(`scan ${round}`), FileExt: 'pdf', LogBody: b64('received'),
-          LogDescription: b64('scan'), SuspendedFor: 'Producer', SuspendedForInitials: '', SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z'
+          RefId: refId,
+          TS,
+          Action: '33',
+          Desc: b64('crash test'),
+          FileName: b64(`scan ${round}`),
+          FileExt: 'pdf',
+          LogBody: b64('received'),
+          LogDescription: b64('scan'),
+          SuspendedFor: 'Producer',
+          SuspendedForInitials: '',
+          SuspenseCategory: b64('Docs'),
+          SuspenseDueDate: '2026-12-01T00:00:00Z'
         }
       : { RefId: refId, TS, Channel: '33', Desc: b64('crash test'), FileName: b64(`file ${round}`), FileExt: 'pdf', LogNote: b64('received') }
     res = await call(base, `/vendor/agency/${target.agencyId}/client/${c.clientNumber}/attachment${v1 ? '' : '?version=4.0'}`, {
@@ -273,7 +283,7 @@ async function oneWrite(base: string, r: Rng, round: number): Promise<void> {
 /** True while a reconnect of 1004 is in progress (its writes may then answer 200). */
 let reconnected = false
 
-async function reconnectCycle(base: string): Promise<void> {
+async function reconnectCycle (base: string): Promise<void> {
   reconnected = true
   stats.reconnects++
   const on = await call(base, `/_sandbox/agencies/${DISCONNECTED}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"connected":true}' })
@@ -283,7 +293,7 @@ async function reconnectCycle(base: string): Promise<void> {
   reconnected = false
 }
 
-async function writeLoop(base: string, r: Rng, round: number, stopped: () => boolean): Promise<void> {
+async function writeLoop (base: string, r: Rng, round: number, stopped: () => boolean): Promise<void> {
   while (!stopped()) {
     try {
       if (r.next() < 0.02) await reconnectCycle(base)
@@ -292,7 +302,7 @@ async function writeLoop(base: string, r: Rng, round: number, stopped: () => boo
       // The kill: this request's outcome is unknown (it may or may not be stored, but never twice).
       stats.inDoubt++
       if (stopped()) return
-      await new Promise((res) => setTimeout(res, 5))
+      await new Promise((resolve) => setTimeout(resolve, 5))
     }
   }
 }
@@ -302,7 +312,7 @@ async function writeLoop(base: string, r: Rng, round: number, stopped: () => boo
 // ------------------------------------------------------------------------------------------------
 
 /** The database file after the kill, before the restart: SQLite's own view of it. */
-function checkFile(db: string): string {
+function checkFile (db: string): string {
   const conn = new Database(db, { fileMustExist: true })
   try {
     const integrity = conn.pragma('integrity_check', { simple: true })
@@ -327,7 +337,7 @@ interface WriteView {
   data: Record<string, unknown>
 }
 
-async function verify(base: string, everything = false): Promise<void> {
+async function verify (base: string, everything = false): Promise<void> {
   const authOf = (agencyId: number) => TARGETS.find((t) => t.agencyId === agencyId)!.auth
   const seen = new Map<string, WriteView[]>()
   const modifiedCache = new Map<string, number>()
@@ -417,7 +427,7 @@ async function verify(base: string, everything = false): Promise<void> {
 // Rounds
 // ------------------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
+async function main (): Promise<void> {
   if (!existsSync(CLI)) {
     console.error(`${CLI} is missing: build first (npx tsc -p tsconfig.build.json)`)
     process.exit(2)
@@ -441,7 +451,7 @@ async function main(): Promise<void> {
       killMoments.push(killAfter)
       const loops = Array.from({ length: LOOPS }, (_, i) => writeLoop(server.url, rng(SEED * 1000 + round * 10 + i), round, () => stopped))
       const ackedBefore = stats.acked
-      await new Promise((res) => setTimeout(res, killAfter))
+      await new Promise((resolve) => setTimeout(resolve, killAfter))
       stopped = true
       await kill(server)
       await Promise.all(loops)

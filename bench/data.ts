@@ -50,7 +50,7 @@ export interface DataOptions {
   log: (line: string) => void
 }
 
-function manifestOf(fixture: Fixture): Manifest {
+function manifestOf (fixture: Fixture): Manifest {
   const agency = fixture.agencies[0]
   const integration = fixture.integrations.find((i) => i.agencies.some((s) => s.agencyId === agency.agencyId))
   if (integration === undefined) throw new Error(`no integration is subscribed to agency ${agency.agencyId}`)
@@ -74,12 +74,12 @@ function manifestOf(fixture: Fixture): Manifest {
   }
 }
 
-function removeDb(file: string): void {
+function removeDb (file: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
 }
 
 /** Seeds a new database by starting the sandbox once on an empty file. */
-async function seedDatabase(opts: DataOptions, fixtureFile: string, dbFile: string): Promise<void> {
+async function seedDatabase (opts: DataOptions, fixtureFile: string, dbFile: string): Promise<void> {
   const building = dbFile + '.building'
   removeDb(building)
   const port = await freePort()
@@ -102,7 +102,7 @@ async function seedDatabase(opts: DataOptions, fixtureFile: string, dbFile: stri
 }
 
 /** Makes (or reuses) the fixture, the seeded database and the manifest in `opts.dir`. */
-export async function prepareData(opts: DataOptions): Promise<BenchData> {
+export async function prepareData (opts: DataOptions): Promise<BenchData> {
   const name = opts.clients % 1000 === 0 ? `${opts.clients / 1000}k` : String(opts.clients)
   const fixtureFile = join(opts.dir, `fixture-${name}.json`)
   const manifestFile = join(opts.dir, `fixture-${name}.manifest.json`)
@@ -166,7 +166,7 @@ const isRunning = (pid: number): boolean => {
  * A copy of the seeded database for one run (`work-<pid>.db` next to it), so every run starts
  * from the same state. Copies left by runs that were killed are removed.
  */
-export function workingCopy(data: BenchData): { file: string; remove: () => void } {
+export function workingCopy (data: BenchData): { file: string; remove: () => void } {
   const dir = dirname(data.dbFile)
   for (const name of readdirSync(dir)) {
     const m = /^work-(\d+)\.db(-wal|-shm)?$/.exec(name)

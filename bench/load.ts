@@ -17,7 +17,7 @@ class Latencies {
   private values = new Float64Array(1 << 16)
   private count = 0
 
-  add(ms: number): void {
+  add (ms: number): void {
     if (this.count === this.values.length) {
       const bigger = new Float64Array(this.values.length * 2)
       bigger.set(this.values)
@@ -26,11 +26,11 @@ class Latencies {
     this.values[this.count++] = ms
   }
 
-  get size(): number {
+  get size (): number {
     return this.count
   }
 
-  toArray(): Float64Array {
+  toArray (): Float64Array {
     return this.values.slice(0, this.count)
   }
 }
@@ -41,15 +41,15 @@ class Tally {
   readonly statuses = new Map<number, number>()
   errors = 0
 
-  constructor(private readonly expect: Set<number>) {}
+  constructor (private readonly expect: Set<number>) {}
 
-  count(status: number, ms: number): void {
+  count (status: number, ms: number): void {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
     if (this.expect.has(status)) this.latencies.add(ms)
     else this.errors++
   }
 
-  result(tool: string, seconds: number): LoadResult {
+  result (tool: string, seconds: number): LoadResult {
     return {
       tool,
       requests: this.latencies.size,
@@ -63,14 +63,14 @@ class Tally {
 
 const fill = (body: string): string => (body.includes(UUID_PLACEHOLDER) ? body.split(UUID_PLACEHOLDER).join(randomUUID()) : body)
 
-function headersFor(job: LoadJob, variant: RequestVariant): Record<string, string> {
+function headersFor (job: LoadJob, variant: RequestVariant): Record<string, string> {
   return variant.body === undefined
     ? { authorization: job.authorization }
     : { authorization: job.authorization, 'content-type': 'application/json' }
 }
 
 /** The autocannon request list: a static request when there is nothing to vary, else one rebuilt per request. */
-function requestsOf(job: LoadJob): autocannon.Request[] {
+function requestsOf (job: LoadJob): autocannon.Request[] {
   const { variants } = job
   const dynamic = variants.length > 1 || variants.some((v) => v.body?.includes(UUID_PLACEHOLDER) === true)
   if (!dynamic) {
@@ -93,7 +93,7 @@ function requestsOf(job: LoadJob): autocannon.Request[] {
  * Resolves with the seconds from the start to the last answer (autocannon itself stops only on
  * its sampling tick, which would round short loads up).
  */
-function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<number> {
+function closedLoop (job: LoadJob, budget: Budget, tally: Tally | null): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now()
     let last = started
@@ -117,7 +117,7 @@ function closedLoop(job: LoadJob, budget: Budget, tally: Tally | null): Promise<
 }
 
 /** One request over a keep-alive agent; status 0 on a socket error. */
-function send(job: LoadJob, agent: Agent, variant: RequestVariant): Promise<{ status: number; ms: number }> {
+function send (job: LoadJob, agent: Agent, variant: RequestVariant): Promise<{ status: number; ms: number }> {
   const started = performance.now()
   return new Promise((resolve) => {
     const done = (status: number) => resolve({ status, ms: performance.now() - started })
@@ -132,7 +132,7 @@ function send(job: LoadJob, agent: Agent, variant: RequestVariant): Promise<{ st
 }
 
 /** Offers `rate` requests per second at even intervals, whatever the answers take, and counts them by second. */
-async function fixedRate(job: LoadJob, rate: number, budget: Budget): Promise<LoadResult> {
+async function fixedRate (job: LoadJob, rate: number, budget: Budget): Promise<LoadResult> {
   const total = 'amount' in budget ? budget.amount : Math.round(budget.seconds * rate)
   const interval = 1000 / rate
   const agent = new Agent({ keepAlive: true, maxSockets: job.connections })
@@ -162,7 +162,7 @@ async function fixedRate(job: LoadJob, rate: number, budget: Budget): Promise<Lo
   return { ...tally.result('paced', elapsed), perSecond }
 }
 
-async function run(job: LoadJob, tell: (m: LoadMessage) => void): Promise<LoadResult> {
+async function run (job: LoadJob, tell: (m: LoadMessage) => void): Promise<LoadResult> {
   if (job.rate !== undefined) {
     if (job.warmup !== null) await fixedRate(job, job.rate, job.warmup)
     tell({ type: 'measuring' })
@@ -182,7 +182,7 @@ const tell = (message: LoadMessage): Promise<void> =>
   })
 
 process.once('message', (job: LoadJob) => {
-  run(job, (m) => void tell(m)).then(
+  run(job, (m) => { void tell(m) }).then(
     async (result) => {
       await tell({ type: 'result', result })
       process.exit(0)

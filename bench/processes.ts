@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 /** Server processes of the benchmark: start, wait until healthy, watch through /proc, stop. */
 
 /** A TCP port free right now on 127.0.0.1. */
-export function freePort(): Promise<number> {
+export function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()
@@ -22,7 +22,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Status of one GET, or 0 when the connection fails. */
-function statusOf(url: string): Promise<number> {
+function statusOf (url: string): Promise<number> {
   return new Promise((resolve) => {
     const req = httpGet(url, { agent: false, timeout: 2000 }, (res) => {
       res.resume()
@@ -59,7 +59,7 @@ export interface SpawnOptions {
 const KEEP_OUTPUT = 64 * 1024
 
 /** Spawns a node process and polls its health URL until it answers 200. */
-export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
+export async function spawnServer (opts: SpawnOptions): Promise<ServerProcess> {
   const origin = `http://127.0.0.1:${opts.port}`
   let output = ''
   const started = performance.now()
@@ -103,7 +103,7 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
 // /proc readings (Linux)
 
 /** A field of /proc/<pid>/status in kB (VmRSS, VmHWM), or null once the process is gone. */
-export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+export function statusKb (pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return m === null ? null : Number(m[1])
@@ -116,7 +116,7 @@ export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
 const TICKS_PER_SECOND = 100
 
 /** CPU time (user + system) the process has used, in seconds, or null once it is gone. */
-export function cpuSeconds(pid: number): number | null {
+export function cpuSeconds (pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     // fields after the command name, which is in parentheses and may contain spaces
@@ -128,14 +128,14 @@ export function cpuSeconds(pid: number): number | null {
 }
 
 /** CPU time all processes of the machine used so far (everything but idle and iowait), in seconds. */
-export function machineBusySeconds(): number {
+export function machineBusySeconds (): number {
   const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number)
   const total = fields.reduce((a, b) => a + b, 0)
   return (total - fields[3] - (fields[4] ?? 0)) / TICKS_PER_SECOND
 }
 
 /** Load averages over 1, 5 and 15 minutes. */
-export function loadAverage(): number[] {
+export function loadAverage (): number[] {
   return readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number)
 }
 
@@ -147,16 +147,16 @@ export class RssSampler {
   phasePeakKb = 0
   samples = 0
 
-  constructor(private readonly pid: number, private readonly everyMs = 100) {}
+  constructor (private readonly pid: number, private readonly everyMs = 100) {}
 
-  start(): this {
+  start (): this {
     this.sample()
     this.timer = setInterval(() => this.sample(), this.everyMs)
     this.timer.unref()
     return this
   }
 
-  sample(): number | null {
+  sample (): number | null {
     const kb = statusKb(this.pid, 'VmRSS')
     if (kb !== null) {
       this.samples++
@@ -167,12 +167,12 @@ export class RssSampler {
   }
 
   /** Starts a new phase: phasePeakKb counts from now. */
-  startPhase(): void {
+  startPhase (): void {
     this.phasePeakKb = 0
     this.sample()
   }
 
-  stop(): void {
+  stop (): void {
     if (this.timer !== undefined) clearInterval(this.timer)
     this.timer = undefined
   }

@@ -46,7 +46,7 @@ export interface ProfileSummary {
 const IDLE = '(idle)'
 
 /** A readable location: a path inside the package, or a package name, or a Node internal. */
-function shorten(url: string, root: string): string {
+function shorten (url: string, root: string): string {
   if (url === '') return '(native)'
   const path = url.startsWith('file://') ? decodeURIComponent(url.slice('file://'.length)) : url
   const modules = path.lastIndexOf('/node_modules/')
@@ -56,7 +56,7 @@ function shorten(url: string, root: string): string {
 
 type Totals = Map<string, { name: string; location: string; ms: number }>
 
-function top(totals: Totals, busyMs: number, count: number): SelfTime[] {
+function top (totals: Totals, busyMs: number, count: number): SelfTime[] {
   return [...totals.values()]
     .sort((a, b) => b.ms - a.ms)
     .slice(0, count)
@@ -64,7 +64,7 @@ function top(totals: Totals, busyMs: number, count: number): SelfTime[] {
 }
 
 /** Self and inclusive times of one or more profiles (of the same program), added up. */
-export function summarizeProfile(files: string[], root: string, count = 20): ProfileSummary {
+export function summarizeProfile (files: string[], root: string, count = 20): ProfileSummary {
   const totals = { busyMs: 0, idleMs: 0 }
   const byFunction: Totals = new Map()
   const byFile: Totals = new Map()
@@ -80,7 +80,7 @@ export function summarizeProfile(files: string[], root: string, count = 20): Pro
   }
 }
 
-function addProfile(
+function addProfile (
   profile: CpuProfile, root: string, totals: { busyMs: number; idleMs: number }, byFunction: Totals, byFile: Totals, inclusive: Totals
 ): void {
   const nodes = new Map(profile.nodes.map((n) => [n.id, n]))

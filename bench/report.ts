@@ -129,7 +129,7 @@ export interface Results {
   profile?: { sandbox: ProfileSummary; ceiling: ProfileSummary }
 }
 
-export function machine(): Machine {
+export function machine (): Machine {
   const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8')
   const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? cpus()[0]?.model ?? 'unknown'
   const count = cpuinfo.match(/^processor\s*:/gm)?.length ?? cpus().length
@@ -152,7 +152,7 @@ export const FLAT_RSS_MB = 16
 const pct = (ratio: number) => `${(ratio * 100).toFixed(0)}%`
 const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2))
 
-export function evaluateTargets(r: Omit<Results, 'targets'>): TargetResult[] {
+export function evaluateTargets (r: Omit<Results, 'targets'>): TargetResult[] {
   const s = (id: ScenarioId) => r.scenarios.find((x) => x.id === id)
   const targets: TargetResult[] = []
   const add = (target: string, measured: string | null, pass: boolean | null) =>
@@ -214,7 +214,7 @@ export function evaluateTargets(r: Omit<Results, 'targets'>): TargetResult[] {
 const int = (v: number) => Math.round(v).toLocaleString('en-US')
 const verdict = (pass: boolean | null) => (pass === null ? '–' : pass ? 'PASS' : 'MISS')
 
-function table(header: string[], rows: string[][], align: ('l' | 'r')[]): string {
+function table (header: string[], rows: string[][], align: ('l' | 'r')[]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`
   return [line(header), line(align.map((a) => (a === 'r' ? '---:' : '---'))), ...rows.map(line)].join('\n')
 }
@@ -223,7 +223,7 @@ function table(header: string[], rows: string[][], align: ('l' | 'r')[]): string
 const LOAD_BOUND_CORES = 0.9
 const loadBound = (x: ScenarioResult) => x.ceiling.cpu.load >= LOAD_BOUND_CORES && x.ceiling.cpu.server < LOAD_BOUND_CORES
 
-export function scenarioTable(r: Results): string {
+export function scenarioTable (r: Results): string {
   return table(
     ['Scenario', 'Answer bytes', 'Sandbox req/s', 'p50 ms', 'p99 ms', 'Ceiling req/s', 'p50 ms', 'p99 ms', 'Sandbox/ceiling', 'Errors'],
     r.scenarios.map((x) => [
@@ -238,7 +238,7 @@ export function scenarioTable(r: Results): string {
   )
 }
 
-function cpuTable(r: Results): string {
+function cpuTable (r: Results): string {
   const cores = (s: Side) => [s.cpu.server, s.cpu.load, s.cpu.other].map((v) => v.toFixed(2))
   return table(
     ['Scenario', 'Sandbox', 'Load generator', 'Other processes', 'Ceiling', 'Load generator', 'Other processes'],
@@ -247,11 +247,11 @@ function cpuTable(r: Results): string {
   )
 }
 
-export function targetTable(r: Results): string {
+export function targetTable (r: Results): string {
   return table(['Target (issue 7)', 'Measured', 'Result'], r.targets.map((t) => [t.target, t.measured, verdict(t.pass)]), ['l', 'l', 'l'])
 }
 
-export function renderMarkdown(r: Results): string {
+export function renderMarkdown (r: Results): string {
   const m = r.machine
   const out: string[] = []
   out.push('# Benchmark results', '')

@@ -71,21 +71,27 @@ interface Settings {
 
 class UsageError extends Error {}
 
-function positive(name: string, value: string | undefined, fallback: number): number {
+function positive (name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback
   const n = Number(value)
   if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got '${value}'`)
   return n
 }
 
-function settingsOf(argv: string[]): Settings | null {
+function settingsOf (argv: string[]): Settings | null {
   let parsed
   try {
     parsed = parseArgs({
       args: argv,
       options: {
-        duration: { type: 'string' }, connections: { type: 'string' }, quick: { type: 'boolean' }, out: { type: 'string' },
-        fresh: { type: 'boolean' }, only: { type: 'string' }, profile: { type: 'boolean' }, help: { type: 'boolean', short: 'h' }
+        duration: { type: 'string' },
+        connections: { type: 'string' },
+        quick: { type: 'boolean' },
+        out: { type: 'string' },
+        fresh: { type: 'boolean' },
+        only: { type: 'string' },
+        profile: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' }
       },
       strict: true
     }).values
@@ -128,11 +134,11 @@ const mb = (kb: number | null) => (kb === null ? 0 : kb / 1024)
 const authorization = (d: BenchData) => 'Basic ' + Buffer.from(`${d.credentials.clientId}:${d.credentials.clientSecret}`).toString('base64')
 
 /** Node flags that write a CPU profile named `name` into the output's profiles/ on exit. */
-function profileFlags(settings: Settings, name: string | undefined): string[] {
+function profileFlags (settings: Settings, name: string | undefined): string[] {
   return name === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(settings.out, 'profiles')}`, `--cpu-prof-name=${name}`]
 }
 
-async function startSandbox(settings: Settings, db: string, data: BenchData, profileName?: string): Promise<ServerProcess> {
+async function startSandbox (settings: Settings, db: string, data: BenchData, profileName?: string): Promise<ServerProcess> {
   const port = await freePort()
   return spawnServer({
     args: [...profileFlags(settings, profileName), CLI, 'serve'],
@@ -151,7 +157,8 @@ interface LoadRun {
 }
 
 /** Runs one load job in a child process; CPU is measured over the measured part only. */
-function runLoad(job: LoadJob, serverPid: number): Promise<LoadRun> {
+function runLoad (job: LoadJob, serverPid: number): Promise<LoadRun> {
+  // eslint-disable-next-line promise/param-names -- `resolve` is node:path's in this file
   return new Promise((resolvePromise, reject) => {
     const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
     const childPid = child.pid ?? 0
@@ -190,7 +197,7 @@ function runLoad(job: LoadJob, serverPid: number): Promise<LoadRun> {
  * server (the ceiling, with nothing to load but one answer): the machine's own floor, measured
  * alike, so the absolute figure can be read on a slower or faster machine.
  */
-async function measureStartups(settings: Settings, db: string, data: BenchData): Promise<{ sandbox: number[]; bare: number[] }> {
+async function measureStartups (settings: Settings, db: string, data: BenchData): Promise<{ sandbox: number[]; bare: number[] }> {
   const samples = { sandbox: [] as number[], bare: [] as number[] }
   const bareFile: CeilingFile = { credentials: data.credentials, routes: [], responses: [] }
   for (let i = 0; i < settings.startupRuns; i++) {
@@ -213,7 +220,7 @@ const JOURNAL_LATER_ROUNDS = 3
  * RSS before and after `journalRequests` cheap requests (each one journal entry), then after
  * each of three more rounds of half as many.
  */
-async function measureJournal(settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<JournalResult> {
+async function measureJournal (settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<JournalResult> {
   const round = async (amount: number): Promise<number> => {
     const { result } = await runLoad({
       origin: sandbox.origin,
@@ -250,7 +257,7 @@ async function measureJournal(settings: Settings, sandbox: ServerProcess, data: 
 }
 
 /** Asks the sandbox each distinct request of the scenario once, for the ceiling to replay. */
-async function storeResponses(scenario: Scenario, origin: string, auth: string): Promise<StoredResponse[]> {
+async function storeResponses (scenario: Scenario, origin: string, auth: string): Promise<StoredResponse[]> {
   const stored: StoredResponse[] = []
   const seen = new Set<string>()
   for (const v of scenario.variants) {
@@ -278,7 +285,7 @@ async function storeResponses(scenario: Scenario, origin: string, auth: string):
 }
 
 /** A ceiling serving the sandbox's answers to the scenario's requests, taken now. */
-async function startCeiling(
+async function startCeiling (
   settings: Settings, scenario: Scenario, sandbox: ServerProcess, data: BenchData, profileName: string | undefined
 ): Promise<{ ceiling: ServerProcess; stored: StoredResponse[] }> {
   const file: CeilingFile = {
@@ -290,7 +297,7 @@ async function startCeiling(
 }
 
 /** A ceiling process answering `file`'s responses, once healthy. */
-async function spawnCeiling(settings: Settings, file: CeilingFile, name: string, profileName: string | undefined): Promise<ServerProcess> {
+async function spawnCeiling (settings: Settings, file: CeilingFile, name: string, profileName: string | undefined): Promise<ServerProcess> {
   const responsesFile = join(settings.tempDir, `ceiling-${name}.json`)
   writeFileSync(responsesFile, JSON.stringify(file))
   const port = await freePort()
@@ -309,7 +316,7 @@ const meanBytes = (stored: StoredResponse[]): number =>
   stored.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, stored.length)
 
 /** One server's figures from the slices of its measurement. */
-function sideOf(runs: LoadRun[]): Side {
+function sideOf (runs: LoadRun[]): Side {
   const result = merge(runs.map((r) => r.result))
   const seconds = runs.reduce((n, r) => n + r.result.seconds, 0)
   const cores = (pick: keyof LoadRun['cpu']) =>
@@ -327,7 +334,7 @@ function sideOf(runs: LoadRun[]): Side {
 
 const halve = (b: Budget): Budget => ('amount' in b ? { amount: Math.ceil(b.amount / 2) } : { seconds: b.seconds / 2 })
 
-async function measureScenario(
+async function measureScenario (
   settings: Settings, scenario: Scenario, sandbox: ServerProcess, ceiling: ServerProcess, auth: string, stored: StoredResponse[]
 ): Promise<ScenarioResult> {
   const job = (server: ServerProcess, measure: Budget, warmup: Budget | null, connections = settings.connections): LoadJob => ({
@@ -379,13 +386,18 @@ async function measureScenario(
 }
 
 /** One full sync on one connection (what a partner's first sync waits for), then one on all of them. */
-async function measureSync(settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<SyncResult> {
+async function measureSync (settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<SyncResult> {
   const variants = syncVariants(data)
   const passes = []
   for (const connections of [1, settings.connections]) {
     const { result, cpu } = await runLoad({
-      origin: sandbox.origin, authorization: authorization(data), variants, connections, warmup: null,
-      measure: { amount: variants.length }, expect: [200]
+      origin: sandbox.origin,
+      authorization: authorization(data),
+      variants,
+      connections,
+      warmup: null,
+      measure: { amount: variants.length },
+      expect: [200]
     }, sandbox.pid)
     const pass = { connections, seconds: result.seconds, rps: rateOf(result), ...summarize(result.latencies), errors: result.errors, sandboxCores: cpu.server }
     passes.push(pass)
@@ -397,7 +409,7 @@ async function measureSync(settings: Settings, sandbox: ServerProcess, data: Ben
 
 // ---------------------------------------------------------------------------------------------
 
-async function bench(settings: Settings, command: string): Promise<Results> {
+async function bench (settings: Settings, command: string): Promise<Results> {
   mkdirSync(settings.dataDir, { recursive: true })
   const loadBefore = loadAverage()
   const data = await prepareData({ dir: settings.dataDir, clients: settings.clients, fresh: settings.fresh, cli: CLI, log })
@@ -483,7 +495,7 @@ async function bench(settings: Settings, command: string): Promise<Results> {
   }
 }
 
-async function main(): Promise<number> {
+async function main (): Promise<number> {
   let settings: Settings | null
   try {
     settings = settingsOf(process.argv.slice(2))

@@ -41,18 +41,18 @@ export const CREATE_RATE = 100
 export const CREATE_LIMIT = 25
 
 /** A 4.0 batch read of these client numbers. */
-function batchRequest(data: BenchData, numbers: number[]): RequestVariant {
+function batchRequest (data: BenchData, numbers: number[]): RequestVariant {
   return { method: 'POST', path: `/vendor/agency/${data.agencyId}/clients?version=4.0`, body: JSON.stringify({ clientNumbers: numbers }) }
 }
 
 /** `count` items spread evenly over `items`. */
-function spread<T>(items: readonly T[], count: number): T[] {
+function spread<T> (items: readonly T[], count: number): T[] {
   if (items.length <= count) return [...items]
   const step = items.length / count
   return Array.from({ length: count }, (_, i) => items[Math.floor(i * step)])
 }
 
-export function buildScenarios(data: BenchData, sizes: ScenarioSizes): Scenario[] {
+export function buildScenarios (data: BenchData, sizes: ScenarioSizes): Scenario[] {
   const agency = `/vendor/agency/${data.agencyId}`
   const live = data.liveClientNumbers
   const readClients = spread(live, sizes.rotate)
@@ -138,7 +138,7 @@ export function buildScenarios(data: BenchData, sizes: ScenarioSizes): Scenario[
  * A partner's first full sync: every live client once, in consecutive batches of BATCH_SIZE sent
  * in turn. A pass reads each client once, so the sandbox finds none of them in memory.
  */
-export function syncVariants(data: BenchData): RequestVariant[] {
+export function syncVariants (data: BenchData): RequestVariant[] {
   const live = data.liveClientNumbers
   const variants: RequestVariant[] = []
   for (let start = 0; start < live.length; start += BATCH_SIZE) variants.push(batchRequest(data, live.slice(start, start + BATCH_SIZE)))

@@ -28,7 +28,7 @@ import { seededRandom } from '../src/domain/random.js'
 // Options
 // ------------------------------------------------------------------------------------------------
 
-function option(name: string, fallback: number): number {
+function option (name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
   if (i === -1) return fallback
   const value = Number(process.argv[i + 1])
@@ -38,7 +38,7 @@ function option(name: string, fallback: number): number {
   }
   return value
 }
-function textOption(name: string): string | undefined {
+function textOption (name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`)
   return i === -1 ? undefined : process.argv[i + 1]
 }
@@ -58,7 +58,7 @@ if (TARGET_URL !== undefined && !/^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d
 
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
 
-function rng(seed: number) {
+function rng (seed: number) {
   const next = seededRandom(seed)
   return { next, pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)], int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)) }
 }
@@ -112,7 +112,7 @@ interface Answer {
   body: string
 }
 
-function send(method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
+function send (method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const url = new URL(path, base)
     const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers, agent, timeout: 30_000 }, (res) => {
@@ -152,7 +152,9 @@ const OPS: Op[] = [
   { name: 'agencies', weight: 6, run: async (r) => expect([200])(await send('GET', `/vendor/agencies${q(version(r))}`, { authorization: r.pick([ABC, NORTHWIND, IDLE]) })) },
   { name: 'offices', weight: 5, run: async (r) => { const g = grant(r, () => true); return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/offices${q(version(r))}`, { authorization: g.auth })) } },
   {
-    name: 'changed clients', weight: 14, run: async (r) => {
+    name: 'changed clients',
+    weight: 14,
+    run: async (r) => {
       const g = grant(r, () => true)
       const v = version(r)
       const asOf = r.next() < 0.5 ? `asOf=${new Date(Date.parse('2026-06-01T00:00:00Z') + r.int(0, 200) * 86_400_000).toISOString()}` : r.next() < 0.3 ? 'deleted=true' : ''
@@ -161,7 +163,9 @@ const OPS: Op[] = [
     }
   },
   {
-    name: 'get client', weight: 22, run: async (r) => {
+    name: 'get client',
+    weight: 22,
+    run: async (r) => {
       const g = grant(r, () => true)
       const v = version(r)
       const include = v !== '1' && r.next() < 0.5 ? `&include=${r.pick(['Details', 'Details,People', 'Policies,Invoices', 'Details,People,Contacts,Claims,Policies,Invoices'])}` : ''
@@ -169,7 +173,9 @@ const OPS: Op[] = [
     }
   },
   {
-    name: 'batch read', weight: 8, run: async (r) => {
+    name: 'batch read',
+    weight: 8,
+    run: async (r) => {
       const g = grant(r, () => true)
       const v = version(r)
       const start = r.int(0, Math.max(0, g.clients.length - 50))
@@ -178,7 +184,9 @@ const OPS: Op[] = [
     }
   },
   {
-    name: 'search', weight: 6, run: async (r) => {
+    name: 'search',
+    weight: 6,
+    run: async (r) => {
       const g = grant(r, () => true)
       const c = r.pick(g.clients.filter((x) => (x.policies ?? []).length > 0))
       return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/clients/search?version=${r.pick(['4.0', '3.0'])}&policyNumber=${encodeURIComponent(c.policies![0].policyNumber)}`, { authorization: g.auth }))
@@ -186,7 +194,9 @@ const OPS: Op[] = [
   },
   { name: 'users', weight: 3, run: async (r) => { const g = grant(r, (x) => x.users); return expect([200])(await send('GET', `/vendor/agency/${g.agencyId}/users?version=4.0`, { authorization: g.auth })) } },
   {
-    name: 'log note', weight: 12, run: async (r) => {
+    name: 'log note',
+    weight: 12,
+    run: async (r) => {
       const g = grant(r, (x) => x.write)
       const c = r.pick(g.clients)
       // One note in ten is sent twice with the same body: idempotent, the repeat answers as the first did.
@@ -201,18 +211,29 @@ const OPS: Op[] = [
     }
   },
   {
-    name: 'attachment', weight: 6, run: async (r) => {
+    name: 'attachment',
+    weight: 6,
+    run: async (r) => {
       const g = grant(r, (x) => x.write)
       const c = r.pick(g.clients)
       const headers = {
-        authorization: g.auth, 'content-type': 'application/octet-stream', RefId: randomUUID(), TS, Channel: '33', Desc: b64('soak'),
-        FileName: b64('soak file'), FileExt: r.pick(['pdf', 'png', 'jpg']), LogNote: b64('attached by the soak')
+        authorization: g.auth,
+        'content-type': 'application/octet-stream',
+        RefId: randomUUID(),
+        TS,
+        Channel: '33',
+        Desc: b64('soak'),
+        FileName: b64('soak file'),
+        FileExt: r.pick(['pdf', 'png', 'jpg']),
+        LogNote: b64('attached by the soak')
       }
       return expect(g.pending ? [200, 202] : [200])(await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/attachment?version=4.0`, headers, ATTACHMENT))
     }
   },
   {
-    name: 'receipts', weight: 6, run: async (r) => {
+    name: 'receipts',
+    weight: 6,
+    run: async (r) => {
       const g = grant(r, (x) => x.write)
       const c = r.pick(g.clients)
       const invoice = c.invoices?.[0]
@@ -225,7 +246,9 @@ const OPS: Op[] = [
     }
   },
   {
-    name: 'create client', weight: 3, run: async (r) => {
+    name: 'create client',
+    weight: 3,
+    run: async (r) => {
       const g = grant(r, (x) => x.create)
       const body = { People: [{ FirstName: 'Soak', LastName: `Client ${r.int(1, 1e6)}`, MainContactType: 'First' }], Log: { Channel: 29, Note: 'soak', TS }, Status: 'Prospect' }
       const a = await send('POST', `/vendor/agency/${g.agencyId}/client?version=4.0`, json(g.auth), JSON.stringify(body))
@@ -235,7 +258,7 @@ const OPS: Op[] = [
   }
 ]
 const TOTAL_WEIGHT = OPS.reduce((s, o) => s + o.weight, 0)
-function pickOp(r: Rng): Op {
+function pickOp (r: Rng): Op {
   let x = r.next() * TOTAL_WEIGHT
   for (const op of OPS) {
     x -= op.weight
@@ -256,7 +279,7 @@ let intended429 = 0
 let sent = 0
 let reconnects = 0
 
-function record(op: string, status: number, ms: number): void {
+function record (op: string, status: number, ms: number): void {
   const byStatus = counts.get(op) ?? new Map<number, number>()
   byStatus.set(status, (byStatus.get(status) ?? 0) + 1)
   counts.set(op, byStatus)
@@ -267,7 +290,7 @@ function record(op: string, status: number, ms: number): void {
 
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))])
 
-function rssKb(pid: number): number {
+function rssKb (pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
     return m === null ? 0 : Number(m[1])
@@ -276,23 +299,25 @@ function rssKb(pid: number): number {
   }
 }
 
-async function info(): Promise<{ journal?: number; capacity?: number; writes?: string; clients?: number }> {
+async function info (): Promise<{ journal?: number; capacity?: number; writes?: string; clients?: number }> {
   try {
     const a = await send('GET', '/_sandbox/info')
     if (a.status !== 200) return {}
     const body = JSON.parse(a.body) as { counts?: { journal?: number; writes?: unknown; clients?: number }; settings?: { journalSize?: number } }
     // writes: a number, or {pending, applied}
     const w = body.counts?.writes
-    const writes = w === undefined ? undefined : typeof w === 'object' && w !== null
-      ? Object.entries(w).map(([k, v]) => `${String(v)} ${k}`).join(' + ')
-      : String(w)
+    const writes = w === undefined
+      ? undefined
+      : typeof w === 'object' && w !== null
+        ? Object.entries(w).map(([k, v]) => `${String(v)} ${k}`).join(' + ')
+        : String(w)
     return { journal: body.counts?.journal, capacity: body.settings?.journalSize, writes, clients: body.counts?.clients }
   } catch {
     return {}
   }
 }
 
-function freePort(): Promise<number> {
+function freePort (): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.on('error', reject)
@@ -304,7 +329,7 @@ function freePort(): Promise<number> {
   })
 }
 
-async function waitHealthy(deadline: number): Promise<void> {
+async function waitHealthy (deadline: number): Promise<void> {
   while (Date.now() < deadline) {
     try {
       const a = await send('GET', '/_sandbox/health')
@@ -312,7 +337,7 @@ async function waitHealthy(deadline: number): Promise<void> {
     } catch {
       // not yet listening
     }
-    await new Promise((r) => setTimeout(r, 100))
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
   throw new Error('the sandbox did not answer /_sandbox/health in time')
 }
@@ -321,7 +346,7 @@ async function waitHealthy(deadline: number): Promise<void> {
 // Main
 // ------------------------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
+async function main (): Promise<void> {
   let child: ChildProcess | undefined
   let pid: number
   let dir: string | undefined

@@ -8,7 +8,7 @@ export interface LatencySummary {
   meanMs: number
 }
 
-export function summarize(latencies: Float64Array): LatencySummary {
+export function summarize (latencies: Float64Array): LatencySummary {
   const n = latencies.length
   if (n === 0) return { p50Ms: 0, p99Ms: 0, meanMs: 0 }
   const sorted = latencies.slice().sort()
@@ -22,7 +22,7 @@ export function summarize(latencies: Float64Array): LatencySummary {
 export const rateOf = (r: LoadResult): number => (r.seconds > 0 ? r.requests / r.seconds : 0)
 
 /** Slices of one measurement (e.g. the two halves of an ABBA order) as one result. */
-export function merge(results: LoadResult[]): LoadResult {
+export function merge (results: LoadResult[]): LoadResult {
   if (results.length === 1) return results[0]
   const latencies = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0))
   let at = 0

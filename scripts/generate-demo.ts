@@ -10,7 +10,7 @@ import { generateDemoFixture } from '../src/fixture/generate.js'
 import { FixtureSchema } from '../src/fixture/schema.js'
 
 /** The nearest directory at or above `start` that holds a package.json. */
-export function findRepoRoot(start: string): string {
+export function findRepoRoot (start: string): string {
   let dir = resolve(start)
   for (;;) {
     if (existsSync(join(dir, 'package.json'))) return dir
@@ -28,7 +28,7 @@ const depth = (value: unknown): number =>
   isContainer(value) ? 1 + Object.values(value).reduce((max: number, v) => Math.max(max, depth(v)), 0) : 0
 
 /** One line: `{ "a": 1, "b": [2, 3] }`. */
-function inline(value: unknown): string {
+function inline (value: unknown): string {
   if (Array.isArray(value)) return value.length === 0 ? '[]' : `[${value.map(inline).join(', ')}]`
   if (isContainer(value)) {
     const entries = Object.entries(value)
@@ -44,7 +44,7 @@ function inline(value: unknown): string {
  * line when that line fits in MAX_WIDTH columns. Keeps the demo fixture well under 2 MB, and
  * readable.
  */
-export function formatJson(value: unknown, indent = '', column = 0): string {
+export function formatJson (value: unknown, indent = '', column = 0): string {
   if (!isContainer(value)) return JSON.stringify(value)
   const entries = Object.entries(value)
   if (entries.length === 0) return Array.isArray(value) ? '[]' : '{}'
@@ -66,7 +66,7 @@ export function formatJson(value: unknown, indent = '', column = 0): string {
 /** The file text: JSON.stringify's view of the value (no undefined, no functions), formatted, with a final newline. */
 const toJson = (value: unknown): string => `${formatJson(JSON.parse(JSON.stringify(value)))}\n`
 
-export function writeFixtures(root: string): { demo: string; schema: string } {
+export function writeFixtures (root: string): { demo: string; schema: string } {
   const dir = join(root, 'fixtures')
   mkdirSync(dir, { recursive: true })
   const demo = join(dir, 'demo.json')

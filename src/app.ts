@@ -40,7 +40,7 @@ export interface RegisteredRoute {
  * Builds the whole sandbox: database, domain, control plane and vendor API, registered
  * explicitly and in this order. Used by the server, the CLI and the tests.
  */
-export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const db = openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
   let sandbox: Sandbox
   try {
@@ -110,13 +110,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
  * documents register the same routes on their own instance, with `describe` adding the
  * generator to each scope.
  */
-async function registerApi(app: FastifyInstance, sandbox: Sandbox, config: Config, describe?: DescribeScope): Promise<void> {
-  await app.register(async function control(scope) {
+async function registerApi (app: FastifyInstance, sandbox: Sandbox, config: Config, describe?: DescribeScope): Promise<void> {
+  await app.register(async function control (scope) {
     if (describe !== undefined) await describe(scope, 'control')
     await scope.register(controlPlane, { prefix: '/_sandbox', sandbox, config })
   })
   for (const version of API_VERSIONS) {
-    await app.register(async function vendorApi(vendor) {
+    await app.register(async function vendorApi (vendor) {
       if (describe !== undefined) await describe(vendor, version)
       await vendorPipeline(vendor, { sandbox })
       // every operation the version has (src/versions/operations.ts), with its handler

@@ -114,7 +114,7 @@ function settingsHelp (): string {
 
 class UsageError extends Error {}
 
-function parse(args: string[], options: ParseArgsConfig['options']): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+function parse (args: string[], options: ParseArgsConfig['options']): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
     return { values: values as Record<string, string | boolean | undefined>, positionals }
@@ -123,16 +123,21 @@ function parse(args: string[], options: ParseArgsConfig['options']): { values: R
   }
 }
 
-function intOption(name: string, value: string | undefined, fallback: number, min: number): number {
+function intOption (name: string, value: string | undefined, fallback: number, min: number): number {
   if (value === undefined) return fallback
   if (!/^\d+$/.test(value) || Number(value) < min) throw new UsageError(`--${name} must be a whole number >= ${min}, got '${value}'`)
   return Number(value)
 }
 
-async function serve(args: string[]): Promise<number> {
+async function serve (args: string[]): Promise<number> {
   const { values } = parse(args, {
-    port: { type: 'string' }, host: { type: 'string' }, db: { type: 'string' },
-    fixtures: { type: 'string' }, 'log-level': { type: 'string' }, 'control-token': { type: 'string' }, 'journal-size': { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    db: { type: 'string' },
+    fixtures: { type: 'string' },
+    'log-level': { type: 'string' },
+    'control-token': { type: 'string' },
+    'journal-size': { type: 'string' },
     'journal-bytes': { type: 'string' }
   })
   if (values.help === true) return help('serve')
@@ -174,11 +179,11 @@ async function serve(args: string[]): Promise<number> {
   return -1
 }
 
-export function isLoopback(host: string): boolean {
+export function isLoopback (host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host)
 }
 
-async function validate(args: string[]): Promise<number> {
+async function validate (args: string[]): Promise<number> {
   const { positionals, values } = parse(args, {})
   if (values.help === true) return help('validate')
   if (positionals.length !== 1) throw new UsageError('validate takes exactly one FILE')
@@ -196,7 +201,7 @@ async function validate(args: string[]): Promise<number> {
   }
 }
 
-async function generate(args: string[]): Promise<number> {
+async function generate (args: string[]): Promise<number> {
   const { values } = parse(args, {
     agencies: { type: 'string' }, clients: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }
   })
@@ -227,15 +232,31 @@ async function generate(args: string[]): Promise<number> {
 }
 
 const IMPORT_OPTIONS: ParseArgsConfig['options'] = {
-  from: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' }, out: { type: 'string' },
-  version: { type: 'string' }, agencies: { type: 'string' }, anonymize: { type: 'boolean' }, seed: { type: 'string' },
-  concurrency: { type: 'string' }, resume: { type: 'boolean' }, 'keep-secret': { type: 'boolean' },
-  timeout: { type: 'string' }, retries: { type: 'string' }
+  from: { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  out: { type: 'string' },
+  version: { type: 'string' },
+  agencies: { type: 'string' },
+  anonymize: { type: 'boolean' },
+  seed: { type: 'string' },
+  concurrency: { type: 'string' },
+  resume: { type: 'boolean' },
+  'keep-secret': { type: 'boolean' },
+  timeout: { type: 'string' },
+  retries: { type: 'string' }
 }
 const COMPARE_OPTIONS: ParseArgsConfig['options'] = {
-  from: { type: 'string' }, 'client-id': { type: 'string' }, 'client-secret': { type: 'string' }, to: { type: 'string' },
-  'to-client-id': { type: 'string' }, 'to-client-secret': { type: 'string' }, agency: { type: 'string' }, sample: { type: 'string' },
-  format: { type: 'string' }, timeout: { type: 'string' }
+  from: { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  to: { type: 'string' },
+  'to-client-id': { type: 'string' },
+  'to-client-secret': { type: 'string' },
+  agency: { type: 'string' },
+  sample: { type: 'string' },
+  format: { type: 'string' },
+  timeout: { type: 'string' }
 }
 const usage = (message: string): never => {
   throw new UsageError(message)
@@ -256,7 +277,7 @@ const REPORT_OPTIONS: ParseArgsConfig['options'] = {
 }
 
 /** `report` lives in src/report-command.ts (loaded only when run). */
-async function report(args: string[]): Promise<number> {
+async function report (args: string[]): Promise<number> {
   const { values, positionals } = parse(args, REPORT_OPTIONS)
   if (values.help === true) return help('report')
   if (positionals.length > 0) throw new UsageError(`report takes no positional arguments, got '${positionals[0]}'`)
@@ -266,12 +287,12 @@ async function report(args: string[]): Promise<number> {
   })
 }
 
-function help(command: string): number {
+function help (command: string): number {
   console.log(HELP[command] ?? HELP.main)
   return EXIT.ok
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main (argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   try {
     switch (command) {

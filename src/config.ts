@@ -31,7 +31,7 @@ export interface Config {
 }
 
 export class ConfigError extends Error {
-  constructor(message: string) {
+  constructor (message: string) {
     super(message)
     this.name = 'ConfigError'
   }
@@ -70,7 +70,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
 
-function parseBool(name: string, value: string): boolean {
+function parseBool (name: string, value: string): boolean {
   if (/^(1|true|yes|on)$/i.test(value)) return true
   if (/^(0|false|no|off)$/i.test(value)) return false
   throw new ConfigError(`${name}=${value} is not a boolean; use true or false`)
@@ -79,7 +79,7 @@ function parseBool(name: string, value: string): boolean {
 export type Env = Record<string, string | undefined>
 
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
-export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+export function loadConfig (env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const portText = env.PORT ?? '8080'
   const port = Number(portText)
   if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`PORT=${portText} is not a port number (0-65535)`)

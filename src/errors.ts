@@ -20,7 +20,7 @@ export const MESSAGES = {
 const PROBLEM_BASE = 'https://agency-sandbox.dev/problems/'
 
 export class ApiError extends Error {
-  constructor(
+  constructor (
     readonly status: number,
     readonly code: string,
     readonly title: string,
@@ -111,14 +111,14 @@ export const unsupportedMediaType = (detail: string) =>
 export const internalError = () =>
   new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')
 
-export function problemBody(err: ApiError): Problem {
+export function problemBody (err: ApiError): Problem {
   const body: Problem = { type: PROBLEM_BASE + err.code, title: err.title, status: err.status, detail: err.detail }
   if (err.errors !== undefined && err.errors.length > 0) body.errors = err.errors
   return body
 }
 
 /** Everything the HTTP layer needs to answer an ApiError. */
-export function toResponse(err: ApiError): { status: number; contentType: string; headers: Record<string, string>; body: string } {
+export function toResponse (err: ApiError): { status: number; contentType: string; headers: Record<string, string>; body: string } {
   if (err.plain) {
     return { status: err.status, contentType: 'text/plain; charset=utf-8', headers: err.headers, body: err.detail }
   }

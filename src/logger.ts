@@ -3,7 +3,7 @@ import type { Bindings, ChildLoggerOptions, FastifyChildLoggerFactory } from 'fa
 import type { Config } from './config.js'
 
 /** pino options: readable on a terminal, JSON lines otherwise; credentials never logged. */
-export function loggerOptions(config: Config): FastifyServerOptions['logger'] {
+export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false
   return {
     level: config.logLevel,
@@ -31,38 +31,38 @@ type LevelLogger = FastifyBaseLogger & { isLevelEnabled(level: string): boolean 
 class LazyRequestLogger {
   private made: FastifyBaseLogger | undefined
 
-  constructor(
+  constructor (
     private readonly parent: LevelLogger,
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions
   ) {}
 
-  private real(): FastifyBaseLogger {
+  private real (): FastifyBaseLogger {
     return (this.made ??= this.parent.child(this.bindings, this.options))
   }
 
-  private log(level: Level, args: unknown[]): void {
+  private log (level: Level, args: unknown[]): void {
     if (this.made === undefined && !this.parent.isLevelEnabled(level)) return
     ;(this.real()[level] as (...a: unknown[]) => void)(...args)
   }
 
-  get level(): string {
+  get level (): string {
     return this.made?.level ?? this.parent.level
   }
 
-  set level(value: string) {
+  set level (value: string) {
     this.real().level = value
   }
 
-  fatal(...args: unknown[]): void { this.log('fatal', args) }
-  error(...args: unknown[]): void { this.log('error', args) }
-  warn(...args: unknown[]): void { this.log('warn', args) }
-  info(...args: unknown[]): void { this.log('info', args) }
-  debug(...args: unknown[]): void { this.log('debug', args) }
-  trace(...args: unknown[]): void { this.log('trace', args) }
-  silent(): void {}
+  fatal (...args: unknown[]): void { this.log('fatal', args) }
+  error (...args: unknown[]): void { this.log('error', args) }
+  warn (...args: unknown[]): void { this.log('warn', args) }
+  info (...args: unknown[]): void { this.log('info', args) }
+  debug (...args: unknown[]): void { this.log('debug', args) }
+  trace (...args: unknown[]): void { this.log('trace', args) }
+  silent (): void {}
 
-  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+  child (bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
     return this.real().child(bindings, options)
   }
 }

@@ -40,7 +40,7 @@ export interface StartedSandbox {
 }
 
 /** Starts a sandbox in this process on a free port with an in-memory database. */
-export async function startSandbox(options: StartOptions = {}): Promise<StartedSandbox> {
+export async function startSandbox (options: StartOptions = {}): Promise<StartedSandbox> {
   const env: Record<string, string | undefined> = { SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false', PORT: '0' }
   if (typeof options.fixture === 'string') env.SANDBOX_FIXTURES = options.fixture
   const overrides: Partial<Config> = {}

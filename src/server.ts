@@ -10,7 +10,7 @@ export interface RunningServer {
 }
 
 /** Builds the app and listens on config.host:config.port. */
-export async function startServer(config: Config, options: AppOptions = {}): Promise<RunningServer> {
+export async function startServer (config: Config, options: AppOptions = {}): Promise<RunningServer> {
   const app = await buildApp(config, options)
   try {
     await app.listen({ port: config.port, host: config.host })
@@ -26,7 +26,7 @@ export async function startServer(config: Config, options: AppOptions = {}): Pro
 }
 
 /** SIGINT/SIGTERM: graceful close; a second signal, or a close taking over 10 s, exits at once. */
-export function closeOnSignals(server: RunningServer, exit: (code: number) => void): void {
+export function closeOnSignals (server: RunningServer, exit: (code: number) => void): void {
   let stopping = false
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {

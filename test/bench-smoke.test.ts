@@ -21,7 +21,7 @@ interface ResultsJson {
   targets: { target: string; pass: boolean | null }[]
 }
 
-function runBench(args: string[]): Promise<{ code: number | null; output: string }> {
+function runBench (args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [RUN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
     let output = ''

@@ -8,7 +8,7 @@ import { DEMO } from './helpers/app.js'
 import { serveProcess } from './helpers/process.js'
 
 /** Dockerfile instructions as [KEYWORD, arguments], continuation lines joined. */
-function instructions(text: string): [string, string][] {
+function instructions (text: string): [string, string][] {
   return text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
     .map((l) => {
       const [kw, ...rest] = l.split(/\s+/)

@@ -23,7 +23,7 @@ const PERSONAL_LOBS = new Set(['AUTOP', 'HOME', 'PUMBR', 'BOAT', 'CYCLE', 'FLOOD
 const COMMERCIAL_LOBS = new Set(['BOP', 'CGL', 'WORK', 'AUTOB', 'PROP', 'CUMBR'])
 
 /** Passes when the fixture matches FixtureSchema; otherwise fails with the first errors. */
-function checkSchema(t: Test, fixture: unknown, name: string): void {
+function checkSchema (t: Test, fixture: unknown, name: string): void {
   if (Value.Check(FixtureSchema, fixture)) {
     t.pass(`${name} matches FixtureSchema`)
     return
@@ -35,12 +35,12 @@ function checkSchema(t: Test, fixture: unknown, name: string): void {
 const dupes = <T>(values: T[]): T[] => values.filter((v, i) => values.indexOf(v) !== i)
 const dupesBySet = <T>(values: T[]): number => values.length - new Set(values).size
 
-function modifiedOf(c: FixtureClient): string[] {
+function modifiedOf (c: FixtureClient): string[] {
   return [...(c.people ?? []), ...(c.contacts ?? []), ...(c.claims ?? []), ...(c.policies ?? [])].map((r) => r.modified)
 }
 
 /** Every rule a generated client must keep; returns a list of problems (empty when fine). */
-function clientProblems(c: FixtureClient, now: number): string[] {
+function clientProblems (c: FixtureClient, now: number): string[] {
   const p: string[] = []
   const at = `client ${c.clientNumber}`
   const d = c.details
@@ -148,7 +148,7 @@ function clientProblems(c: FixtureClient, now: number): string[] {
 }
 
 /** The rules every generated agency keeps (both fixtures). */
-function checkAgency(t: Test, a: FixtureAgency, now: number, users: [number, number]): void {
+function checkAgency (t: Test, a: FixtureAgency, now: number, users: [number, number]): void {
   t.test(`agency ${a.agencyId}`, async (t) => {
     const officeIds = a.offices.map((o) => o.officeId)
     t.same(dupes(officeIds), [], 'office ids unique')
@@ -207,7 +207,9 @@ t.test('demo fixture', async (t) => {
     const all = [...SCOPES]
     t.strictSame(demo.integrations, [
       {
-        clientId: 'abc', clientSecret: '123', name: 'Demo Partner',
+        clientId: 'abc',
+        clientSecret: '123',
+        name: 'Demo Partner',
         agencies: [
           { agencyId: 1001, scopes: all },
           { agencyId: 1002, scopes: ['client-read', 'create-log-attachment-task'] },
@@ -217,7 +219,9 @@ t.test('demo fixture', async (t) => {
         ]
       },
       {
-        clientId: 'northwind-crm', clientSecret: 'nw-sandbox-secret', name: 'Northwind CRM',
+        clientId: 'northwind-crm',
+        clientSecret: 'nw-sandbox-secret',
+        name: 'Northwind CRM',
         agencies: [{ agencyId: 1001, scopes: ['client-read'] }, { agencyId: 2001, scopes: all }]
       },
       { clientId: 'idle-vendor', clientSecret: 'idle-secret', name: 'Idle Vendor', agencies: [] }
@@ -353,7 +357,7 @@ t.test('streamed fixture', async (t) => {
     // a slow reader that takes one byte before it asks for more: the writer must wait on it
     const slow = new Writable({
       highWaterMark: 1,
-      write(chunk: Buffer, _encoding, done) {
+      write (chunk: Buffer, _encoding, done) {
         if (progressAtFirstChunk < 0) progressAtFirstChunk = progressCalls
         chunks.push(chunk)
         mostBuffered = Math.max(mostBuffered, slow.writableLength)
@@ -374,7 +378,7 @@ t.test('streamed fixture', async (t) => {
   t.test('no agencies, no clients', async (t) => {
     for (const opts of [{ agencies: 0, clients: 5, seed: 1 }, { agencies: 2, clients: 0, seed: 1 }]) {
       const chunks: Buffer[] = []
-      const sink = new Writable({ write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done() } })
+      const sink = new Writable({ write (chunk: Buffer, _encoding, done) { chunks.push(chunk); done() } })
       await writeFixture(opts, sink)
       t.equal(Buffer.concat(chunks).toString('utf8'), JSON.stringify(generateFixture(opts)) + '\n', JSON.stringify(opts))
     }

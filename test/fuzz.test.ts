@@ -49,7 +49,6 @@ const CLIENT_NUMBERS = [
   deletedClient.clientNumber, ...fixture.agencies.filter((a) => a.agencyId !== AGENCY.main).map((a) => liveOf(a.agencyId)[0]?.clientNumber ?? 1)
 ]
 const POLICY_NUMBERS = [withPolicy.policies![0].policyNumber, withPolicy.policies![1].policyNumber, liveOf(2001)[0]?.policies?.[0]?.policyNumber ?? 'X']
-const INVOICE_ID = withInvoice.invoices![0].id
 /** RefIds used again and again, so repeats (idempotent) and conflicting repeats (409) happen. */
 const REF_POOL = ['6f1c2e1a-0d7e-4a53-9a55-0e8b1f8f0001', '6f1c2e1a-0d7e-4a53-9a55-0e8b1f8f0002', '6f1c2e1a-0d7e-4a53-9a55-0e8b1f8f0003']
 
@@ -113,11 +112,11 @@ interface Failure {
 
 class HangError extends Error {}
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T> (p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   return Promise.race([
     p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
+    new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new HangError(`no answer in ${ms} ms`)), ms)
     })
   ])
@@ -125,16 +124,18 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 const cut = (s: string, n = 240) => (s.length <= n ? s : `${s.slice(0, n)}…(${s.length} chars)`)
 
-function describeRequest(req: Req): string {
+function describeRequest (req: Req): string {
   const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, cut(v, 80)]))
-  const body = req.payload === undefined ? '' : Buffer.isBuffer(req.payload)
-    ? ` body=<${req.payload.length} bytes: ${req.payload.subarray(0, 16).toString('hex')}…>`
-    : ` body=${cut(req.payload, 300)}`
+  const body = req.payload === undefined
+    ? ''
+    : Buffer.isBuffer(req.payload)
+      ? ` body=<${req.payload.length} bytes: ${req.payload.subarray(0, 16).toString('hex')}…>`
+      : ` body=${cut(req.payload, 300)}`
   return `${req.method} ${cut(req.url, 300)} headers=${JSON.stringify(headers)}${body}`
 }
 
 /** What is wrong with an answer, or undefined when it is a documented one. */
-function checkAnswer(res: Answer): { kind: string; detail: string } | undefined {
+function checkAnswer (res: Answer): { kind: string; detail: string } | undefined {
   const s = res.statusCode
   const ct = String(res.headers['content-type'] ?? '')
   if (s >= 500) return { kind: `${s} answer`, detail: cut(res.body) }
@@ -169,7 +170,7 @@ function checkAnswer(res: Answer): { kind: string; detail: string } | undefined 
   return undefined
 }
 
-function tableHashes(db: Database.Database, tables: string[]): Record<string, string> {
+function tableHashes (db: Database.Database, tables: string[]): Record<string, string> {
   const out: Record<string, string> = {}
   for (const table of tables) {
     const h = createHash('sha256')
@@ -199,23 +200,23 @@ class Harness {
   private hashes: Record<string, string>
   private readonly createTimes = new Map<string, number[]>()
 
-  constructor(readonly app: FastifyInstance, file: string) {
+  constructor (readonly app: FastifyInstance, file: string) {
     this.ro = new Database(file, { readonly: true, fileMustExist: true })
     const present = new Set((this.ro.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]))
     this.tables = TABLES.filter((name) => present.has(name))
     this.hashes = tableHashes(this.ro, this.tables)
   }
 
-  close(): void {
+  close (): void {
     this.ro.close()
   }
 
-  private dataVersion(): number {
+  private dataVersion (): number {
     return this.ro.pragma('data_version', { simple: true }) as number
   }
 
   /** Records a failure: 5xx, hangs and database changes per endpoint; answer-shape faults once for all endpoints. */
-  fail(name: string, kind: string, example: string, answer: string): void {
+  fail (name: string, kind: string, example: string, answer: string): void {
     const perEndpoint = /^5\d\d|hang|changed table|inject/.test(kind)
     const signature = perEndpoint ? `${name}: ${kind}` : kind
     const known = this.failures.get(signature)
@@ -228,17 +229,17 @@ class Harness {
   }
 
   /** Create client is limited to 25/s per integration: keep the fuzzing under it so bodies get validated. */
-  private async pace(req: Req): Promise<void> {
+  private async pace (req: Req): Promise<void> {
     if (req.method !== 'POST' || !/^\/vendor\/agency\/[^/?]+\/client(\?|$)/.test(req.url)) return
     const key = req.headers.authorization ?? ''
     if (key !== DEMO && key !== NORTHWIND) return
     const times = (this.createTimes.get(key) ?? []).filter((at) => Date.now() - at < 1050)
-    if (times.length >= 20) await new Promise((r) => setTimeout(r, 1060 - (Date.now() - times[0])))
+    if (times.length >= 20) await new Promise((resolve) => setTimeout(resolve, 1060 - (Date.now() - times[0])))
     times.push(Date.now())
     this.createTimes.set(key, times.filter((at) => Date.now() - at < 1050))
   }
 
-  async send(req: Req): Promise<Answer | undefined> {
+  async send (req: Req): Promise<Answer | undefined> {
     await this.pace(req)
     this.sent++
     const before = this.dataVersion()
@@ -273,7 +274,7 @@ class Harness {
     return res
   }
 
-  async health(when: string): Promise<void> {
+  async health (when: string): Promise<void> {
     try {
       const res = await withTimeout(this.app.inject({ method: 'GET', url: '/_sandbox/health' }), HANG_MS)
       if (res.statusCode !== 200 || res.json().status !== 'ok') this.fail('health', `health answered ${res.statusCode}`, when, cut(res.body))
@@ -282,7 +283,7 @@ class Harness {
     }
   }
 
-  report(t: Test, what: string): void {
+  report (t: Test, what: string): void {
     const list = [...this.failures.values()]
     t.comment(`${what}: ${this.sent} requests; statuses ${JSON.stringify(Object.fromEntries([...this.statuses].sort((a, b) => a[0] - b[0])))}; ${this.checkedRejections} rejections checked against the database`)
     for (const f of list) {
@@ -401,7 +402,7 @@ const querySpec = (own: string[]) => fc.record({
   encode: fc.oneof(w(9, fc.constant(true)), w(1, fc.constant(false)))
 })
 
-function queryString(version: string | undefined, q: QuerySpec): string {
+function queryString (version: string | undefined, q: QuerySpec): string {
   const enc = (s: string) => {
     if (!q.encode) return s.replace(/[\s#&?]/g, '')
     try {
@@ -441,14 +442,14 @@ const mutationArb: fc.Arbitrary<Mutation> = fc.record({
 const mutationsArb = fc.oneof(w(1, fc.constant<Mutation[]>([])), w(4, fc.array(mutationArb, { minLength: 1, maxLength: 3 })))
 
 type Path = (string | number)[]
-function pathsOf(value: unknown, at: Path = [], out: Path[] = []): Path[] {
+function pathsOf (value: unknown, at: Path = [], out: Path[] = []): Path[] {
   out.push(at)
   if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...at, i], out))
   else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) pathsOf(v, [...at, k], out)
   return out
 }
 
-function wrongType(v: unknown): unknown {
+function wrongType (v: unknown): unknown {
   if (typeof v === 'string') return 123
   if (typeof v === 'number') return 'not a number'
   if (typeof v === 'boolean') return 'true'
@@ -457,7 +458,7 @@ function wrongType(v: unknown): unknown {
   return 0
 }
 
-function replacement(m: Mutation, v: unknown): unknown | typeof DROP {
+function replacement (m: Mutation, v: unknown): unknown | typeof DROP {
   switch (m.op) {
     case 'drop': return DROP
     case 'null': return null
@@ -479,7 +480,7 @@ function replacement(m: Mutation, v: unknown): unknown | typeof DROP {
 const DROP = Symbol('drop')
 
 /** Applies the mutations to a deep copy of the value (the root may be replaced or dropped). */
-function mutate(value: unknown, mutations: Mutation[]): unknown {
+function mutate (value: unknown, mutations: Mutation[]): unknown {
   let root: unknown = structuredClone(value)
   for (const m of mutations) {
     const paths = pathsOf(root)
@@ -531,7 +532,7 @@ const bodySpecArb: fc.Arbitrary<BodySpec> = fc.record({
   bytes: fc.uint8Array({ maxLength: 256 })
 })
 
-function serialize(value: unknown, spec: BodySpec): string | Buffer | undefined {
+function serialize (value: unknown, spec: BodySpec): string | Buffer | undefined {
   const json = value === undefined ? '' : JSON.stringify(value)
   switch (spec.serialization) {
     case 'json': return value === undefined ? undefined : json
@@ -573,7 +574,7 @@ const extraHeadersArb = fc.oneof(
   w(1, fc.dictionary(fc.constantFrom('x-a', 'x-b', 'accept', 'user-agent', 'denied', 'x-request-id'), latin1(40), { maxKeys: 3 }))
 )
 
-function headersOf(parts: { auth?: string; contentType?: string; contentEncoding?: string; extra?: Record<string, string> }): Record<string, string> {
+function headersOf (parts: { auth?: string; contentType?: string; contentEncoding?: string; extra?: Record<string, string> }): Record<string, string> {
   const h: Record<string, string> = { ...(parts.extra ?? {}) }
   if (parts.auth !== undefined) h.authorization = parts.auth
   if (parts.contentType !== undefined) h['content-type'] = parts.contentType
@@ -624,13 +625,20 @@ const invoicesOf = (ids: Ids) => clientOf(ids.target.agency, ids.target.client)?
 const emailOf = (agency: number) => agencyOf(agency).users.find((u) => u.active && u.email)?.email ?? activeEmail
 
 const logNoteBody = (ids: Ids) => ({
-  refId: ids.refId, ts: '2026-11-20T10:00:00Z', channel: 29, note: '<p>Called about renewal</p>',
+  refId: ids.refId,
+  ts: '2026-11-20T10:00:00Z',
+  channel: 29,
+  note: '<p>Called about renewal</p>',
   ...(policiesOf(ids).length > 0 ? { policyId: policiesOf(ids)[0].id } : {}),
   task: { assignedToRole: 'SpecifiedUser', assignedToEmail: emailOf(ids.target.agency), description: 'Call back', dueDate: '2026-11-25T09:00:00Z', title: 'Call back' }
 })
 const receiptBody = (ids: Ids) => [
   {
-    refId: ids.refId, ts: '2026-11-20T10:00:00Z', channel: 4, logNote: 'Payment by card', payMethod: 'Check',
+    refId: ids.refId,
+    ts: '2026-11-20T10:00:00Z',
+    channel: 4,
+    logNote: 'Payment by card',
+    payMethod: 'Check',
     ...(invoicesOf(ids).length > 0 ? { invoices: [{ invoiceId: invoicesOf(ids)[0].id, amount: 10.5 }], total: 10.5 } : {})
   },
   { RefId: ids.refId2, TS: '2026-11-20T10:00:00Z', Channel: '4', LogNote: 'Cash' }
@@ -650,7 +658,11 @@ const createBody = (ids: Ids) => ({
   OfficeId: agencyOf(ids.target.agency).defaultOfficeId
 })
 const v1LogBody = (ids: Ids) => ({
-  Action: 1, Body: 'Spoke to the insured', Description: 'Call', RefId: ids.refId, TS: '2026-11-20T10:00:00Z',
+  Action: 1,
+  Body: 'Spoke to the insured',
+  Description: 'Call',
+  RefId: ids.refId,
+  TS: '2026-11-20T10:00:00Z',
   ...(policiesOf(ids).length > 0 ? { PolicyIndex: 0 } : {}),
   Suspense: { DueDate: '2026-12-01T00:00:00Z', SuspendedFor: 'Producer', Category: 'Docs' }
 })
@@ -663,7 +675,11 @@ const READS: Endpoint[] = [
   { name: 'changed clients', method: 'GET', path: (a) => `/vendor/agency/${a}/clients`, versions: ALL, query: ['asOf', 'officeId', 'deleted'] },
   { name: 'get client', method: 'GET', path: (a, c) => `/vendor/agency/${a}/client/${c}`, versions: ALL, query: ['include'] },
   {
-    name: 'batch read', method: 'POST', path: (a) => `/vendor/agency/${a}/clients`, versions: ALL, query: ['include'],
+    name: 'batch read',
+    method: 'POST',
+    path: (a) => `/vendor/agency/${a}/clients`,
+    versions: ALL,
+    query: ['include'],
     body: (v, ids) => (v === '1' ? [ids.target.client, 1001, 1002] : { clientNumbers: [ids.target.client, '1001', 1002, 99999] })
   },
   { name: 'search', method: 'GET', path: (a) => `/vendor/agency/${a}/clients/search`, versions: ['4.0', '3.0'], query: ['policyNumber', 'include'] }
@@ -699,7 +715,7 @@ const faultsArb = <D extends string>(dims: readonly D[]) => fc.oneof(
 )
 
 /** A vendor request to one endpoint, valid except for the faulty parts. */
-function vendorRequest(endpoints: Endpoint[]) {
+function vendorRequest (endpoints: Endpoint[]) {
   return fc.constantFrom(...endpoints).chain((ep) =>
     fc.record({
       faults: faultsArb(VENDOR_DIMS),
@@ -741,7 +757,9 @@ function vendorRequest(endpoints: Endpoint[]) {
         method,
         url,
         headers: headersOf({
-          auth: bad('auth') ? s.auth : s.ids.target.auth, contentType, contentEncoding: contentEncoding ?? (Buffer.isBuffer(payload) && s.body.serialization === 'gzip' ? 'gzip' : undefined),
+          auth: bad('auth') ? s.auth : s.ids.target.auth,
+          contentType,
+          contentEncoding: contentEncoding ?? (Buffer.isBuffer(payload) && s.body.serialization === 'gzip' ? 'gzip' : undefined),
           extra: bad('extra') ? s.extra : {}
         }),
         payload
@@ -756,17 +774,33 @@ const ATTACHMENT_BODIES = ['bytes', 'truncated', 'bomb', 'justOver', 'oversizeRa
 const HEADER_OPS = ['drop', 'badBase64', 'huge', 'random', 'empty', 'unicodeBase64', 'upper', 'spaces'] as const
 const BAD_BASE64 = ['***', '=', 'YW=JJ', 'YWJj=', '====', 'Zm9v!', '\u00e9\u00e9', '%%', 'YWJj\tZGVm', 'A', 'AB', 'ABC', 'Zg', 'Zg=', '-_-_', '//8=']
 
-function attachmentHeaders(version: Version, refId: string, policyId?: string): Record<string, string> {
+function attachmentHeaders (version: Version, refId: string, policyId?: string): Record<string, string> {
   if (version === '1') {
     return {
-      RefId: refId, TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('Scan'), FileName: b64('scan'), FileExt: 'txt', LogBody: b64('Scan received'),
-      LogDescription: b64('Scan'), SuspendedFor: 'Producer', SuspendedForInitials: '', SuspenseCategory: b64('Docs'),
-      SuspenseDueDate: '2026-12-01T00:00:00Z', ...(policyId === undefined ? {} : { PolicyIndex: '0' })
+      RefId: refId,
+      TS: '2026-11-20T10:00:00Z',
+      Action: '33',
+      Desc: b64('Scan'),
+      FileName: b64('scan'),
+      FileExt: 'txt',
+      LogBody: b64('Scan received'),
+      LogDescription: b64('Scan'),
+      SuspendedFor: 'Producer',
+      SuspendedForInitials: '',
+      SuspenseCategory: b64('Docs'),
+      SuspenseDueDate: '2026-12-01T00:00:00Z',
+      ...(policyId === undefined ? {} : { PolicyIndex: '0' })
     }
   }
   return {
-    RefId: refId, TS: '2026-11-20T10:00:00Z', Channel: '33', Desc: b64('Signed application'), FileName: b64('application sign\u00e9e'),
-    FileExt: 'pdf', LogNote: b64('Application received'), ...(policyId === undefined ? {} : { PolicyId: policyId })
+    RefId: refId,
+    TS: '2026-11-20T10:00:00Z',
+    Channel: '33',
+    Desc: b64('Signed application'),
+    FileName: b64('application sign\u00e9e'),
+    FileExt: 'pdf',
+    LogNote: b64('Application received'),
+    ...(policyId === undefined ? {} : { PolicyId: policyId })
   }
 }
 
@@ -881,7 +915,7 @@ const patchBodyArb = fc.record({
   defaultOfficeId: fc.option(fc.constantFrom(1, 2, 3, 99), { nil: undefined })
 }, { requiredKeys: [] })
 
-function controlRequest(h: () => Harness) {
+function controlRequest (h: () => Harness) {
   return fc.record({
     which: fc.constantFrom(...CONTROL),
     agency: agencySegment,
@@ -900,6 +934,7 @@ function controlRequest(h: () => Harness) {
     auth: fc.oneof(w(4, fc.constant<string | undefined>(undefined)), w(1, credential)),
     // Other methods only where they cannot wipe the world (DELETE an agency, start the simulator, move the clock).
     method: fc.oneof(w(20, fc.constant<Method | null>(null)), w(1, fc.constantFrom<Method | null>('GET', 'POST', 'PUT', 'OPTIONS')))
+  // eslint-disable-next-line array-callback-return -- every case of the switch returns
   }).map((s): Req => {
     if (s.method !== null && s.method !== 'GET' && (s.which === 'reads' || s.which === 'health')) s.method = 'GET'
     const base = { auth: s.auth, extra: s.extra, contentEncoding: s.contentEncoding }
@@ -909,16 +944,21 @@ function controlRequest(h: () => Harness) {
       case 'patch': {
         const payload = serialize(mutate(s.patch, s.mutations), s.body)
         return {
-          name: 'control patch agency', method: s.method ?? 'PATCH', url: `/_sandbox/agencies/${s.agency}`,
-          headers: headersOf({ ...base, contentType: payload === undefined ? undefined : s.contentType }), payload
+          name: 'control patch agency',
+          method: s.method ?? 'PATCH',
+          url: `/_sandbox/agencies/${s.agency}`,
+          headers: headersOf({ ...base, contentType: payload === undefined ? undefined : s.contentType }),
+          payload
         }
       }
       case 'writes':
         return { name: 'control writes', method: s.method ?? 'GET', url: `/_sandbox/agencies/${s.agency}/writes${queryString(undefined, s.query)}`, headers: headersOf(base) }
       case 'reads':
         return {
-          name: `control read ${s.read.r.path('{a}', '{c}')}`, method: s.method ?? 'GET',
-          url: s.read.r.path(s.agency, s.client) + queryString(undefined, s.read.query), headers: headersOf(base)
+          name: `control read ${s.read.r.path('{a}', '{c}')}`,
+          method: s.method ?? 'GET',
+          url: s.read.r.path(s.agency, s.client) + queryString(undefined, s.read.query),
+          headers: headersOf(base)
         }
       case 'content': {
         const known = h().attachments
@@ -935,7 +975,7 @@ function controlRequest(h: () => Harness) {
 // The properties
 // ------------------------------------------------------------------------------------------------
 
-async function harness(t: Test): Promise<Harness> {
+async function harness (t: Test): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-fuzz-'))
   const file = join(dir, 'sandbox.db')
   const app = await build(t, { config: { db: file } })
@@ -948,7 +988,7 @@ async function harness(t: Test): Promise<Harness> {
 }
 
 /** Runs a property over requests; failures are collected in the harness, not thrown, so every fault is listed. */
-async function fuzz(h: Harness, arb: fc.Arbitrary<Req>, seed: number, numRuns: number, after?: (req: Req, res: Answer) => Promise<void>): Promise<void> {
+async function fuzz (h: Harness, arb: fc.Arbitrary<Req>, seed: number, numRuns: number, after?: (req: Req, res: Answer) => Promise<void>): Promise<void> {
   await fc.assert(
     fc.asyncProperty(arb, async (req) => {
       const res = await h.send(req)
@@ -989,7 +1029,9 @@ t.test('control plane: health, agency patch, writes listing, attachment content'
   for (const agency of [AGENCY.main, AGENCY.disconnected]) {
     const refId = `7a0b8c9d-1e2f-4a3b-8c4d-5e6f7a8b9c0${agency === AGENCY.main ? 1 : 2}`
     const res = await h.send({
-      name: 'seed attachment', method: 'POST', url: `/vendor/agency/${agency}/client/${liveOf(agency)[0].clientNumber}/attachment?version=4.0`,
+      name: 'seed attachment',
+      method: 'POST',
+      url: `/vendor/agency/${agency}/client/${liveOf(agency)[0].clientNumber}/attachment?version=4.0`,
       headers: { authorization: DEMO, 'content-type': 'application/octet-stream', ...attachmentHeaders('4.0', refId) },
       payload: VALID_GZIP
     })
@@ -1035,7 +1077,7 @@ t.test('a real socket: broken HTTP, bodies shorter than announced, aborted uploa
     ['both Content-Length and chunked', `POST /vendor/agency/1001/clients?version=4.0 HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n[1000]\r\n0\r\n\r\n`],
     ['header over 16 KiB', `GET /vendor/agencies?version=4.0 HTTP/1.1\r\nHost: x\r\n${auth}X-Big: ${'a'.repeat(40_000)}\r\n\r\n`],
     ['URL of 100 KiB', `GET /vendor/agency/${'9'.repeat(100_000)}/offices?version=4.0 HTTP/1.1\r\nHost: x\r\n${auth}\r\n`],
-    ['HTTP/1.0 without Host', `GET /_sandbox/health HTTP/1.0\r\n\r\n`],
+    ['HTTP/1.0 without Host', 'GET /_sandbox/health HTTP/1.0\r\n\r\n'],
     ['pipelined requests', `GET /_sandbox/health HTTP/1.1\r\nHost: x\r\n\r\nGET /vendor/agencies?version=4.0 HTTP/1.1\r\nHost: x\r\n${auth}\r\nGET /vendor/agency/1001/offices?version=4.0 HTTP/1.1\r\nHost: x\r\n${auth}\r\n`]
   ]
   for (const [name, text] of cases) {

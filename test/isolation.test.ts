@@ -32,7 +32,7 @@ const INTEGRATIONS = [
 const AGENCY_IDS = [...fixture.agencies.map((a) => a.agencyId), UNKNOWN_AGENCY]
 
 /** The fixture's answer to "may this integration use this agency, and with which scopes?" */
-function access(clientId: string, agencyId: number): { available: boolean; scopes: Set<string> } {
+function access (clientId: string, agencyId: number): { available: boolean; scopes: Set<string> } {
   const sub = fixture.integrations.find((i) => i.clientId === clientId)?.agencies.find((a) => a.agencyId === agencyId)
   const agency = agencyOf(agencyId)
   const available = sub !== undefined && sub.optedOut !== true && agency !== undefined && agency.active !== false
@@ -44,7 +44,7 @@ function access(clientId: string, agencyId: number): { available: boolean; scope
 // ------------------------------------------------------------------------------------------------
 
 const owners = new Map<string, number | null>()
-function collect(value: unknown, agencyId: number): void {
+function collect (value: unknown, agencyId: number): void {
   if (typeof value === 'string') {
     if (value.length < 6) return
     const known = owners.get(value)
@@ -61,7 +61,7 @@ for (const a of fixture.agencies) {
 for (const [value, owner] of owners) if (owner === null) owners.delete(value)
 
 /** Strings of the answer that belong to another agency than the one asked about. */
-function foreignStrings(body: unknown, agencyId: number | null, out: string[] = []): string[] {
+function foreignStrings (body: unknown, agencyId: number | null, out: string[] = []): string[] {
   if (typeof body === 'string') {
     const owner = owners.get(body)
     if (owner !== undefined && owner !== agencyId) out.push(`${body} (agency ${owner})`)
@@ -101,53 +101,78 @@ const qa = (v: Version) => (v === '1' ? '?' : `?version=${v}&`)
 const client = (a: number) => liveClient(a)?.clientNumber ?? 1000
 const policyNumber = (a: number) => liveClient(a)?.policies?.[0]?.policyNumber ?? 'NONE-1'
 const v1Attachment = () => ({
-  'content-type': 'application/octet-stream', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('d'),
-  FileName: b64('scan'), FileExt: 'txt', LogBody: b64('Scan received'), LogDescription: b64('Scan'), SuspendedFor: 'Producer',
-  SuspendedForInitials: '', SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z'
+  'content-type': 'application/octet-stream',
+  RefId: randomUUID(),
+  TS: '2026-11-20T10:00:00Z',
+  Action: '33',
+  Desc: b64('d'),
+  FileName: b64('scan'),
+  FileExt: 'txt',
+  LogBody: b64('Scan received'),
+  LogDescription: b64('Scan'),
+  SuspendedFor: 'Producer',
+  SuspendedForInitials: '',
+  SuspenseCategory: b64('Docs'),
+  SuspenseDueDate: '2026-12-01T00:00:00Z'
 })
 
-function readOps(v: Version): Op[] {
+function readOps (v: Version): Op[] {
   const ops: Op[] = [
     {
-      name: 'offices', version: v,
+      name: 'offices',
+      version: v,
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/offices${q(v)}` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/offices${qa(v)}asOf=garbage&include=Nope` })
     },
     {
-      name: 'changed clients', version: v, scope: 'client-read',
+      name: 'changed clients',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/clients${q(v)}` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/clients${qa(v)}asOf=not-a-date` })
     },
     {
-      name: 'deleted clients', version: v, scope: 'client-read',
+      name: 'deleted clients',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/clients${qa(v)}deleted=true&asOf=2020-01-01` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/clients${qa(v)}deleted=maybe` })
     },
     {
-      name: 'get client', version: v, scope: 'client-read',
+      name: 'get client',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/client/${client(a)}${q(v)}` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/client/999999${v === '1' ? '' : `${qa(v)}include=Bogus`}` })
     },
     {
-      name: 'batch read', version: v, scope: 'client-read',
+      name: 'batch read',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/clients${q(v)}`, payload: v === '1' ? [client(a), 1001, 1002] : { clientNumbers: [client(a), 1001, 1002] } }),
       invalid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/clients${q(v)}`, payload: { clientNumbers: Array.from({ length: 201 }, (_, i) => i + 1) } })
     }
   ]
   if (v === '1') {
     ops.push({
-      name: 'get client (all groups)', version: v, scope: 'client-read',
+      name: 'get client (all groups)',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/client/${client(a) + 1}` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/client/0` })
     })
   } else {
     ops.push({
-      name: 'search', version: v, scope: 'client-read',
+      name: 'search',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/clients/search${qa(v)}policyNumber=${policyNumber(a)}` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/clients/search${q(v)}` })
     })
     ops.push({
-      name: 'get client with invoices', version: v, scope: 'client-read',
+      name: 'get client with invoices',
+      version: v,
+      scope: 'client-read',
       valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/client/${client(a)}${qa(v)}include=Details,Policies,Invoices` }),
       invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/client/${client(a)}${qa(v)}include=Details,Nope` })
     })
@@ -160,17 +185,25 @@ const OPS: Op[] = [
   ...readOps('3.0'),
   ...readOps('1'),
   {
-    name: 'users', version: '4.0', scope: 'user-list',
+    name: 'users',
+    version: '4.0',
+    scope: 'user-list',
     valid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/users?version=4.0` }),
     invalid: (a) => ({ method: 'GET', url: `/vendor/agency/${a}/users?version=4.0&x=1` })
   },
   {
-    name: 'log note', version: '4.0', scope: 'create-log-attachment-task', write: true,
+    name: 'log note',
+    version: '4.0',
+    scope: 'create-log-attachment-task',
+    write: true,
     valid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}/log?version=4.0`, payload: logNote() }),
     invalid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}/log?version=4.0`, payload: { refId: 'nope', channel: 999 } })
   },
   {
-    name: 'attachment', version: '4.0', scope: 'create-log-attachment-task', write: true,
+    name: 'attachment',
+    version: '4.0',
+    scope: 'create-log-attachment-task',
+    write: true,
     valid: (a) => {
       const f = attachment(Buffer.from('%PDF-1.4 isolation'))
       return { method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}/attachment?version=4.0`, headers: f.headers, payload: f.payload }
@@ -181,22 +214,34 @@ const OPS: Op[] = [
     }
   },
   {
-    name: 'receipts', version: '4.0', scope: 'create-log-attachment-task', write: true,
+    name: 'receipts',
+    version: '4.0',
+    scope: 'create-log-attachment-task',
+    write: true,
     valid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}/receipts?version=4.0`, payload: [receipt()] }),
     invalid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/999999/receipts?version=4.0`, payload: { not: 'an array' } })
   },
   {
-    name: 'create client', version: '4.0', scope: 'client-create', write: true,
+    name: 'create client',
+    version: '4.0',
+    scope: 'client-create',
+    write: true,
     valid: () => ({ method: 'POST', url: '', payload: createClientBody() }),
     invalid: () => ({ method: 'POST', url: '', payload: { People: [] } })
   },
   {
-    name: 'v1 log note', version: '1', scope: 'create-log-attachment-task', write: true,
+    name: 'v1 log note',
+    version: '1',
+    scope: 'create-log-attachment-task',
+    write: true,
     valid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}`, payload: { Action: 1, Body: 'b', Description: 'd', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z' } }),
     invalid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}`, payload: { Action: 1, Body: 'b', Description: 'd', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', PolicyIndex: 99 } })
   },
   {
-    name: 'v1 attachment', version: '1', scope: 'create-log-attachment-task', write: true,
+    name: 'v1 attachment',
+    version: '1',
+    scope: 'create-log-attachment-task',
+    write: true,
     valid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}/attachment`, headers: v1Attachment(), payload: attachment(Buffer.from('scan')).payload }),
     invalid: (a) => ({ method: 'POST', url: `/vendor/agency/${a}/client/${client(a)}/attachment`, headers: { ...v1Attachment(), PolicyIndex: '99' }, payload: Buffer.from('x') })
   }
@@ -208,7 +253,7 @@ for (const op of OPS.filter((o) => o.name === 'create client')) {
   op.invalid = (a) => ({ ...invalid(a), url: `/vendor/agency/${a}/client?version=4.0` })
 }
 
-async function send(app: FastifyInstance, req: Request, auth: string | undefined) {
+async function send (app: FastifyInstance, req: Request, auth: string | undefined) {
   const headers: Record<string, string> = { ...(req.headers ?? {}) }
   if (auth !== undefined) headers.authorization = auth
   return app.inject({ method: req.method, url: req.url, headers, payload: req.payload as string })
@@ -228,7 +273,7 @@ t.test('the fixture is the world the README describes', async (t) => {
   t.notOk(access('abc', AGENCY.limited).scopes.has('user-list'))
   t.ok(owners.size > 1000, `${owners.size} strings belong to exactly one agency`)
   // The leak check itself: another agency's client is seen, the asked agency's own is not.
-  t.ok(foreignStrings(liveClient(AGENCY.northwindOnly), AGENCY.main).length > 10, "a 2001 client in an answer about 1001 is flagged")
+  t.ok(foreignStrings(liveClient(AGENCY.northwindOnly), AGENCY.main).length > 10, 'a 2001 client in an answer about 1001 is flagged')
   t.same(foreignStrings(liveClient(AGENCY.main), AGENCY.main), [], 'a 1001 client in an answer about 1001 is not')
   t.ok(foreignStrings(agencyOf(AGENCY.limited)!.users, AGENCY.main).length > 0, "1002's users in an answer about 1001 are flagged")
 })

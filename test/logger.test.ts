@@ -5,15 +5,15 @@ import { childLoggerFactory } from '../src/logger.js'
 const ORDER = ['trace', 'debug', 'info', 'warn', 'error', 'fatal']
 
 /** A logger recording its lines and the children made from it. */
-function recorder(level: string, bindings: Record<string, unknown> = {}, record = { lines: [] as unknown[][], children: 0 }) {
+function recorder (level: string, bindings: Record<string, unknown> = {}, record = { lines: [] as unknown[][], children: 0 }) {
   const logger = {
     level,
     isLevelEnabled: (l: string) => ORDER.indexOf(l) >= ORDER.indexOf(logger.level),
-    child(more: Record<string, unknown>) {
+    child (more: Record<string, unknown>) {
       record.children++
       return recorder(logger.level, { ...bindings, ...more }, record).logger
     },
-    silent() {}
+    silent () {}
   } as Record<string, unknown> & { level: string; isLevelEnabled(l: string): boolean }
   for (const l of ORDER) logger[l] = (...args: unknown[]) => { if (logger.isLevelEnabled(l)) record.lines.push([l, bindings, ...args]) }
   return { logger: logger as unknown as FastifyBaseLogger, record }

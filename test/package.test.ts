@@ -20,7 +20,7 @@ interface PackageJson {
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as PackageJson
 
 /** `npm pack` without scripts (npm test has built dist already): the tarball's path and file list. */
-function pack(into: string): { tarball: string; files: string[] } {
+function pack (into: string): { tarball: string; files: string[] } {
   const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', into], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
   const [info] = JSON.parse(out) as [{ filename: string; files: { path: string }[] }]
   return { tarball: join(into, info.filename), files: info.files.map((f) => f.path) }

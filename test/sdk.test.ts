@@ -20,7 +20,8 @@ t.test('startSandbox: a partner test suite drives the sandbox from code', async 
   await control.clock.set('2027-03-01T12:00:00Z', true)
   await control.agencies.patch(1001, { connected: false })
   const res = await fetch(`${sandbox.url}/vendor/agency/1001/client/1000/log?version=4.0`, {
-    method: 'POST', headers: { authorization: basic, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: basic, 'content-type': 'application/json' },
     body: JSON.stringify({ refId: randomUUID(), ts: '2027-03-01T11:59:00Z', channel: 29, note: 'from a partner test' })
   })
   t.equal(res.status, 202)

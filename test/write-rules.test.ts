@@ -26,14 +26,14 @@ const GUID2 = '9b2e6a4c-1d7f-4c3a-8e5b-2f6d0a1c9e47'
 const TS = '2026-11-20T10:00:00Z'
 
 /** `/people/0/firstName` → `people[0].firstName` */
-function pointerPath(pointer: string): string {
+function pointerPath (pointer: string): string {
   let out = ''
   for (const part of pointer.split('/').slice(1)) out = /^\d+$/.test(part) ? `${out}[${part}]` : out === '' ? part : `${out}.${part}`
   return out
 }
 
 /** Validates a copy (ajv mutates: coercion, removal) and returns the failing fields, PascalCase, deduplicated. */
-function failing(validate: ValidateFunction, data: unknown): string[] {
+function failing (validate: ValidateFunction, data: unknown): string[] {
   if (validate(structuredClone(data))) return []
   const fields = (validate.errors ?? []).map((e) => {
     const pointer = e.keyword === 'required' ? `${e.instancePath}/${String(e.params.missingProperty)}` : e.instancePath
@@ -43,7 +43,7 @@ function failing(validate: ValidateFunction, data: unknown): string[] {
 }
 
 /** The single field error of the 400 ApiError `fn` throws, or a description of what happened instead. */
-function fieldErrorOf(fn: () => unknown): unknown {
+function fieldErrorOf (fn: () => unknown): unknown {
   try {
     return { returned: fn() }
   } catch (e) {
@@ -53,7 +53,7 @@ function fieldErrorOf(fn: () => unknown): unknown {
 }
 
 /** A copy of `base` with the value at a dotted path (`people.0.firstName`) replaced; undefined deletes. */
-function withValue<T>(base: T, path: string, value: unknown): T {
+function withValue<T> (base: T, path: string, value: unknown): T {
   const copy = structuredClone(base) as Record<string, unknown>
   const keys = path.split('.')
   let at: Record<string, unknown> = copy
@@ -67,16 +67,27 @@ function withValue<T>(base: T, path: string, value: unknown): T {
 /** A create-client body that sets every field the schema knows. */
 const fullClient = (): ClientCreateRequest => ({
   businessDetail: {
-    businessType: 'LLC', companyName: 'Harbor Bakery LLC', dbaName: 'Harbor Bakes', feinNum: '123456789',
-    licenseNum: 'LIC-0042', naics: '311811', website: 'https://harbor.example'
+    businessType: 'LLC',
+    companyName: 'Harbor Bakery LLC',
+    dbaName: 'Harbor Bakes',
+    feinNum: '123456789',
+    licenseNum: 'LIC-0042',
+    naics: '311811',
+    website: 'https://harbor.example'
   },
   contacts: [{ type: 'HomePhone', value: '207-555-0100' }],
   log: { channel: 29, note: 'New client from the partner portal', policyId: GUID, ts: TS },
   mailingAddress: { address1: '12 Analytical Way', address2: 'Suite 1', city: 'Portland', state: 'ME', zip: '04101' },
   officeId: 1,
   people: [
-    { firstName: 'Ada', lastName: 'Lovelace', mainContactType: 'First', dateOfBirth: '1985-12-10', driverLicenseNumber: 'D1234567',
-      contacts: [{ type: 'HomeEmail', value: 'ada@example.com' }] },
+    {
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      mainContactType: 'First',
+      dateOfBirth: '1985-12-10',
+      driverLicenseNumber: 'D1234567',
+      contacts: [{ type: 'HomeEmail', value: 'ada@example.com' }]
+    },
     { firstName: 'William', lastName: 'King', mainContactType: 'Second', dateOfBirth: '1980-01-02T00:00:00' }
   ],
   policy: { applicationType: 'Personal', effectiveDate: '2026-12-01', loBs: ['AUTOP', 'HOME'], policyNumber: 'NEW-POL-0001', state: 'ME' },
@@ -89,8 +100,16 @@ const person = (mainContactType: string): PersonCreate => ({ firstName: 'P', mai
 
 t.test('every schema compiles under ajv as Fastify configures it (strict mode)', async (t) => {
   for (const [name, schema] of Object.entries({
-    ClientCreateRequestSchema, LogNoteBodySchema, ReceiptSchema, ReceiptsBodySchema, AttachmentHeadersSchema,
-    V1LogNoteBodySchema, V1AttachmentHeadersSchema, SuspenseSchema, TaskSchema, LogCreateSchema
+    ClientCreateRequestSchema,
+    LogNoteBodySchema,
+    ReceiptSchema,
+    ReceiptsBodySchema,
+    AttachmentHeadersSchema,
+    V1LogNoteBodySchema,
+    V1AttachmentHeadersSchema,
+    SuspenseSchema,
+    TaskSchema,
+    LogCreateSchema
   })) {
     t.doesNotThrow(() => compile(schema), name)
   }
@@ -241,8 +260,15 @@ t.test('create client: exactly one First, at most one Second (code rule)', async
 
 t.test('version 1 log note', async (t) => {
   const validate = compile(V1LogNoteBodySchema)
-  const body = { action: 29, body: 'Called', description: 'Call', policyIndex: 0, refId: GUID, ts: TS,
-    suspense: { category: 'Follow-up', dueDate: TS, suspendedFor: 'CSR', suspendedForInitials: 'ABC' } }
+  const body = {
+    action: 29,
+    body: 'Called',
+    description: 'Call',
+    policyIndex: 0,
+    refId: GUID,
+    ts: TS,
+    suspense: { category: 'Follow-up', dueDate: TS, suspendedFor: 'CSR', suspendedForInitials: 'ABC' }
+  }
   t.same(failing(validate, body), [])
   t.same(failing(validate, withValue(body, 'description', 'x'.repeat(140))), [])
   t.same(failing(validate, withValue(body, 'description', 'x'.repeat(141))), ['Description'])
@@ -291,8 +317,15 @@ t.test('receipts: body array bounds; items validated one by one', async (t) => {
 
   const check = compileItemValidator(ReceiptItemSchema)
   const receipt = {
-    channel: 4, invoices: [{ invoiceId: GUID, amount: 50.25 }], logNote: 'Payment by card', officeId: 1,
-    payMethod: 'Check', policyId: GUID2, refId: GUID, ts: TS, total: 50.25,
+    channel: 4,
+    invoices: [{ invoiceId: GUID, amount: 50.25 }],
+    logNote: 'Payment by card',
+    officeId: 1,
+    payMethod: 'Check',
+    policyId: GUID2,
+    refId: GUID,
+    ts: TS,
+    total: 50.25,
     task: { assignedToRole: 'SpecifiedUser', assignedToEmail: 'a@example.com', description: 'd', dueDate: TS, title: 't' }
   }
   t.same(check(receipt), [])
@@ -331,8 +364,14 @@ t.test('receipts: body array bounds; items validated one by one', async (t) => {
 t.test('attachment headers', async (t) => {
   const v4 = compile(AttachmentHeadersSchema)
   const headers = {
-    'content-type': 'application/octet-stream', channel: '33', desc: 'ZA==', fileext: 'pdf', filename: 'Zg==', lognote: 'bg==',
-    refid: GUID, ts: TS
+    'content-type': 'application/octet-stream',
+    channel: '33',
+    desc: 'ZA==',
+    fileext: 'pdf',
+    filename: 'Zg==',
+    lognote: 'bg==',
+    refid: GUID,
+    ts: TS
   }
   t.same(failing(v4, headers), [], 'other HTTP headers are allowed')
   t.same(failing(v4, { ...headers, policyid: GUID2, taskassignedto: 'CSR', tasktitle: 'dA==' }), [])
@@ -346,8 +385,18 @@ t.test('attachment headers', async (t) => {
 
   const v1 = compile(V1AttachmentHeadersSchema)
   const h1 = {
-    action: '29', desc: 'ZA==', fileext: 'txt', filename: 'Zg==', logbody: 'Yg==', logdescription: 'ZA==', refid: GUID,
-    suspendedfor: 'Producer', suspendedforinitials: 'ABC', suspensecategory: 'Yw==', suspenseduedate: TS, ts: TS
+    action: '29',
+    desc: 'ZA==',
+    fileext: 'txt',
+    filename: 'Zg==',
+    logbody: 'Yg==',
+    logdescription: 'ZA==',
+    refid: GUID,
+    suspendedfor: 'Producer',
+    suspendedforinitials: 'ABC',
+    suspensecategory: 'Yw==',
+    suspenseduedate: TS,
+    ts: TS
   }
   t.same(failing(v1, h1), [])
   t.same(failing(v1, { ...h1, policyindex: '2' }), [])

@@ -13,7 +13,7 @@ import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
 /** Integrations, subscriptions, agencies, offices, users and the writes agencies received. */
-export default async function agencyControl(fastify: FastifyInstance, { sandbox }: ControlOptions) {
+export default async function agencyControl (fastify: FastifyInstance, { sandbox }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const { admin } = sandbox
 
@@ -97,8 +97,16 @@ export default async function agencyControl(fastify: FastifyInstance, { sandbox 
     }
   }, (request) =>
     sandbox.writes.list(request.params.agencyId, request.query).map((w) => ({
-      seq: w.seq, refId: w.refId, kind: w.kind, status: w.status, clientNumber: w.clientNumber,
-      integration: w.integration, version: w.apiVersion, receivedAt: w.receivedAt, appliedAt: w.appliedAt, data: w.data
+      seq: w.seq,
+      refId: w.refId,
+      kind: w.kind,
+      status: w.status,
+      clientNumber: w.clientNumber,
+      integration: w.integration,
+      version: w.apiVersion,
+      receivedAt: w.receivedAt,
+      appliedAt: w.appliedAt,
+      data: w.data
     })))
 
   app.get('/agencies/:agencyId/attachments/:refId/content', {

@@ -5,7 +5,7 @@ import { AgencyIdParams, ClientNumberParams, ClientPatchBody, ClientPutBody, Cli
 import type { ControlOptions } from './options.js'
 
 /** Agency-side client changes a partner must sync, and a view of clients in read-model form. */
-export default async function clientControl(fastify: FastifyInstance, { sandbox }: ControlOptions) {
+export default async function clientControl (fastify: FastifyInstance, { sandbox }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const { admin } = sandbox
 

@@ -21,7 +21,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest()
  * The control plane under /_sandbox: its own scope, outside vendor auth and rate limits.
  * With SANDBOX_CONTROL_TOKEN set, every call but health needs `Authorization: Bearer <token>`.
  */
-export default async function controlPlane(fastify: FastifyInstance, options: ControlOptions) {
+export default async function controlPlane (fastify: FastifyInstance, options: ControlOptions) {
   const { config } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 

@@ -5,7 +5,7 @@ import type { ClientReader } from '../../src/versions/clients.js'
 import type { OperationHandlers } from './operation.js'
 
 /** The groups this read returns; sets the Denied header when one was withheld. */
-function groupsOf(reader: ClientReader, request: FastifyRequest, reply: FastifyReply): ClientGroup[] {
+function groupsOf (reader: ClientReader, request: FastifyRequest, reply: FastifyReply): ClientGroup[] {
   const { groups, denied } = reader.groups(grantOf(request), (request.query as { include?: string }).include)
   if (denied.length > 0) reply.header('denied', denied.join(','))
   return groups

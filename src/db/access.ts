@@ -28,7 +28,7 @@ const toSubscription = (r: RawSubscription): SubscriptionRow => ({
 
 const SUBSCRIPTION = 'SELECT client_id, agency_id, scopes, opted_out FROM subscriptions'
 
-export function createAccessRepository(sql: UnitOfWork) {
+export function createAccessRepository (sql: UnitOfWork) {
   const integration = sql.query<[string], RawIntegration>('SELECT client_id, client_secret, name FROM integrations WHERE client_id = ?')
   const integrations = sql.query<[], RawIntegration>('SELECT client_id, client_secret, name FROM integrations ORDER BY rowid')
   const insertIntegration = sql.command<[string, string, string]>('INSERT INTO integrations (client_id, client_secret, name) VALUES (?, ?, ?)')
@@ -47,16 +47,16 @@ export function createAccessRepository(sql: UnitOfWork) {
   const deleteSubscription = sql.command<[string, number]>('DELETE FROM subscriptions WHERE client_id = ? AND agency_id = ?')
 
   return {
-    getIntegration(clientId: string): IntegrationRow | undefined {
+    getIntegration (clientId: string): IntegrationRow | undefined {
       const r = integration.get(clientId)
       return r === undefined ? undefined : toIntegration(r)
     },
     listIntegrations: (): IntegrationRow[] => integrations.all().map(toIntegration),
-    insertIntegration: (i: IntegrationRow): void => void insertIntegration.run(i.clientId, i.clientSecret, i.name),
+    insertIntegration: (i: IntegrationRow): void => { insertIntegration.run(i.clientId, i.clientSecret, i.name) },
     deleteIntegration: (clientId: string): boolean => deleteIntegration.run(clientId).changes > 0,
     countIntegrations: (): number => countIntegrations.get()?.n ?? 0,
 
-    getSubscription(clientId: string, agencyId: number): SubscriptionRow | undefined {
+    getSubscription (clientId: string, agencyId: number): SubscriptionRow | undefined {
       const r = subscription.get(clientId, agencyId)
       return r === undefined ? undefined : toSubscription(r)
     },
@@ -64,10 +64,10 @@ export function createAccessRepository(sql: UnitOfWork) {
     listSubscriptions: (clientId: string): SubscriptionRow[] => subscriptionsOf.all(clientId).map(toSubscription),
     listAllSubscriptions: (): SubscriptionRow[] => subscriptions.all().map(toSubscription),
     /** `position` orders the integration's subscriptions (its agency list). */
-    insertSubscription(s: SubscriptionRow, position: number): void {
+    insertSubscription (s: SubscriptionRow, position: number): void {
       insertSubscription.run(s.clientId, s.agencyId, JSON.stringify(s.scopes), s.optedOut ? 1 : 0, position)
     },
-    updateSubscription(s: SubscriptionRow): void {
+    updateSubscription (s: SubscriptionRow): void {
       updateSubscription.run(JSON.stringify(s.scopes), s.optedOut ? 1 : 0, s.clientId, s.agencyId)
     },
     deleteSubscription: (clientId: string, agencyId: number): boolean => deleteSubscription.run(clientId, agencyId).changes > 0

@@ -38,16 +38,33 @@ export interface UserRow {
 export type AgencyFlag = 'active' | 'connected' | 'supportsIncludes'
 
 interface RawAgency {
-  agency_id: number; name: string; active: number; connected: number; supports_includes: number
-  default_office_id: number; default_users: string
+  agency_id: number;
+  name: string;
+  active: number;
+  connected: number;
+  supports_includes: number
+  default_office_id: number;
+  default_users: string
 }
 interface RawOffice {
-  office_id: number; office_description: string; sub_agency_name: string; primary_office: number
-  address_line1: string; address_line2: string; city: string; state: string; zipcode: string
+  office_id: number;
+  office_description: string;
+  sub_agency_name: string;
+  primary_office: number
+  address_line1: string;
+  address_line2: string;
+  city: string;
+  state: string;
+  zipcode: string
 }
 interface RawUser {
-  user_id: number; username: string; first_name: string | null; last_name: string | null
-  email: string | null; home_office: number | null; active: number
+  user_id: number;
+  username: string;
+  first_name: string | null;
+  last_name: string | null
+  email: string | null;
+  home_office: number | null;
+  active: number
 }
 
 const toAgency = (r: RawAgency): AgencyRow => ({
@@ -81,7 +98,7 @@ const toUser = (r: RawUser): UserRow => ({
 })
 const int = (b: boolean): number => (b ? 1 : 0)
 
-export function createAgencyRepository(sql: UnitOfWork) {
+export function createAgencyRepository (sql: UnitOfWork) {
   const agency = sql.query<[number], RawAgency>('SELECT * FROM agencies WHERE agency_id = ?')
   const agencies = sql.query<[], RawAgency>('SELECT * FROM agencies ORDER BY rowid')
   const countAgencies = sql.query<[], { n: number }>('SELECT count(*) AS n FROM agencies')
@@ -116,32 +133,37 @@ export function createAgencyRepository(sql: UnitOfWork) {
   const deleteUser = sql.command<[number, number]>('DELETE FROM users WHERE agency_id = ? AND user_id = ?')
 
   return {
-    getAgency(agencyId: number): AgencyRow | undefined {
+    getAgency (agencyId: number): AgencyRow | undefined {
       const r = agency.get(agencyId)
       return r === undefined ? undefined : toAgency(r)
     },
     listAgencies: (): AgencyRow[] => agencies.all().map(toAgency),
     countAgencies: (): number => countAgencies.get()?.n ?? 0,
-    insertAgency(a: AgencyRow): void {
+    insertAgency (a: AgencyRow): void {
       insertAgency.run({
-        agencyId: a.agencyId, name: a.name, active: int(a.active), connected: int(a.connected),
-        supportsIncludes: int(a.supportsIncludes), defaultOfficeId: a.defaultOfficeId, defaultUsers: JSON.stringify(a.defaultUsers)
+        agencyId: a.agencyId,
+        name: a.name,
+        active: int(a.active),
+        connected: int(a.connected),
+        supportsIncludes: int(a.supportsIncludes),
+        defaultOfficeId: a.defaultOfficeId,
+        defaultUsers: JSON.stringify(a.defaultUsers)
       })
     },
     deleteAgency: (agencyId: number): boolean => deleteAgency.run(agencyId).changes > 0,
-    setAgencyFlag: (agencyId: number, flag: AgencyFlag, value: boolean): void => void setFlag[flag].run(int(value), agencyId),
-    setDefaultOffice: (agencyId: number, officeId: number): void => void setDefaultOffice.run(officeId, agencyId),
-    setDefaultUsers: (agencyId: number, byRole: Record<string, number>): void => void setDefaultUsers.run(JSON.stringify(byRole), agencyId),
+    setAgencyFlag: (agencyId: number, flag: AgencyFlag, value: boolean): void => { setFlag[flag].run(int(value), agencyId) },
+    setDefaultOffice: (agencyId: number, officeId: number): void => { setDefaultOffice.run(officeId, agencyId) },
+    setDefaultUsers: (agencyId: number, byRole: Record<string, number>): void => { setDefaultUsers.run(JSON.stringify(byRole), agencyId) },
 
     listOffices: (agencyId: number): OfficeRow[] => offices.all(agencyId).map(toOffice),
-    insertOffice(agencyId: number, o: OfficeRow): void {
+    insertOffice (agencyId: number, o: OfficeRow): void {
       insertOffice.run({ agencyId, ...o, primaryOffice: int(o.primaryOffice) })
     },
     deleteOffice: (agencyId: number, officeId: number): boolean => deleteOffice.run(agencyId, officeId).changes > 0,
 
     listUsers: (agencyId: number): UserRow[] => users.all(agencyId).map(toUser),
     listActiveUsers: (agencyId: number): UserRow[] => activeUsers.all(agencyId).map(toUser),
-    insertUser(agencyId: number, u: UserRow): void {
+    insertUser (agencyId: number, u: UserRow): void {
       insertUser.run({ agencyId, ...u, active: int(u.active) })
     },
     deleteUser: (agencyId: number, userId: number): boolean => deleteUser.run(agencyId, userId).changes > 0

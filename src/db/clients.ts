@@ -38,8 +38,17 @@ export interface ClientIdsQuery {
 }
 
 interface RawClient {
-  agency_id: number; client_number: number; deleted: number; modified_ms: number; office_id: number
-  details: string; people: string; contacts: string; claims: string; policies: string; invoices: string
+  agency_id: number;
+  client_number: number;
+  deleted: number;
+  modified_ms: number;
+  office_id: number
+  details: string;
+  people: string;
+  contacts: string;
+  claims: string;
+  policies: string;
+  invoices: string
 }
 const toClient = (r: RawClient): ClientRow => ({
   agencyId: r.agency_id,
@@ -60,7 +69,7 @@ const COLUMNS = 'agency_id, client_number, deleted, modified_ms, office_id, deta
 const C_COLUMNS = COLUMNS.split(', ').map((c) => 'c.' + c).join(', ')
 const sqlText = (text: string) => `'${text.replace(/'/g, "''")}'`
 
-export function createClientRepository(sql: UnitOfWork) {
+export function createClientRepository (sql: UnitOfWork) {
   type IdsParams = { agencyId: number; deleted: number; officeId: number | null; since?: number }
   const idsAll = sql.query<IdsParams, number>(
     `SELECT client_number FROM clients INDEXED BY clients_ids
@@ -138,11 +147,11 @@ export function createClientRepository(sql: UnitOfWork) {
 
   return {
     /** Client numbers, ascending: live or deleted ones, of one office or all, changed since an instant or ever. */
-    clientIds(agencyId: number, q: ClientIdsQuery): number[] {
+    clientIds (agencyId: number, q: ClientIdsQuery): number[] {
       const base = { agencyId, deleted: q.deleted ? 1 : 0, officeId: q.officeId }
       return q.sinceMs === null ? idsAll.all(base) : idsSince.all({ ...base, since: q.sinceMs })
     },
-    getClient(agencyId: number, clientNumber: number): ClientRow | undefined {
+    getClient (agencyId: number, clientNumber: number): ClientRow | undefined {
       const r = client.get(agencyId, clientNumber)
       return r === undefined ? undefined : toClient(r)
     },
@@ -166,17 +175,17 @@ export function createClientRepository(sql: UnitOfWork) {
     countClients: (): number => count.get()?.n ?? 0,
     countOfficeClients: (agencyId: number, officeId: number): number => countInOffice.get(agencyId, officeId)?.n ?? 0,
 
-    insertClient: (c: ClientRow): void => void insert.run(asParams(c)),
+    insertClient: (c: ClientRow): void => { insert.run(asParams(c)) },
     /** Replaces a stored client's row (same agency and number). */
-    updateClient: (c: ClientRow): void => void update.run(asParams(c)),
-    updateClientDetails(agencyId: number, clientNumber: number, details: string, modifiedMs: number): void {
+    updateClient: (c: ClientRow): void => { update.run(asParams(c)) },
+    updateClientDetails (agencyId: number, clientNumber: number, details: string, modifiedMs: number): void {
       updateDetails.run(details, modifiedMs, agencyId, clientNumber)
     },
 
-    insertPolicy(agencyId: number, clientNumber: number, p: PolicyKey): void {
+    insertPolicy (agencyId: number, clientNumber: number, p: PolicyKey): void {
       insertPolicy.run(agencyId, clientNumber, p.policyId, p.policyNumber, p.policyIndex)
     },
-    deleteClientPolicies: (agencyId: number, clientNumber: number): void => void deletePolicies.run(agencyId, clientNumber),
+    deleteClientPolicies: (agencyId: number, clientNumber: number): void => { deletePolicies.run(agencyId, clientNumber) },
     listClientPolicies: (agencyId: number, clientNumber: number): PolicyKey[] =>
       policiesOf.all(agencyId, clientNumber).map((r) => ({ policyId: r.policy_id, policyNumber: r.policy_number, policyIndex: r.policy_index }))
   }

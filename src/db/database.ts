@@ -15,7 +15,7 @@ export interface OpenOptions {
  * Opens (creating if needed) and migrates the database. WAL on file databases,
  * foreign keys on, synchronous=NORMAL: in WAL mode a committed transaction survives a crash of the process (only an OS crash or power loss can lose the last commits).
  */
-export function openDatabase({ file, migrationsDir }: OpenOptions): Db {
+export function openDatabase ({ file, migrationsDir }: OpenOptions): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
   const db = new Database(file, { timeout: 5000 })
   if (file !== ':memory:') db.pragma('journal_mode = WAL')
@@ -34,7 +34,7 @@ export interface Migration {
   sql: string
 }
 
-export function listMigrations(dir: string): Migration[] {
+export function listMigrations (dir: string): Migration[] {
   return readdirSync(dir)
     .map((name) => /^(\d+)-[\w-]+\.sql$/.exec(name))
     .filter((m): m is RegExpExecArray => m !== null)
@@ -43,7 +43,7 @@ export function listMigrations(dir: string): Migration[] {
 }
 
 /** Applies, each in its own transaction, every migration above PRAGMA user_version. */
-export function migrate(db: Db, dir: string): number {
+export function migrate (db: Db, dir: string): number {
   const current = db.pragma('user_version', { simple: true }) as number
   const pending = listMigrations(dir).filter((m) => m.version > current)
   for (const m of pending) {
@@ -55,7 +55,7 @@ export function migrate(db: Db, dir: string): number {
   return db.pragma('user_version', { simple: true }) as number
 }
 
-export function closeDatabase(db: Db): void {
+export function closeDatabase (db: Db): void {
   if (!db.open) return
   try {
     db.pragma('optimize')

@@ -34,7 +34,7 @@ export interface Repositories {
 }
 
 /** The repositories over one database; every statement comes from `sql`, so every write signals through it. */
-export function createRepositories(sql: UnitOfWork): Repositories {
+export function createRepositories (sql: UnitOfWork): Repositories {
   const getMeta = sql.query<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
   const setMeta = sql.command<[string, string]>(
     'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'
@@ -47,7 +47,7 @@ export function createRepositories(sql: UnitOfWork): Repositories {
     writes: createWriteRepository(sql),
     meta: {
       get: (key) => getMeta.get(key)?.value,
-      set: (key, value) => void setMeta.run(key, value)
+      set: (key, value) => { setMeta.run(key, value) }
     },
     clearWorld: () => sql.transaction(() => clear.forEach((statement) => statement.run())),
     transaction: (fn) => sql.transaction(fn),

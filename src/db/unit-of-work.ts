@@ -30,13 +30,13 @@ export class UnitOfWork implements ChangeSignal {
   private changed = false
   private readonly listeners: Array<() => void> = []
 
-  constructor(private readonly db: Db) {}
+  constructor (private readonly db: Db) {}
 
-  get inTransaction(): boolean {
+  get inTransaction (): boolean {
     return this.depth > 0
   }
 
-  onCommit(listener: () => void): void {
+  onCommit (listener: () => void): void {
     this.listeners.push(listener)
   }
 

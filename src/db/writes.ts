@@ -27,8 +27,18 @@ export interface WriteFilter {
 }
 
 interface RawWrite {
-  seq: number; agency_id: number; client_number: number; kind: string; ref_id: string; integration: string
-  api_version: string; status: string; fingerprint: string; received_at: string; applied_at: string | null; data: string
+  seq: number;
+  agency_id: number;
+  client_number: number;
+  kind: string;
+  ref_id: string;
+  integration: string
+  api_version: string;
+  status: string;
+  fingerprint: string;
+  received_at: string;
+  applied_at: string | null;
+  data: string
 }
 const toWrite = (r: RawWrite): WriteRow => ({
   seq: r.seq,
@@ -47,7 +57,7 @@ const toWrite = (r: RawWrite): WriteRow => ({
 
 type FilterParams = { agencyId: number; kind: string | null; status: string | null; clientNumber: number | null }
 
-export function createWriteRepository(sql: UnitOfWork) {
+export function createWriteRepository (sql: UnitOfWork) {
   const byRef = sql.query<[number, string, string], RawWrite>('SELECT * FROM writes WHERE agency_id = ? AND kind = ? AND ref_id = ?')
   const filtered = sql.query<FilterParams, RawWrite>(
     `SELECT * FROM writes WHERE agency_id = @agencyId
@@ -68,7 +78,7 @@ export function createWriteRepository(sql: UnitOfWork) {
   const content = sql.query<[number], { content: Buffer }>('SELECT content FROM attachment_content WHERE write_seq = ?')
 
   return {
-    getWrite(agencyId: number, kind: WriteKind, refId: string): WriteRow | undefined {
+    getWrite (agencyId: number, kind: WriteKind, refId: string): WriteRow | undefined {
       const r = byRef.get(agencyId, kind, refId)
       return r === undefined ? undefined : toWrite(r)
     },
@@ -77,12 +87,12 @@ export function createWriteRepository(sql: UnitOfWork) {
     listWrites: (agencyId: number, f: WriteFilter = {}): WriteRow[] =>
       filtered.all({ agencyId, kind: f.kind ?? null, status: f.status ?? null, clientNumber: f.clientNumber ?? null }).map(toWrite),
     listAllWrites: (): WriteRow[] => all.all().map(toWrite),
-    markApplied: (seq: number, at: string): void => void markApplied.run(at, seq),
-    countWrites(): { pending: number; applied: number } {
+    markApplied: (seq: number, at: string): void => { markApplied.run(at, seq) },
+    countWrites (): { pending: number; applied: number } {
       const r = counts.get()
       return { pending: r?.pending ?? 0, applied: r?.applied ?? 0 }
     },
-    insertContent: (seq: number, bytes: Buffer): void => void insertContent.run(seq, bytes),
+    insertContent: (seq: number, bytes: Buffer): void => { insertContent.run(seq, bytes) },
     getContent: (seq: number): Buffer | undefined => content.get(seq)?.content
   }
 }

@@ -34,7 +34,7 @@ export interface ClientPatch {
   deleted?: boolean
 }
 
-export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction'>, clock: Clock) {
+export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction'>, clock: Clock) {
   const agencyOrThrow = (agencyId: number) => {
     const agency = repos.agencies.getAgency(agencyId)
     if (agency === undefined) throw notFound(`No agency ${agencyId}`)
@@ -42,20 +42,20 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
   }
   const officeIds = (agencyId: number) => new Set(repos.agencies.listOffices(agencyId).map((o) => o.officeId))
 
-  function checkOffice(agencyId: number, officeId: number, field: string): void {
+  function checkOffice (agencyId: number, officeId: number, field: string): void {
     if (!officeIds(agencyId).has(officeId)) {
       throw validationFailed([{ field, message: `office ${officeId} is not an office of agency ${agencyId}` }])
     }
   }
 
   /** Stores a client (insert or replace), re-indexing its policies. */
-  function save(agencyId: number, client: FixtureClient, replace: boolean): void {
+  function save (agencyId: number, client: FixtureClient, replace: boolean): void {
     if (replace) replaceClient(repos.clients, agencyId, client)
     else insertClient(repos.clients, agencyId, client)
   }
 
   return {
-    listIntegrations() {
+    listIntegrations () {
       const subs = repos.access.listAllSubscriptions()
       return repos.access.listIntegrations().map((i) => ({
         clientId: i.clientId,
@@ -64,7 +64,7 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
       }))
     },
 
-    addIntegration(i: FixtureIntegration): void {
+    addIntegration (i: FixtureIntegration): void {
       if (repos.access.getIntegration(i.clientId) !== undefined) throw conflict(`Integration ${i.clientId} already exists; DELETE it first or choose another clientId`)
       const errors: FieldError[] = []
       i.agencies.forEach((s, n) => {
@@ -77,12 +77,12 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
       })
     },
 
-    removeIntegration(clientId: string): void {
+    removeIntegration (clientId: string): void {
       if (!repos.access.deleteIntegration(clientId)) throw notFound(`No integration ${clientId}`)
     },
 
     /** Changes (or creates) an integration's subscription to an agency. */
-    patchSubscription(clientId: string, agencyId: number, patch: SubscriptionPatch) {
+    patchSubscription (clientId: string, agencyId: number, patch: SubscriptionPatch) {
       if (repos.access.getIntegration(clientId) === undefined) throw notFound(`No integration ${clientId}`)
       agencyOrThrow(agencyId)
       return repos.transaction(() => {
@@ -94,15 +94,15 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
       })
     },
 
-    removeSubscription(clientId: string, agencyId: number): void {
+    removeSubscription (clientId: string, agencyId: number): void {
       if (!repos.access.deleteSubscription(clientId, agencyId)) throw notFound(`Integration ${clientId} is not subscribed to agency ${agencyId}`)
     },
 
-    listAgencies() {
+    listAgencies () {
       return repos.agencies.listAgencies().map((a) => ({ ...a, offices: repos.agencies.listOffices(a.agencyId), users: repos.agencies.listUsers(a.agencyId) }))
     },
 
-    addAgency(a: FixtureAgency): void {
+    addAgency (a: FixtureAgency): void {
       if (repos.agencies.getAgency(a.agencyId) !== undefined) throw conflict(`Agency ${a.agencyId} already exists; DELETE it first or choose another agencyId`)
       const offices = new Set(a.offices.map((o) => o.officeId))
       const errors: FieldError[] = []
@@ -114,32 +114,41 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
       if (errors.length > 0) throw validationFailed(errors)
       repos.transaction(() => {
         repos.agencies.insertAgency({
-          agencyId: a.agencyId, name: a.name, active: a.active ?? true, connected: a.connected ?? true,
-          supportsIncludes: a.supportsIncludes ?? true, defaultOfficeId: a.defaultOfficeId,
+          agencyId: a.agencyId,
+          name: a.name,
+          active: a.active ?? true,
+          connected: a.connected ?? true,
+          supportsIncludes: a.supportsIncludes ?? true,
+          defaultOfficeId: a.defaultOfficeId,
           defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
         })
         for (const o of a.offices) repos.agencies.insertOffice(a.agencyId, { ...o })
         for (const u of a.users) {
           repos.agencies.insertUser(a.agencyId, {
-            userId: u.userId, username: u.username, firstName: u.firstName ?? null, lastName: u.lastName ?? null,
-            email: u.email ?? null, homeOffice: u.homeOffice ?? null, active: u.active
+            userId: u.userId,
+            username: u.username,
+            firstName: u.firstName ?? null,
+            lastName: u.lastName ?? null,
+            email: u.email ?? null,
+            homeOffice: u.homeOffice ?? null,
+            active: u.active
           })
         }
         for (const c of a.clients) insertClient(repos.clients, a.agencyId, c)
       })
     },
 
-    removeAgency(agencyId: number): void {
+    removeAgency (agencyId: number): void {
       if (!repos.agencies.deleteAgency(agencyId)) throw notFound(`No agency ${agencyId}`)
     },
 
-    addOffice(agencyId: number, o: FixtureOffice): void {
+    addOffice (agencyId: number, o: FixtureOffice): void {
       agencyOrThrow(agencyId)
       if (officeIds(agencyId).has(o.officeId)) throw conflict(`Agency ${agencyId} already has office ${o.officeId}`)
       repos.agencies.insertOffice(agencyId, { ...o })
     },
 
-    removeOffice(agencyId: number, officeId: number): void {
+    removeOffice (agencyId: number, officeId: number): void {
       const agency = agencyOrThrow(agencyId)
       if (agency.defaultOfficeId === officeId) throw conflict(`Office ${officeId} is the agency's default office; PATCH defaultOfficeId first`)
       const used = repos.clients.countOfficeClients(agencyId, officeId)
@@ -147,18 +156,23 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
       if (!repos.agencies.deleteOffice(agencyId, officeId)) throw notFound(`Agency ${agencyId} has no office ${officeId}`)
     },
 
-    addUser(agencyId: number, u: FixtureUser): void {
+    addUser (agencyId: number, u: FixtureUser): void {
       agencyOrThrow(agencyId)
       const users = repos.agencies.listUsers(agencyId)
       if (users.some((x) => x.userId === u.userId)) throw conflict(`Agency ${agencyId} already has user ${u.userId}`)
       if (u.homeOffice !== undefined) checkOffice(agencyId, u.homeOffice, 'homeOffice')
       repos.agencies.insertUser(agencyId, {
-        userId: u.userId, username: u.username, firstName: u.firstName ?? null, lastName: u.lastName ?? null,
-        email: u.email ?? null, homeOffice: u.homeOffice ?? null, active: u.active
+        userId: u.userId,
+        username: u.username,
+        firstName: u.firstName ?? null,
+        lastName: u.lastName ?? null,
+        email: u.email ?? null,
+        homeOffice: u.homeOffice ?? null,
+        active: u.active
       })
     },
 
-    removeUser(agencyId: number, userId: number): void {
+    removeUser (agencyId: number, userId: number): void {
       const agency = agencyOrThrow(agencyId)
       const roles = Object.entries(agency.defaultUsers).filter(([, id]) => id === userId).map(([role]) => role)
       repos.transaction(() => {
@@ -170,20 +184,20 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
     },
 
     /** A client as stored (read model with every group and the deleted flag), or 404. */
-    getClient(agencyId: number, clientNumber: number): FixtureClient {
+    getClient (agencyId: number, clientNumber: number): FixtureClient {
       agencyOrThrow(agencyId)
       const row = repos.clients.getClient(agencyId, clientNumber)
       if (row === undefined) throw notFound(`Agency ${agencyId} has no client ${clientNumber}`)
       return rowToClient(row)
     },
 
-    searchClients(agencyId: number, text: string, limit: number) {
+    searchClients (agencyId: number, text: string, limit: number) {
       agencyOrThrow(agencyId)
       return repos.clients.searchClients(agencyId, text, limit).map(rowToClient)
     },
 
     /** Creates or replaces a client as the agency would; `modified` moves to now unless given. */
-    putClient(agencyId: number, clientNumber: number, input: ClientInput): { created: boolean; client: FixtureClient } {
+    putClient (agencyId: number, clientNumber: number, input: ClientInput): { created: boolean; client: FixtureClient } {
       agencyOrThrow(agencyId)
       if (input.clientNumber !== undefined && input.clientNumber !== clientNumber) {
         throw badRequest(`clientNumber ${input.clientNumber} in the body differs from ${clientNumber} in the path`, [{ field: 'clientNumber', message: `must be ${clientNumber} or absent` }])
@@ -202,7 +216,7 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
     },
 
     /** Merges a change into a client and moves its modified time. */
-    patchClient(agencyId: number, clientNumber: number, patch: ClientPatch): FixtureClient {
+    patchClient (agencyId: number, clientNumber: number, patch: ClientPatch): FixtureClient {
       agencyOrThrow(agencyId)
       const row = repos.clients.getClient(agencyId, clientNumber)
       if (row === undefined) throw notFound(`Agency ${agencyId} has no client ${clientNumber}`)
@@ -226,7 +240,7 @@ export function createAdmin(repos: Pick<Repositories, 'access' | 'agencies' | 'c
     },
 
     /** Marks a client deleted (changed-clients with deleted=true finds it). */
-    deleteClient(agencyId: number, clientNumber: number): FixtureClient {
+    deleteClient (agencyId: number, clientNumber: number): FixtureClient {
       return this.patchClient(agencyId, clientNumber, { deleted: true })
     },
 

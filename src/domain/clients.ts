@@ -15,13 +15,13 @@ export interface ChangedQuery {
 type ClientReads = Pick<ReadModel, 'changedIdsJson' | 'liveClient' | 'clientJson' | 'liveClients' | 'batchJson' | 'policyHolders' | 'searchJson'>
 
 /** Client reads: the rules (asOf, batch size, 404) over the read model's answers. */
-export function createClients(reads: ClientReads) {
+export function createClients (reads: ClientReads) {
   return {
     /**
      * Ids of the clients changed since `asOf` (all when absent), ascending, as JSON. Changed
      * means details.modified > asOf. `deleted=true` lists only deleted clients; otherwise they are left out.
      */
-    changedIdsJson(agencyId: number, q: ChangedQuery): EncodedJson {
+    changedIdsJson (agencyId: number, q: ChangedQuery): EncodedJson {
       let sinceMs: number | null = null
       if (q.asOf !== undefined) {
         sinceMs = parseTimestamp(q.asOf)
@@ -31,45 +31,45 @@ export function createClients(reads: ClientReads) {
     },
 
     /** A live client; deleted and unknown clients are 404. */
-    get(agencyId: number, clientNumber: number): Readonly<ClientRow> {
+    get (agencyId: number, clientNumber: number): Readonly<ClientRow> {
       const row = reads.liveClient(agencyId, clientNumber)
       if (row === undefined) throw clientNotFound(clientNumber)
       return row
     },
 
     /** get() as the 3.0/4.0 JSON object with `groups` in that order. */
-    clientJson(agencyId: number, clientNumber: number, groups: readonly ClientGroup[]): EncodedJson {
+    clientJson (agencyId: number, clientNumber: number, groups: readonly ClientGroup[]): EncodedJson {
       const json = reads.clientJson(agencyId, clientNumber, groups)
       if (json === undefined) throw clientNotFound(clientNumber)
       return json
     },
 
     /** Live clients among `numbers`, in request order, each once; unknown and deleted are left out. */
-    batch(agencyId: number, numbers: number[]): ClientRow[] {
+    batch (agencyId: number, numbers: number[]): ClientRow[] {
       checkBatch(numbers)
       return reads.liveClients(agencyId, [...new Set(numbers)])
     },
 
     /** What batch() finds, as the JSON array a 3.0/4.0 batch read answers (`groups` in that order). */
-    batchJson(agencyId: number, numbers: number[], groups: readonly ClientGroup[]): EncodedJson {
+    batchJson (agencyId: number, numbers: number[], groups: readonly ClientGroup[]): EncodedJson {
       checkBatch(numbers)
       return reads.batchJson(agencyId, [...new Set(numbers)], groups)
     },
 
     /** Live clients with a policy of exactly this number, ascending. */
-    searchByPolicyNumber(agencyId: number, policyNumber: string): readonly Readonly<ClientRow>[] {
+    searchByPolicyNumber (agencyId: number, policyNumber: string): readonly Readonly<ClientRow>[] {
       return reads.policyHolders(agencyId, policyNumber)
     },
 
     /** searchByPolicyNumber() as the JSON array a 3.0/4.0 search answers. */
-    searchJson(agencyId: number, policyNumber: string, groups: readonly ClientGroup[]): EncodedJson {
+    searchJson (agencyId: number, policyNumber: string, groups: readonly ClientGroup[]): EncodedJson {
       return reads.searchJson(agencyId, policyNumber, groups)
     }
   }
 }
 
 /** A batch read takes at most MAX_BATCH numbers. */
-function checkBatch(numbers: number[]): void {
+function checkBatch (numbers: number[]): void {
   if (numbers.length > MAX_BATCH) {
     throw badRequest(`at most ${MAX_BATCH} client numbers per request; split the ${numbers.length} numbers into batches of ${MAX_BATCH}`, [
       { field: 'clientNumbers', message: `at most ${MAX_BATCH} client numbers per request, got ${numbers.length}` }

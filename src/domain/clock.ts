@@ -11,26 +11,26 @@ export class Clock {
   private offsetMs = 0
   private frozenAt: number | null = null
 
-  constructor(private readonly realNow: () => number = Date.now) {}
+  constructor (private readonly realNow: () => number = Date.now) {}
 
-  nowMs(): number {
+  nowMs (): number {
     return this.frozenAt ?? this.realNow() + this.offsetMs
   }
 
   /** The real time the clock runs on, whatever it was set to (rate windows keep real time). */
-  realMs(): number {
+  realMs (): number {
     return this.realNow()
   }
 
-  now(): Date {
+  now (): Date {
     return new Date(this.nowMs())
   }
 
-  iso(): string {
+  iso (): string {
     return this.now().toISOString()
   }
 
-  set(nowMs: number, frozen: boolean): void {
+  set (nowMs: number, frozen: boolean): void {
     if (frozen) {
       this.frozenAt = nowMs
     } else {
@@ -39,17 +39,17 @@ export class Clock {
     }
   }
 
-  advance(ms: number): void {
+  advance (ms: number): void {
     if (this.frozenAt !== null) this.frozenAt += ms
     else this.offsetMs += ms
   }
 
-  reset(): void {
+  reset (): void {
     this.offsetMs = 0
     this.frozenAt = null
   }
 
-  state(): ClockState {
+  state (): ClockState {
     return { now: this.iso(), frozen: this.frozenAt !== null }
   }
 }

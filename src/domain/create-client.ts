@@ -51,7 +51,7 @@ const dateTime = (d: string | undefined) => (d === undefined ? null : d.length =
  */
 export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock, budget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)) {
   /** Rules beyond the schema, on a body that passed it. */
-  function check(agency: AgencyRow, cmd: CreateClientCommand): FieldError[] {
+  function check (agency: AgencyRow, cmd: CreateClientCommand): FieldError[] {
     const errors: FieldError[] = []
     for (const [field, value] of [['Log.TS', cmd.log.ts], ['Task.DueDate', cmd.task?.dueDate]] as const) {
       if (value !== undefined && parseTimestamp(value) === null) errors.push({ field, message: `'${value}' is not a real date and time` })
@@ -86,9 +86,18 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
       let legacy = clientNumber * 100
       const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
       const people = cmd.people.map((p) => ({
-        ...record(), title: null, firstName: p.firstName ?? null, middleName: null, lastName: p.lastName ?? null,
-        mainContactType: p.mainContactType, relationship: null, dateOfBirth: dateTime(p.dateOfBirth), gender: null,
-        occupation: null, maritalStatus: null, driverLicenseNumber: p.driverLicenseNumber ?? null
+        ...record(),
+        title: null,
+        firstName: p.firstName ?? null,
+        middleName: null,
+        lastName: p.lastName ?? null,
+        mainContactType: p.mainContactType,
+        relationship: null,
+        dateOfBirth: dateTime(p.dateOfBirth),
+        gender: null,
+        occupation: null,
+        maritalStatus: null,
+        driverLicenseNumber: p.driverLicenseNumber ?? null
       }))
       const contact = (c: { type: string; value: string }, personId: string | null) => ({
         ...record(), type: c.type, data: c.value, personId, description: null, isBillingContact: false, allowMassEmail: false, priority: null
@@ -99,43 +108,88 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
       ]
       const officeId = cmd.officeId ?? agency.defaultOfficeId
       const b = cmd.businessDetail
-      const address = cmd.mailingAddress === undefined ? null : {
-        address1: cmd.mailingAddress.address1 ?? null, address2: cmd.mailingAddress.address2 ?? null,
-        city: cmd.mailingAddress.city ?? null, state: cmd.mailingAddress.state ?? null, zip: cmd.mailingAddress.zip ?? null,
-        county: null, countryCode: 'US'
-      }
-      const policies = cmd.policy === undefined ? [] : [{
-        ...record(), policyNumber: cmd.policy.policyNumber ?? '', policyIndex: 0, status: null,
-        applicationType: cmd.policy.applicationType ?? null, policyState: cmd.policy.state ?? null,
-        effectiveDate: dateTime(cmd.policy.effectiveDate), officeId,
-        loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
-        coverages: [], drivers: [], autos: [], additionalInterests: [], locations: []
-      }]
+      const address = cmd.mailingAddress === undefined
+        ? null
+        : {
+            address1: cmd.mailingAddress.address1 ?? null,
+            address2: cmd.mailingAddress.address2 ?? null,
+            city: cmd.mailingAddress.city ?? null,
+            state: cmd.mailingAddress.state ?? null,
+            zip: cmd.mailingAddress.zip ?? null,
+            county: null,
+            countryCode: 'US'
+          }
+      const policies = cmd.policy === undefined
+        ? []
+        : [{
+            ...record(),
+            policyNumber: cmd.policy.policyNumber ?? '',
+            policyIndex: 0,
+            status: null,
+            applicationType: cmd.policy.applicationType ?? null,
+            policyState: cmd.policy.state ?? null,
+            effectiveDate: dateTime(cmd.policy.effectiveDate),
+            officeId,
+            loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
+            coverages: [],
+            drivers: [],
+            autos: [],
+            additionalInterests: [],
+            locations: []
+          }]
       // an open record: the create request's licenseNum and naics are kept beyond the read model's named fields
       const details = {
-        id: randomUUID(), modified: now, clientType: 'Customer', status: cmd.status ?? 'Prospect',
-        isPersonal: b === undefined, isCommercial: b !== undefined,
-        companyName: b?.companyName ?? null, dbaName: b?.dbaName ?? null,
-        businessType: b?.businessType ?? null, feinNum: b?.feinNum ?? null, website: b?.website ?? null,
-        licenseNum: b?.licenseNum ?? null, naics: b?.naics ?? null,
-        agencyNum: agency.agencyId, officeId, clientSince: now.slice(0, 10), allowCrossSell: true,
-        source: cmd.source ?? null, producer: username('Producer'), csr: username('Csr'),
+        id: randomUUID(),
+        modified: now,
+        clientType: 'Customer',
+        status: cmd.status ?? 'Prospect',
+        isPersonal: b === undefined,
+        isCommercial: b !== undefined,
+        companyName: b?.companyName ?? null,
+        dbaName: b?.dbaName ?? null,
+        businessType: b?.businessType ?? null,
+        feinNum: b?.feinNum ?? null,
+        website: b?.website ?? null,
+        licenseNum: b?.licenseNum ?? null,
+        naics: b?.naics ?? null,
+        agencyNum: agency.agencyId,
+        officeId,
+        clientSince: now.slice(0, 10),
+        allowCrossSell: true,
+        source: cmd.source ?? null,
+        producer: username('Producer'),
+        csr: username('Csr'),
         mainContacts: people.filter((p) => p.mainContactType === 'First' || p.mainContactType === 'Second').map((p) => p.id),
-        mailingAddress: address, physicalAddress: null
+        mailingAddress: address,
+        physicalAddress: null
       }
       insertClient(repos.clients, agency.agencyId, {
         clientNumber,
         details,
-        people, contacts, claims: [], policies, invoices: []
+        people,
+        contacts,
+        claims: [],
+        policies,
+        invoices: []
       })
-      const task = cmd.task === undefined ? undefined : {
-        ...cmd.task,
-        assignedToUserId: ROLE_KEY[cmd.task.assignedToRole] === undefined ? undefined : agency.defaultUsers[ROLE_KEY[cmd.task.assignedToRole]]
-      }
+      const task = cmd.task === undefined
+        ? undefined
+        : {
+            ...cmd.task,
+            assignedToUserId: ROLE_KEY[cmd.task.assignedToRole] === undefined ? undefined : agency.defaultUsers[ROLE_KEY[cmd.task.assignedToRole]]
+          }
       const policyId = cmd.log.policyId ?? policies[0]?.id
       repos.writes.insertWrite({
-        agencyId: agency.agencyId, clientNumber, kind: 'client', refId: randomUUID(), integration: origin.integration,
-        apiVersion: origin.apiVersion, status: 'applied', fingerprint: '', receivedAt: now, appliedAt: now,
+        agencyId: agency.agencyId,
+        clientNumber,
+        kind: 'client',
+        refId: randomUUID(),
+        integration: origin.integration,
+        apiVersion: origin.apiVersion,
+        status: 'applied',
+        fingerprint: '',
+        receivedAt: now,
+        appliedAt: now,
         data: { ...cmd.log, policyId, task }
       })
       return clientNumber

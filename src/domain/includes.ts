@@ -12,7 +12,7 @@ const BY_NAME = new Map<string, ClientGroup>(CLIENT_GROUPS.map((g) => [g.toLower
 BY_NAME.set('polcies', 'Policies') // the spec spells it this way in one place
 
 /** Parses `include`: case-insensitive, comma-delimited, spaces trimmed, `Polcies` = `Policies`. */
-export function parseInclude(include: string | undefined): ClientGroup[] | undefined {
+export function parseInclude (include: string | undefined): ClientGroup[] | undefined {
   // An empty value binds as absent (the live service's model binding turns "" into null).
   if (include === undefined || include.trim() === '') return undefined
   const items = include.split(',').map((s) => s.trim()).filter((s) => s !== '')
@@ -29,7 +29,7 @@ export function parseInclude(include: string | undefined): ClientGroup[] | undef
  * The groups an `include` names, unknown items skipped: what a request asked of an agency that
  * does not take `include` (its answer does not depend on it, so nothing there is refused).
  */
-export function namedGroups(include: string | undefined): ClientGroup[] | undefined {
+export function namedGroups (include: string | undefined): ClientGroup[] | undefined {
   if (include === undefined || include.trim() === '') return undefined
   const named = new Set(include.split(',').map((s) => BY_NAME.get(s.trim().toLowerCase())))
   return CLIENT_GROUPS.filter((g) => named.has(g))
@@ -41,7 +41,7 @@ export function namedGroups(include: string | undefined): ClientGroup[] | undefi
  * `denied` names only groups the request asked for (explicitly or by the default list) and did
  * not get: a group nobody asked for is never reported as withheld.
  */
-export function resolveGroups(requested: ClientGroup[] | undefined, invoiceOptIn: boolean, all = false): IncludeResult {
+export function resolveGroups (requested: ClientGroup[] | undefined, invoiceOptIn: boolean, all = false): IncludeResult {
   const asked = requested ?? [...DEFAULT_GROUPS]
   const granted = (g: ClientGroup) => g !== 'Invoices' || invoiceOptIn
   const served = all ? [...CLIENT_GROUPS] : asked

@@ -14,7 +14,7 @@ import type { ReceiptCommand } from './writes.js'
  */
 
 /** A JSON pointer (`/invoices/0/amount`) as a field path (`invoices[0].amount`). */
-function pointerPath(pointer: string): string {
+function pointerPath (pointer: string): string {
   let out = ''
   for (const raw of pointer.split('/').slice(1)) {
     const part = raw.replace(/~1/g, '/').replace(/~0/g, '~')
@@ -39,14 +39,14 @@ const TYPE_MESSAGES: Partial<Record<ValueErrorType, string>> = {
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`
 
 /** Literal values of a union whose members are all literals (`literalUnion`), else undefined. */
-function literalMembers(schema: TSchema): unknown[] | undefined {
+function literalMembers (schema: TSchema): unknown[] | undefined {
   const members = schema.anyOf as TSchema[] | undefined
   if (!Array.isArray(members) || !members.every((m) => 'const' in m)) return undefined
   return members.map((m) => m.const)
 }
 
 /** A TypeBox value error in plain English, worded like the HTTP layer's schema messages. */
-function describeError(error: ValueError): string {
+function describeError (error: ValueError): string {
   const s = error.schema
   const fixed = TYPE_MESSAGES[error.type]
   if (fixed !== undefined) return fixed
@@ -96,7 +96,7 @@ function describeError(error: ValueError): string {
  * missing required field is reported once as "is required". `rootField` names a fault of the value
  * itself (not an object, for instance).
  */
-export function compileItemValidator(schema: TSchema, rootField = '(item)'): (value: unknown) => FieldError[] {
+export function compileItemValidator (schema: TSchema, rootField = '(item)'): (value: unknown) => FieldError[] {
   const check = TypeCompiler.Compile(schema)
   return (value: unknown): FieldError[] => {
     if (check.Check(value)) return []
@@ -125,7 +125,7 @@ const validateReceipt = compileItemValidator(ReceiptItemSchema)
  * case, dates on the calendar), then checked without coercion. Answers the command, or the item's
  * field errors (the binder's and the schema's).
  */
-export function checkReceiptItem(raw: unknown, index: number, warnings: string[]): ReceiptCommand | FieldError[] {
+export function checkReceiptItem (raw: unknown, index: number, warnings: string[]): ReceiptCommand | FieldError[] {
   const { value, faults } = bindPart(raw, ReceiptItemSchema, 'body', warnings, `[${index}]`)
   const errors = [...faults.map((f) => ({ field: pascalPath(pointerPath(f.pointer)) || '(item)', message: f.message })), ...validateReceipt(value)]
   return errors.length > 0 ? errors : (value as ReceiptCommand)

@@ -1,5 +1,5 @@
 /** mulberry32: a small seeded generator of numbers in [0, 1), so seeded draws replay exactly. */
-export function seededRandom(seed: number): () => number {
+export function seededRandom (seed: number): () => number {
   let a = seed >>> 0
   return () => {
     a = (a + 0x6d2b79f5) >>> 0

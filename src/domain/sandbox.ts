@@ -46,7 +46,7 @@ export interface SandboxOptions {
 }
 
 /** The emulated agency world: every rule of the vendor API, no HTTP. */
-export async function createSandbox({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes, readModel }: SandboxOptions) {
+export async function createSandbox ({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes, readModel }: SandboxOptions) {
   const sql = new UnitOfWork(db)
   const repos = createRepositories(sql)
   const reads = createReadModel(repos, repos.changes, readModel)
@@ -77,7 +77,7 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
    * Changes an agency's flags in one transaction; reconnecting applies its pending writes
    * (in arrival order) before answering.
    */
-  function patchAgency(agencyId: number, patch: AgencyPatch) {
+  function patchAgency (agencyId: number, patch: AgencyPatch) {
     const agency = repos.agencies.getAgency(agencyId)
     if (agency === undefined) throw notFound(`No agency ${agencyId}; GET /_sandbox/state lists the agencies`)
     if (patch.defaultOfficeId !== undefined && !repos.agencies.listOffices(agencyId).some((o) => o.officeId === patch.defaultOfficeId)) {
@@ -117,7 +117,7 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
      * rules and create-client rate windows are emptied; `keep` names the parts to leave alone.
      * Examiner sessions are records of test runs, not part of the world, and stay.
      */
-    async reset(next?: Fixture, nextSource = fixtureSource, keep: readonly ResetPart[] = []): Promise<void> {
+    async reset (next?: Fixture, nextSource = fixtureSource, keep: readonly ResetPart[] = []): Promise<void> {
       const keeps = (part: ResetPart) => keep.includes(part)
       if (!keeps('simulator')) simulator.stop()
       if (!keeps('clock')) clock.reset()
@@ -130,13 +130,17 @@ export async function createSandbox({ db, fixture, fixtureSource, clock = new Cl
       if (!keeps('rateWindows')) createBudget.clear()
     },
     state: () => exportWorld(repos),
-    get source() {
+    get source () {
       return source
     },
-    counts() {
+    counts () {
       return {
-        integrations: repos.access.countIntegrations(), agencies: repos.agencies.countAgencies(), clients: repos.clients.countClients(),
-        writes: repos.writes.countWrites(), journal: journal.size, faults: faults.list().length
+        integrations: repos.access.countIntegrations(),
+        agencies: repos.agencies.countAgencies(),
+        clients: repos.clients.countClients(),
+        writes: repos.writes.countWrites(),
+        journal: journal.size,
+        faults: faults.list().length
       }
     }
   }

@@ -35,7 +35,7 @@ const WEIGHTS: [ChangeKind, number][] = [['person', 30], ['contact', 25], ['poli
 const STATUSES = ['Active', 'DeadFile', 'Prospect', 'Lead'] as const
 const LOBS = ['AUTOP', 'HOME', 'PUMBR', 'BOAT', 'CGL', 'BOP', 'WORK', 'AUTOB'] as const
 
-export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients' | 'transaction'>, clock: Clock, loadFaker: (seed: number) => Promise<{ faker: Faker; generateClient: typeof import('../fixture/generate.js').generateClient }>) {
+export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients' | 'transaction'>, clock: Clock, loadFaker: (seed: number) => Promise<{ faker: Faker; generateClient: typeof import('../fixture/generate.js').generateClient }>) {
   let settings: SimulatorSettings | null = null
   let timer: NodeJS.Timeout | null = null
   let tools: Awaited<ReturnType<typeof loadFaker>> | null = null
@@ -43,7 +43,7 @@ export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients'
   let carry = 0
   const byKind: Record<string, number> = {}
 
-  function pickKind(f: Faker): ChangeKind {
+  function pickKind (f: Faker): ChangeKind {
     const total = WEIGHTS.reduce((s, [, w]) => s + w, 0)
     let roll = f.number.int({ min: 0, max: total - 1 })
     for (const [kind, w] of WEIGHTS) {
@@ -53,13 +53,13 @@ export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients'
     return 'person'
   }
 
-  function agencyIds(): number[] {
+  function agencyIds (): number[] {
     const wanted = settings?.agencies
     return repos.agencies.listAgencies().filter((a) => a.active && (wanted === undefined || wanted.includes(a.agencyId))).map((a) => a.agencyId)
   }
 
   /** One change at time `at`; returns its kind, or null when there is nothing to change. */
-  function changeOnce(at: string): ChangeKind | null {
+  function changeOnce (at: string): ChangeKind | null {
     if (tools === null) return null
     const f = tools.faker
     const agencies = agencyIds()
@@ -112,9 +112,16 @@ export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients'
         const index = policies.length
         const code = f.helpers.arrayElement(LOBS)
         policies.push({
-          id: f.string.uuid(), modified: at, policyNumber: `SIM${agencyId}-${clientNumber}-${String(index + 1).padStart(2, '0')}-${f.string.alphanumeric({ length: 4, casing: 'upper' })}`,
-          policyIndex: index, status: 'Active', effectiveDate: at.slice(0, 10) + 'T00:00:00', term: 12,
-          premium: f.number.int({ min: 300, max: 9000 }), loBs: [{ code, name: code }], carrier: f.company.name()
+          id: f.string.uuid(),
+          modified: at,
+          policyNumber: `SIM${agencyId}-${clientNumber}-${String(index + 1).padStart(2, '0')}-${f.string.alphanumeric({ length: 4, casing: 'upper' })}`,
+          policyIndex: index,
+          status: 'Active',
+          effectiveDate: at.slice(0, 10) + 'T00:00:00',
+          term: 12,
+          premium: f.number.int({ min: 300, max: 9000 }),
+          loBs: [{ code, name: code }],
+          carrier: f.company.name()
         })
         c.policies = policies
         break
@@ -128,14 +135,14 @@ export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients'
     save(c)
     return kind
 
-    function changeStatus(client: FixtureClient): ChangeKind {
+    function changeStatus (client: FixtureClient): ChangeKind {
       client.details.status = f.helpers.arrayElement(STATUSES.filter((s) => s !== client.details.status))
       save(client)
       return 'status'
     }
   }
 
-  function run(count: number, fromMs: number, toMs: number): void {
+  function run (count: number, fromMs: number, toMs: number): void {
     for (let i = 0; i < count; i++) {
       const at = new Date(Math.round(fromMs + ((i + 1) * (toMs - fromMs)) / count)).toISOString()
       const kind = changeOnce(at)
@@ -145,14 +152,14 @@ export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients'
     }
   }
 
-  function stop(): void {
+  function stop (): void {
     if (timer !== null) clearInterval(timer)
     timer = null
     settings = null
   }
 
   return {
-    async start(next: SimulatorSettings): Promise<SimulatorStatus> {
+    async start (next: SimulatorSettings): Promise<SimulatorStatus> {
       if (!(next.ratePerMinute > 0 && next.ratePerMinute <= 60_000)) {
         throw badRequest('ratePerMinute must be above 0 and at most 60000', [{ field: 'ratePerMinute', message: 'must be in (0, 60000]' }])
       }
@@ -173,19 +180,19 @@ export function createSimulator(repos: Pick<Repositories, 'agencies' | 'clients'
       }
       return this.status()
     },
-    stop(): SimulatorStatus {
+    stop (): SimulatorStatus {
       stop()
       return this.status()
     },
     /** Clock-time mode: the changes of the period [from, to], spread over it. */
-    onAdvance(fromMs: number, toMs: number): void {
+    onAdvance (fromMs: number, toMs: number): void {
       if (settings === null || settings.clockTime !== true || toMs <= fromMs) return
       const exact = (settings.ratePerMinute * (toMs - fromMs)) / 60_000 + carry
       const count = Math.floor(exact)
       carry = exact - count
       run(count, fromMs, toMs)
     },
-    status(): SimulatorStatus {
+    status (): SimulatorStatus {
       return { running: settings !== null, settings, changes, byKind: { ...byKind } }
     }
   }

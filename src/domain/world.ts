@@ -3,7 +3,7 @@ import type { Fixture, FixtureClient } from '../fixture/schema.js'
 import { parseTimestamp } from '../time.js'
 
 /** Turns a fixture client into its stored form (each group as the JSON the API answers). */
-export function clientToRow(agencyId: number, c: FixtureClient): ClientRow {
+export function clientToRow (agencyId: number, c: FixtureClient): ClientRow {
   const policies = (c.policies ?? []).map((p, i) => (p.policyIndex === undefined ? { ...p, policyIndex: i } : p))
   return {
     agencyId,
@@ -23,26 +23,26 @@ export function clientToRow(agencyId: number, c: FixtureClient): ClientRow {
 type ClientWrites = Pick<ClientRepository, 'insertClient' | 'updateClient' | 'insertPolicy' | 'deleteClientPolicies'>
 
 /** Replaces a stored client (same agency and number) and re-indexes its policies; call it in a transaction. */
-export function replaceClient(clients: ClientWrites, agencyId: number, c: FixtureClient): void {
+export function replaceClient (clients: ClientWrites, agencyId: number, c: FixtureClient): void {
   clients.deleteClientPolicies(agencyId, c.clientNumber)
   clients.updateClient(clientToRow(agencyId, c))
   indexPolicies(clients, agencyId, c)
 }
 
-function indexPolicies(clients: ClientWrites, agencyId: number, c: FixtureClient): void {
+function indexPolicies (clients: ClientWrites, agencyId: number, c: FixtureClient): void {
   ;(c.policies ?? []).forEach((p, i) =>
     clients.insertPolicy(agencyId, c.clientNumber, { policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i })
   )
 }
 
 /** Inserts a client and indexes its policies; call it in a transaction. */
-export function insertClient(clients: ClientWrites, agencyId: number, c: FixtureClient): void {
+export function insertClient (clients: ClientWrites, agencyId: number, c: FixtureClient): void {
   clients.insertClient(clientToRow(agencyId, c))
   indexPolicies(clients, agencyId, c)
 }
 
 /** The whole world as a fixture document: resetting to it reproduces every answer. */
-export function exportWorld({ access, agencies: agencyRows, clients, writes: writeRows }: Repositories): Fixture {
+export function exportWorld ({ access, agencies: agencyRows, clients, writes: writeRows }: Repositories): Fixture {
   const subscriptions = access.listAllSubscriptions()
   const agencies = agencyRows.listAgencies().map((a) => ({
     agencyId: a.agencyId,
@@ -53,7 +53,8 @@ export function exportWorld({ access, agencies: agencyRows, clients, writes: wri
     defaultOfficeId: a.defaultOfficeId,
     offices: agencyRows.listOffices(a.agencyId),
     users: agencyRows.listUsers(a.agencyId).map((u) => ({
-      userId: u.userId, username: u.username,
+      userId: u.userId,
+      username: u.username,
       ...(u.firstName === null ? {} : { firstName: u.firstName }),
       ...(u.lastName === null ? {} : { lastName: u.lastName }),
       ...(u.email === null ? {} : { email: u.email }),
@@ -70,16 +71,25 @@ export function exportWorld({ access, agencies: agencyRows, clients, writes: wri
   const writes = writeRows.listAllWrites().map((w) => {
     const content = w.kind === 'attachment' ? writeRows.getContent(w.seq) : undefined
     return {
-      agencyId: w.agencyId, clientNumber: w.clientNumber, kind: w.kind, refId: w.refId, integration: w.integration,
-      version: w.apiVersion, status: w.status, receivedAt: w.receivedAt, appliedAt: w.appliedAt, fingerprint: w.fingerprint,
-      data: w.data, ...(content === undefined ? {} : { content: content.toString('base64') })
+      agencyId: w.agencyId,
+      clientNumber: w.clientNumber,
+      kind: w.kind,
+      refId: w.refId,
+      integration: w.integration,
+      version: w.apiVersion,
+      status: w.status,
+      receivedAt: w.receivedAt,
+      appliedAt: w.appliedAt,
+      fingerprint: w.fingerprint,
+      data: w.data,
+      ...(content === undefined ? {} : { content: content.toString('base64') })
     }
   })
   return { integrations, agencies, writes } as Fixture
 }
 
 /** A stored client back in fixture form (its groups parsed). */
-export function rowToClient(r: ClientRow): FixtureClient {
+export function rowToClient (r: ClientRow): FixtureClient {
   return {
     clientNumber: r.clientNumber,
     deleted: r.deleted,
@@ -93,7 +103,7 @@ export function rowToClient(r: ClientRow): FixtureClient {
 }
 
 /** Replaces the whole world with the fixture's, in one transaction (one change for the read model). */
-export function loadWorld(repositories: Repositories, fixture: Fixture, source: string, nowIso: string): void {
+export function loadWorld (repositories: Repositories, fixture: Fixture, source: string, nowIso: string): void {
   const { access, agencies, clients, writes, meta } = repositories
   repositories.transaction(() => {
     repositories.clearWorld()
@@ -141,9 +151,17 @@ export function loadWorld(repositories: Repositories, fixture: Fixture, source: 
     }
     for (const w of fixture.writes ?? []) {
       const seq = writes.insertWrite({
-        agencyId: w.agencyId, clientNumber: w.clientNumber, kind: w.kind, refId: w.refId, integration: w.integration,
-        apiVersion: w.version, status: w.status, fingerprint: w.fingerprint ?? '', receivedAt: w.receivedAt,
-        appliedAt: w.appliedAt, data: w.data
+        agencyId: w.agencyId,
+        clientNumber: w.clientNumber,
+        kind: w.kind,
+        refId: w.refId,
+        integration: w.integration,
+        apiVersion: w.version,
+        status: w.status,
+        fingerprint: w.fingerprint ?? '',
+        receivedAt: w.receivedAt,
+        appliedAt: w.appliedAt,
+        data: w.data
       })
       if (w.content !== undefined) writes.insertContent(seq, Buffer.from(w.content, 'base64'))
     }

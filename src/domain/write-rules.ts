@@ -24,18 +24,17 @@ const SPEC_NAMES: Readonly<Record<string, string>> = {
  * `policy.loBs[1]` → `Policy.LOBs[1]`. Paths that do not start with a name, such as `(body)`, are
  * returned unchanged.
  */
-export function pascalPath(path: string): string {
+export function pascalPath (path: string): string {
   return path.replace(/(^|\.)([A-Za-z_$][\w$]*)/g, (_match, lead: string, name: string) =>
     lead + (SPEC_NAMES[name] ?? name.charAt(0).toUpperCase() + name.slice(1)))
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Create-client rules
 // ---------------------------------------------------------------------------------------------
 
 /** `found 2 (People[0], People[3])` */
-function found(indexes: number[]): string {
+function found (indexes: number[]): string {
   return indexes.length === 0 ? 'found 0' : `found ${indexes.length} (${indexes.map((i) => `People[${i}]`).join(', ')})`
 }
 
@@ -48,7 +47,7 @@ const mainContactTypeOf = (person: unknown): unknown =>
  * to the schema (People needs at least one item), so the caller does not get the same fault twice.
  * The people may have failed the schema: anything without a MainContactType simply has none.
  */
-export function checkPeopleRules(people: readonly unknown[]): FieldError[] {
+export function checkPeopleRules (people: readonly unknown[]): FieldError[] {
   if (people.length === 0) return []
   const withType = (type: string) =>
     people.flatMap((p, i) => (mainContactTypeOf(p) === type ? [i] : []))
@@ -71,7 +70,7 @@ const EPOCH = '1970-01-01'
  * written (a time part, when sent, does not move it). A value the schema's pattern rejects, or a
  * policy that is not an object, is left to the schema.
  */
-export function checkEffectiveDate(policy: unknown): FieldError[] {
+export function checkEffectiveDate (policy: unknown): FieldError[] {
   const value = typeof policy === 'object' && policy !== null && 'effectiveDate' in policy ? policy.effectiveDate : undefined
   if (typeof value !== 'string') return []
   const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value)
@@ -102,7 +101,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
  * Decodes a base64 header value as UTF-8 text. Anything that is not strict, padded base64 of valid
  * UTF-8 is a 400 naming the header (`name`, in the spec's spelling). The empty string is the empty text.
  */
-export function decodeBase64Header(name: string, value: string): string {
+export function decodeBase64Header (name: string, value: string): string {
   if (!BASE64.test(value)) {
     if (UNPADDED_BASE64.test(value)) {
       throw invalidField(name, "must be padded base64: its length must be a multiple of 4, so add the '=' padding")

@@ -75,8 +75,14 @@ export interface Origin {
 }
 
 export const MIME_TYPES: Record<string, string> = {
-  pdf: 'application/pdf', jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', mp3: 'audio/mpeg',
-  eml: 'message/rfc822', msg: 'application/vnd.ms-outlook', txt: 'text/plain'
+  pdf: 'application/pdf',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  mp3: 'audio/mpeg',
+  eml: 'message/rfc822',
+  msg: 'application/vnd.ms-outlook',
+  txt: 'text/plain'
 }
 
 export const OUTCOME_TEXT: Record<Outcome, string> = {
@@ -87,7 +93,7 @@ export const OUTCOME_TEXT: Record<Outcome, string> = {
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
 
 /** Stable JSON (sorted keys) for fingerprints: key order and casing of the request do not matter. */
-function canonical(value: unknown): string {
+function canonical (value: unknown): string {
   if (Array.isArray(value)) return '[' + value.map(canonical).join(',') + ']'
   if (value !== null && typeof value === 'object') {
     return '{' + Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined)
@@ -98,16 +104,16 @@ function canonical(value: unknown): string {
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 
-export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock) {
+export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock) {
   /** The client a write targets: must exist and not be deleted. */
-  function liveClient(agencyId: number, clientNumber: number) {
+  function liveClient (agencyId: number, clientNumber: number) {
     const row = repos.clients.getClient(agencyId, clientNumber)
     if (row === undefined || row.deleted) throw clientNotFound(clientNumber)
     return row
   }
 
   /** Moves the client's details.modified to now (every applied write does). */
-  function touch(agencyId: number, clientNumber: number, at: string): void {
+  function touch (agencyId: number, clientNumber: number, at: string): void {
     const row = repos.clients.getClient(agencyId, clientNumber)
     if (row === undefined) return
     const details = JSON.parse(row.details) as Record<string, unknown>
@@ -115,21 +121,21 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
     repos.clients.updateClientDetails(agencyId, clientNumber, JSON.stringify(details), Date.parse(at))
   }
 
-  function checkPolicy(agencyId: number, clientNumber: number, policyId: string | undefined, field: string, errors: FieldError[]) {
+  function checkPolicy (agencyId: number, clientNumber: number, policyId: string | undefined, field: string, errors: FieldError[]) {
     if (policyId === undefined) return
     const known = repos.clients.listClientPolicies(agencyId, clientNumber).some((p) => p.policyId.toLowerCase() === policyId.toLowerCase())
     if (!known) errors.push({ field, message: `${policyId} is not a policy of client ${clientNumber}` })
   }
 
   /** Timestamps that have the right shape but are no real instant (month 13, 25 o'clock). */
-  function checkTimes(times: [string, string | undefined][], errors: FieldError[]) {
+  function checkTimes (times: [string, string | undefined][], errors: FieldError[]) {
     for (const [field, value] of times) {
       if (value !== undefined && parseTimestamp(value) === null) errors.push({ field, message: `'${value}' is not a real date and time` })
     }
   }
 
   /** A task's assignee: SpecifiedUser needs the email of an active agency user. */
-  function checkTask(agencyId: number, task: TaskCommand | undefined, prefix: string, errors: FieldError[]) {
+  function checkTask (agencyId: number, task: TaskCommand | undefined, prefix: string, errors: FieldError[]) {
     if (task === undefined) return
     if (task.assignedToRole !== 'SpecifiedUser') return
     if (task.assignedToInitials !== undefined) {
@@ -154,7 +160,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
    * Records one write: the same RefId again answers as before (409 when the body differs);
    * otherwise it is applied now, or kept pending while the agency is disconnected.
    */
-  function record(agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
+  function record (agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
     origin: Origin, content?: Buffer): Outcome {
     const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : sha256(content) }))
     const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
@@ -168,8 +174,17 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
     const applied = agency.connected
     repos.transaction(() => {
       const seq = repos.writes.insertWrite({
-        agencyId: agency.agencyId, clientNumber, kind, refId, integration: origin.integration, apiVersion: origin.apiVersion,
-        status: applied ? 'applied' : 'pending', fingerprint, receivedAt: now, appliedAt: applied ? now : null, data
+        agencyId: agency.agencyId,
+        clientNumber,
+        kind,
+        refId,
+        integration: origin.integration,
+        apiVersion: origin.apiVersion,
+        status: applied ? 'applied' : 'pending',
+        fingerprint,
+        receivedAt: now,
+        appliedAt: applied ? now : null,
+        data
       })
       if (content !== undefined) repos.writes.insertContent(seq, content)
       if (applied) touch(agency.agencyId, clientNumber, now)
@@ -178,7 +193,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
   }
 
   return {
-    logNote(agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
+    logNote (agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
       liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['Task.DueDate', cmd.task?.dueDate]], errors)
@@ -189,7 +204,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
       return record(agency, clientNumber, 'log', refId, data, origin)
     },
 
-    attachment(agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin): Outcome {
+    attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin): Outcome {
       liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
@@ -205,7 +220,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
      * Receipts, each checked alone: `invalid` holds the schema errors of each item (by index).
      * Valid items are recorded even when others fail.
      */
-    receipts(agency: AgencyRow, clientNumber: number, items: (ReceiptCommand | FieldError[])[], origin: Origin): { outcome: Outcome; answers: ReceiptAnswer[] } {
+    receipts (agency: AgencyRow, clientNumber: number, items: (ReceiptCommand | FieldError[])[], origin: Origin): { outcome: Outcome; answers: ReceiptAnswer[] } {
       const client = liveClient(agency.agencyId, clientNumber)
       const invoices = new Map(
         (JSON.parse(client.invoices) as { id: string; balance?: number }[]).map((i) => [i.id.toLowerCase(), i])
@@ -250,7 +265,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
     },
 
     /** Applies the agency's pending writes in arrival order; returns how many. */
-    applyPending(agencyId: number): number {
+    applyPending (agencyId: number): number {
       return repos.transaction(() => {
         const pending = repos.writes.listWrites(agencyId, { status: 'pending' })
         for (const w of pending) {
@@ -265,7 +280,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
     list: (agencyId: number, filter: WriteFilter): WriteRow[] => repos.writes.listWrites(agencyId, filter),
 
     /** The id of the client's policy at a 0-based index (version 1 PolicyIndex). */
-    policyIdAt(agencyId: number, clientNumber: number, index: number, field = 'PolicyIndex'): string {
+    policyIdAt (agencyId: number, clientNumber: number, index: number, field = 'PolicyIndex'): string {
       liveClient(agencyId, clientNumber)
       const policy = repos.clients.listClientPolicies(agencyId, clientNumber).find((p) => p.policyIndex === index)
       if (policy === undefined) throw invalidField(field, `client ${clientNumber} has no policy at index ${index}`)
@@ -273,7 +288,7 @@ export function createWrites(repos: Pick<Repositories, 'agencies' | 'clients' | 
     },
 
     /** The stored bytes of an attachment and how to serve them. */
-    attachmentContent(agencyId: number, refId: string): { content: Buffer; contentType: string; fileName: string } {
+    attachmentContent (agencyId: number, refId: string): { content: Buffer; contentType: string; fileName: string } {
       const w = repos.writes.getWrite(agencyId, 'attachment', refId)
       const content = w === undefined ? undefined : repos.writes.getContent(w.seq)
       if (w === undefined || content === undefined) throw notFound(`No attachment with RefId ${refId} in agency ${agencyId}`)

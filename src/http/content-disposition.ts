@@ -25,7 +25,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/gu
  */
 const asciiFallback = (name: string) => name.replace(/[^\u0020-\u007e]|["\\%]/gu, '_')
 
-function percentEncode(name: string): string {
+function percentEncode (name: string): string {
   let out = ''
   for (const byte of Buffer.from(name, 'utf8')) {
     const char = String.fromCharCode(byte)
@@ -35,14 +35,14 @@ function percentEncode(name: string): string {
 }
 
 /** Splits `name.ext` at its last dot when what follows is a short extension. */
-function splitExtension(name: string): { base: string; ext: string } {
+function splitExtension (name: string): { base: string; ext: string } {
   const dot = name.lastIndexOf('.')
   const ext = dot === -1 ? '' : name.slice(dot)
   return ext.length > 1 && ext.length <= 16 && !/\s/.test(ext) ? { base: name.slice(0, dot), ext } : { base: name, ext: '' }
 }
 
 /** The name as served: control characters replaced, blank names named, long names shortened by code point. */
-export function downloadName(fileName: string): string {
+export function downloadName (fileName: string): string {
   const { base, ext } = splitExtension(fileName.replace(CONTROL, '_'))
   const chars = [...(base.trim() === '' ? FALLBACK_BASE : base)]
   const room = MAX_DOWNLOAD_NAME - [...ext].length
@@ -50,7 +50,7 @@ export function downloadName(fileName: string): string {
 }
 
 /** `attachment; filename="<ASCII>"; filename*=UTF-8''<percent-encoded UTF-8>` */
-export function attachmentDisposition(fileName: string): string {
+export function attachmentDisposition (fileName: string): string {
   const name = downloadName(fileName)
   return `attachment; filename="${asciiFallback(name)}"; filename*=UTF-8''${percentEncode(name)}`
 }

@@ -15,7 +15,7 @@ type Validate = ((data: unknown) => boolean) & { errors?: unknown }
 type Serialize = (data: unknown) => string
 
 /** Wraps a compiler factory: `stand` makes a function standing in for the compiled one. */
-function compiledOnFirstUse<F>(build: Factory<F>, stand: (compiled: () => F) => F): Factory<F> {
+function compiledOnFirstUse<F> (build: Factory<F>, stand: (compiled: () => F) => F): Factory<F> {
   return (externalSchemas, options) => {
     const compileFor = build(externalSchemas, options)
     return (route) => {

@@ -18,7 +18,7 @@ const problem = (description: string) => ({ description, content: { 'application
 const sentence = (text: string) => ({ description: text, content: { 'text/plain': { schema: { type: 'string', example: text } } } })
 
 /** Error answers added to every vendor operation's document. */
-function vendorErrors(url: string, method: string) {
+function vendorErrors (url: string, method: string) {
   const errors: Record<string, unknown> = {
     400: problem('Bad request: errors[] names each field and what is wrong'),
     401: sentence(MESSAGES.unauthorized),
@@ -45,7 +45,7 @@ interface QuerySchema {
  * UI's "Try it out" sends it; version 1 requests carry none. Validation is not changed: the
  * route constraint already routes by the parameter.
  */
-function pinVersion(query: QuerySchema | undefined, name: DocumentName): QuerySchema | undefined {
+function pinVersion (query: QuerySchema | undefined, name: DocumentName): QuerySchema | undefined {
   if (query?.properties?.version === undefined) return query
   const { version: _omitted, ...others } = query.properties
   if (name === '1') return { ...query, properties: others, required: (query.required ?? []).filter((r) => r !== 'version') }
@@ -54,7 +54,7 @@ function pinVersion(query: QuerySchema | undefined, name: DocumentName): QuerySc
 }
 
 /** The group an operation is listed under in Swagger UI. */
-function vendorTag(url: string, method: string): string {
+function vendorTag (url: string, method: string): string {
   if (url.endsWith('/users')) return 'users'
   if (url === '/vendor/agencies' || url.endsWith('/offices')) return 'agencies'
   const isWrite = /\/(log|attachment|receipts)$/.test(url) || url.endsWith('/client') || (method === 'POST' && url.endsWith('/client/:clientId'))
@@ -64,7 +64,7 @@ function vendorTag(url: string, method: string): string {
 /** Control calls are grouped by their first path segment (`/_sandbox/clock/advance` → clock). */
 const controlTag = (url: string) => url.split('/')[2] ?? 'sandbox'
 
-export function swaggerOptions(name: DocumentName, version: string): SwaggerOptions {
+export function swaggerOptions (name: DocumentName, version: string): SwaggerOptions {
   const vendor = name !== 'control'
   const title = vendor ? `Agency Integration API ${name === '1' ? '1 (no version parameter)' : name} (agency-sandbox)` : 'agency-sandbox control API'
   return {
@@ -95,7 +95,7 @@ export function swaggerOptions(name: DocumentName, version: string): SwaggerOpti
  * A Fastify instance holding the same routes as the sandbox (registered by `register`, never
  * listening, never answering partners), each scope with its generator, and Swagger UI at /docs.
  */
-export async function buildDocsInstance(version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>): Promise<DocsInstance> {
+export async function buildDocsInstance (version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>): Promise<DocsInstance> {
   const app = Fastify({
     logger: false,
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
@@ -112,7 +112,7 @@ export async function buildDocsInstance(version: string, register: (app: Fastify
     await scope.register(swagger, swaggerOptions(name, version))
     docs[name] = () => scope.swagger()
   })
-  await app.register(async function docsUi(scope) {
+  await app.register(async function docsUi (scope) {
     // Swagger UI needs a generator in its own scope (it has no routes); the UI lists the four documents.
     await scope.register(swagger, swaggerOptions('4.0', 'docs'))
     await scope.register(swaggerUi, {

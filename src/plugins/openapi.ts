@@ -19,7 +19,7 @@ export type { DescribeScope } from './openapi-documents.js'
 const DOCS_PATH = /^\/docs(?:\/|\/json|\/yaml|\/static\/(?!.*\.\.)[A-Za-z0-9_-][A-Za-z0-9._-]{0,127})?$/
 
 /** The request's path when Swagger UI serves it, else undefined. The query string is not forwarded. */
-export function docsPath(url: string): string | undefined {
+export function docsPath (url: string): string | undefined {
   const query = url.indexOf('?')
   const path = query === -1 ? url : url.slice(0, query)
   return DOCS_PATH.test(path) ? path : undefined
@@ -32,7 +32,7 @@ const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection'
  * Serves the documents. `register` registers the sandbox's routes on another instance, calling
  * `describe` in each scope that has a document.
  */
-export function serveDocuments(
+export function serveDocuments (
   app: FastifyInstance, version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>
 ): void {
   let instance: Promise<DocsInstance> | undefined

@@ -20,7 +20,7 @@ interface IntegerProperty {
 }
 
 /** Throws a 400 naming the first integer property of the path or query that is not plain digits in range. */
-export function checkPlainIntegers(request: FastifyRequest): void {
+export function checkPlainIntegers (request: FastifyRequest): void {
   const schema = request.routeOptions.schema
   if (schema === undefined) return
   const parts: [schema: unknown, values: unknown][] = [[schema.params, request.params], [schema.querystring, request.query]]
@@ -41,6 +41,6 @@ export function checkPlainIntegers(request: FastifyRequest): void {
 }
 
 /** preValidation hook form of checkPlainIntegers. */
-export async function plainIntegers(request: FastifyRequest): Promise<void> {
+export async function plainIntegers (request: FastifyRequest): Promise<void> {
   checkPlainIntegers(request)
 }

@@ -28,7 +28,12 @@ export class OneLineRequestLog extends LogController {
     const integration = (request as FastifyRequest & { integrationId?: string }).integrationId || undefined
     const agency = AGENCY_IN_PATH.exec(request.url)?.[1]
     const line = {
-      method: request.method, path, status: reply.statusCode, ms, integration, agency: agency === undefined ? undefined : Number(agency),
+      method: request.method,
+      path,
+      status: reply.statusCode,
+      ms,
+      integration,
+      agency: agency === undefined ? undefined : Number(agency),
       ...(error === null || error === undefined ? {} : { err: error })
     }
     log[level](line, `${request.method} ${path} ${reply.statusCode} ${ms} ms${integration === undefined ? '' : ` (${integration})`}`)

@@ -11,7 +11,7 @@ const encodedBody = (answer: EncodedJson) => answer.body
  * (Node emits 'close' after 'finish'), or when its connection closed first. Never earlier: a
  * slow reader's answer is still being written from that memory.
  */
-export function sendEncodedAnswers(app: FastifyInstance): void {
+export function sendEncodedAnswers (app: FastifyInstance): void {
   app.addHook('preSerialization', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
     if (!(payload instanceof EncodedJson)) return done(null, payload)
     reply.serializer(encodedBody as (payload: unknown) => string)

@@ -96,7 +96,7 @@ export interface VendorRouteOptions {
  * headers as the live service's .NET binder does (src/schemas/bind.ts), then validation;
  * answers already encoded as JSON are sent as they are (send-bytes.ts).
  */
-export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
+export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
   app.decorateRequest('integrationId', '')
   app.decorateRequest('grant', null)
   app.decorateRequest('warnings', null)
@@ -104,7 +104,7 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
   await app.register(fastifyBasicAuth, {
     authenticate: false,
     strictCredentials: false,
-    validate(clientId, clientSecret, request, _reply, done) {
+    validate (clientId, clientSecret, request, _reply, done) {
       const integration = sandbox.access.authenticate(clientId, clientSecret)
       if (integration === undefined) return done(unauthorized())
       request.integrationId = integration.clientId
@@ -129,7 +129,7 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
   })
 
   /** Checks the path ids, the grant and the scope, then binds the query, body and headers (throws a 4xx). */
-  function bindRequest(request: FastifyRequest): void {
+  function bindRequest (request: FastifyRequest): void {
     const params = request.params as Record<string, string> | undefined
     // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
     for (const name of ['agencyId', 'clientId'] as const) {
@@ -178,7 +178,7 @@ export async function vendorPipeline(app: FastifyInstance, { sandbox }: { sandbo
 }
 
 /** The grant set by the pipeline; routes with {agencyId} always have one. */
-export function grantOf(request: FastifyRequest): Grant {
+export function grantOf (request: FastifyRequest): Grant {
   if (request.grant === null) throw new Error('route has no agency grant; is {agencyId} in its path?')
   return request.grant
 }

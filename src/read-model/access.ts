@@ -23,7 +23,7 @@ const NO_SECRET = digest('\u0000no integration\u0000')
  * memory with what is derived from them (the digest of each secret, the credentials that
  * passed, the grants) until the next change.
  */
-export function createAccessReads(sources: AccessSources) {
+export function createAccessReads (sources: AccessSources) {
   /** Each integration with the digest of its secret (undefined: unknown client id). */
   const integrations = new BoundedCache<string, { row: IntegrationRow; secret: Buffer } | undefined>(10_000)
   /**
@@ -43,7 +43,7 @@ export function createAccessReads(sources: AccessSources) {
     keep ? agencies.getOrLoad(agencyId, () => sources.agencies.getAgency(agencyId)) : sources.agencies.getAgency(agencyId)
 
   return {
-    credentials(clientId: string, clientSecret: string, keep: boolean): IntegrationRow | undefined {
+    credentials (clientId: string, clientSecret: string, keep: boolean): IntegrationRow | undefined {
       const key = clientId + '\u0000' + clientSecret
       const known = keep ? accepted.get(key) : undefined
       if (known !== undefined) return known
@@ -53,7 +53,7 @@ export function createAccessReads(sources: AccessSources) {
       return keep ? accepted.set(key, integration.row) : integration.row
     },
 
-    grant(clientId: string, agencyId: number, keep: boolean): Grant | undefined {
+    grant (clientId: string, agencyId: number, keep: boolean): Grant | undefined {
       const load = (): Grant | undefined => {
         const subscription = sources.access.getSubscription(clientId, agencyId)
         if (subscription === undefined || subscription.optedOut) return undefined
@@ -64,14 +64,14 @@ export function createAccessReads(sources: AccessSources) {
       return keep ? grants.getOrLoad(agencyId + '\u0000' + clientId, load) : load()
     },
 
-    agencyList(clientId: string, keep: boolean): AgencyEntry[] {
+    agencyList (clientId: string, keep: boolean): AgencyEntry[] {
       return sources.access
         .listSubscriptions(clientId)
         .filter((s) => !s.optedOut && agency(s.agencyId, keep)?.active === true)
         .map((s) => ({ agencyId: s.agencyId, scopes: s.scopes as Scope[] }))
     },
 
-    clear(): void {
+    clear (): void {
       integrations.clear()
       accepted.clear()
       grants.clear()

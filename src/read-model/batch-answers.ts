@@ -26,7 +26,7 @@ export class BatchAnswers {
   /** The cache filled up during a request: the next request starts it over (this one still uses its handles). */
   private full = false
 
-  constructor(
+  constructor (
     private readonly clients: Pick<ClientRepository, 'concatLiveClientsIn'>,
     budget = BATCH_CACHE_BYTES
   ) {
@@ -38,7 +38,7 @@ export class BatchAnswers {
    * The live clients among `clientNumbers` (distinct), in that order, as a JSON array of the
    * clients joined by `pieces`; `keep` false reads every client now and keeps none.
    */
-  json(agencyId: number, clientNumbers: readonly number[], groupsKey: string, pieces: readonly ConcatPiece[], keep: boolean): EncodedJson {
+  json (agencyId: number, clientNumbers: readonly number[], groupsKey: string, pieces: readonly ConcatPiece[], keep: boolean): EncodedJson {
     // starting over between requests, never during one: its handles stay valid
     if (this.full) this.clear()
     const key = `${agencyId}|${groupsKey}`
@@ -67,7 +67,7 @@ export class BatchAnswers {
   }
 
   /** Keeps a client's text if there is room: its handle, or the text itself when it cannot be kept. */
-  private keep(kept: Map<number, number>, clientNumber: number, text: string): number | string {
+  private keep (kept: Map<number, number>, clientNumber: number, text: string): number | string {
     const bytes = Buffer.byteLength(text, 'utf8')
     // a client larger than a slab is answered, never kept; a full cache keeps nothing more
     const handle = this.full || bytes > this.slabs.slabBytes ? NOT_KEPT : this.slabs.keep(text, bytes)
@@ -81,7 +81,7 @@ export class BatchAnswers {
   }
 
   /** Forgets every kept client (their slabs are written again from the start). */
-  clear(): void {
+  clear (): void {
     this.kept.clear()
     this.slabs.reset()
     this.entries = 0

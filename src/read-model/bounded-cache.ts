@@ -7,22 +7,22 @@ export class BoundedCache<K, V> {
   private readonly map = new Map<K, V>()
   private used = 0
 
-  constructor(
+  constructor (
     private readonly budget: number,
     private readonly weigh: (value: V) => number = () => 1
   ) {}
 
   /** The kept value, or `load()`'s, kept (undefined is kept too: unknown keys are asked again). */
-  getOrLoad(key: K, load: () => V): V {
+  getOrLoad (key: K, load: () => V): V {
     if (this.map.has(key)) return this.map.get(key) as V
     return this.set(key, load())
   }
 
-  get(key: K): V | undefined {
+  get (key: K): V | undefined {
     return this.map.get(key)
   }
 
-  set(key: K, value: V): V {
+  set (key: K, value: V): V {
     const weight = this.weigh(value)
     if (this.used + weight > this.budget) this.clear()
     this.map.set(key, value)
@@ -30,7 +30,7 @@ export class BoundedCache<K, V> {
     return value
   }
 
-  clear(): void {
+  clear (): void {
     this.map.clear()
     this.used = 0
   }

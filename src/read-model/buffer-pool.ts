@@ -16,7 +16,7 @@ export class BufferPool {
   /** Memory lent and not given back. */
   private readonly lent = new WeakSet<ArrayBufferLike>()
 
-  constructor(
+  constructor (
     /** Bytes kept for reuse at most; a larger answer gets a buffer of its own, never kept. */
     private readonly budget = 8 * 1024 * 1024,
     /** Sizes are rounded up to this, so answers of about the same size share buffers. */
@@ -27,7 +27,7 @@ export class BufferPool {
    * A buffer of exactly `length` bytes (contents undefined): the smallest kept one large enough.
    * Answers under one unit are no churn worth pooling, and ones past the budget are never kept.
    */
-  take(length: number): Buffer {
+  take (length: number): Buffer {
     if (length < this.unit || length > this.budget) return Buffer.allocUnsafe(length)
     let best = -1
     for (let i = 0; i < this.free.length; i++) {
@@ -44,12 +44,12 @@ export class BufferPool {
   }
 
   /** Whether `buffer` is lent by this pool and not given back yet. */
-  lends(buffer: Buffer): boolean {
+  lends (buffer: Buffer): boolean {
     return this.lent.has(buffer.buffer)
   }
 
   /** Gives back a buffer from take() once nothing reads it any more (for an answer: once it was written). */
-  give(buffer: Buffer): void {
+  give (buffer: Buffer): void {
     const memory = buffer.buffer
     if (!this.lent.has(memory)) return
     this.lent.delete(memory)
@@ -59,7 +59,7 @@ export class BufferPool {
   }
 
   /** Buffers waiting to be reused. */
-  get kept(): number {
+  get kept (): number {
     return this.free.length
   }
 }

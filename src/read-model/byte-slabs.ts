@@ -20,7 +20,7 @@ export class ByteSlabs {
   private where = new Int32Array(3 * 1024)
   private count = 0
 
-  constructor(
+  constructor (
     /** Bytes of all slabs together. */
     private readonly budget: number,
     /** The largest text a slab holds. */
@@ -30,7 +30,7 @@ export class ByteSlabs {
   }
 
   /** Slabs the budget allows. */
-  private get capacity(): number {
+  private get capacity (): number {
     return Math.floor(this.budget / this.slabBytes)
   }
 
@@ -38,7 +38,7 @@ export class ByteSlabs {
    * Copies `text` in as UTF-8 (`bytes` long: Buffer.byteLength(text), at most slabBytes) and
    * returns its handle; NOT_KEPT when the slabs are full (reset, then keep again).
    */
-  keep(text: string, bytes: number): number {
+  keep (text: string, bytes: number): number {
     if (bytes > this.slabBytes) throw new RangeError(`${bytes} bytes do not fit a slab of ${this.slabBytes}`)
     if (this.used + bytes > this.slabBytes) {
       if (this.current + 1 >= this.capacity) return NOT_KEPT
@@ -62,12 +62,12 @@ export class ByteSlabs {
   }
 
   /** Bytes of a kept item. */
-  size(handle: number): number {
+  size (handle: number): number {
     return this.where[3 * handle + 2]
   }
 
   /** Copies a kept item into `target` at `at`; returns its size. */
-  copy(handle: number, target: Buffer, at: number): number {
+  copy (handle: number, target: Buffer, at: number): number {
     const offset = this.where[3 * handle + 1]
     const size = this.where[3 * handle + 2]
     return this.slabs[this.where[3 * handle]].copy(target, at, offset, offset + size)
@@ -77,7 +77,7 @@ export class ByteSlabs {
    * The JSON array of the parts (handles of kept JSON values, or JSON text) in one buffer from
    * `alloc`: `[a,b,…]`, each part copied once.
    */
-  jsonArray(parts: ReadonlyArray<number | string>, alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)): Buffer {
+  jsonArray (parts: ReadonlyArray<number | string>, alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)): Buffer {
     const sizes = parts.map((p) => (typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : this.size(p)))
     let length = 2 + Math.max(0, parts.length - 1)
     for (const size of sizes) length += size
@@ -96,19 +96,19 @@ export class ByteSlabs {
   }
 
   /** Forgets every kept item; the slabs are written again from the start. */
-  reset(): void {
+  reset (): void {
     this.current = 0
     this.used = 0
     this.count = 0
   }
 
   /** Bytes allocated for slabs so far (they are kept for reuse). */
-  get allocatedBytes(): number {
+  get allocatedBytes (): number {
     return this.slabs.length * this.slabBytes
   }
 }
 
 /** Writes text `bytes` long in UTF-8; all-ASCII text is the same in Latin-1, which is copied rather than encoded. */
-function writeText(target: Buffer, text: string, at: number, bytes: number): void {
+function writeText (target: Buffer, text: string, at: number, bytes: number): void {
   target.write(text, at, bytes, bytes === text.length ? 'latin1' : 'utf8')
 }

@@ -12,7 +12,7 @@ import { GROUP_KEYS, type ClientGroup } from '../schemas/client.js'
 const piecesByGroups = new Map<string, readonly ConcatPiece[]>()
 
 /** The pieces of a client's JSON with these groups (the same list for the same groups). */
-export function clientJsonPieces(groups: readonly ClientGroup[]): readonly ConcatPiece[] {
+export function clientJsonPieces (groups: readonly ClientGroup[]): readonly ConcatPiece[] {
   const key = groups.join(',')
   let pieces = piecesByGroups.get(key)
   if (pieces === undefined) {
@@ -29,7 +29,7 @@ export function clientJsonPieces(groups: readonly ClientGroup[]): readonly Conca
 }
 
 /** A client's JSON, joined from its stored group texts by the pieces of clientJsonPieces(). */
-export function clientJson(row: ClientRow, pieces: readonly ConcatPiece[]): string {
+export function clientJson (row: ClientRow, pieces: readonly ConcatPiece[]): string {
   let out = ''
   for (const piece of pieces) {
     out += 'text' in piece ? piece.text : piece.column === 'client_number' ? row.clientNumber : row[piece.column]
@@ -38,7 +38,7 @@ export function clientJson(row: ClientRow, pieces: readonly ConcatPiece[]): stri
 }
 
 /** The JSON array of the rows, each by clientJson(). */
-export function clientsJson(rows: readonly ClientRow[], pieces: readonly ConcatPiece[]): string {
+export function clientsJson (rows: readonly ClientRow[], pieces: readonly ConcatPiece[]): string {
   let out = '['
   for (let i = 0; i < rows.length; i++) out += (i === 0 ? '' : ',') + clientJson(rows[i], pieces)
   return out + ']'

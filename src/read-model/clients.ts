@@ -18,7 +18,7 @@ const LISTING_CACHE_BYTES = 16 * 1024 * 1024
  * Client reads: the clients and searches a partner reads again, and the full changed-clients
  * listings as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
-export function createClientReads(sources: ClientSources, batchCacheBytes?: number) {
+export function createClientReads (sources: ClientSources, batchCacheBytes?: number) {
   /** Rows by agency and number, and search results by agency and policy number; frozen, as every reader shares them. */
   const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
   const listings = new BoundedCache<string, Buffer>(LISTING_CACHE_BYTES, (json) => json.length)
@@ -38,7 +38,7 @@ export function createClientReads(sources: ClientSources, batchCacheBytes?: numb
   }
 
   return {
-    changedIdsJson(agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
+    changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
       if (q.sinceMs !== null || !keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
       const key = `${agencyId}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}`
       return new EncodedJson(listings.getOrLoad(key, () => Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
@@ -46,29 +46,29 @@ export function createClientReads(sources: ClientSources, batchCacheBytes?: numb
 
     liveClient: client,
 
-    clientJson(agencyId: number, clientNumber: number, groups: readonly ClientGroup[], keep: boolean): EncodedJson | undefined {
+    clientJson (agencyId: number, clientNumber: number, groups: readonly ClientGroup[], keep: boolean): EncodedJson | undefined {
       const row = client(agencyId, clientNumber, keep)
       return row === undefined ? undefined : new EncodedJson(clientJson(row, clientJsonPieces(groups)))
     },
 
     /** Live clients among `clientNumbers` (distinct), in that order; unknown and deleted ones left out. */
-    liveClients(agencyId: number, clientNumbers: readonly number[]): ClientRow[] {
+    liveClients (agencyId: number, clientNumbers: readonly number[]): ClientRow[] {
       if (clientNumbers.length === 0) return []
       const found = new Map(sources.liveClientsIn(agencyId, clientNumbers).map((r) => [r.clientNumber, r]))
       return clientNumbers.flatMap((n) => found.get(n) ?? [])
     },
 
-    batchJson(agencyId: number, clientNumbers: readonly number[], groups: readonly ClientGroup[], keep: boolean): EncodedJson {
+    batchJson (agencyId: number, clientNumbers: readonly number[], groups: readonly ClientGroup[], keep: boolean): EncodedJson {
       return batches.json(agencyId, clientNumbers, groups.join(','), clientJsonPieces(groups), keep)
     },
 
     policyHolders,
 
-    searchJson(agencyId: number, policyNumber: string, groups: readonly ClientGroup[], keep: boolean): EncodedJson {
+    searchJson (agencyId: number, policyNumber: string, groups: readonly ClientGroup[], keep: boolean): EncodedJson {
       return new EncodedJson(clientsJson(policyHolders(agencyId, policyNumber, keep), clientJsonPieces(groups)))
     },
 
-    clear(): void {
+    clear (): void {
       rows.clear()
       listings.clear()
       batches.clear()

@@ -9,7 +9,7 @@ import type { BufferPool } from './buffer-pool.js'
 export class EncodedJson {
   private lender: BufferPool | null
 
-  constructor(
+  constructor (
     readonly body: string | Buffer,
     lender: BufferPool | null = null
   ) {
@@ -17,11 +17,11 @@ export class EncodedJson {
   }
 
   /** Whether the bytes are lent: whoever writes them must release them afterwards. */
-  get lent(): boolean {
+  get lent (): boolean {
     return this.lender !== null
   }
 
-  release(): void {
+  release (): void {
     const lender = this.lender
     if (lender === null) return
     this.lender = null

@@ -46,7 +46,7 @@ export interface ReadModelOptions {
   batchCacheBytes?: number
 }
 
-export function createReadModel(
+export function createReadModel (
   sources: AccessSources & { clients: ClientSources },
   changes: ChangeSignal,
   options: ReadModelOptions = {}

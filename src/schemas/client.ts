@@ -18,8 +18,12 @@ const LooseDate = Nullable(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}' }))
 
 export const AddressSchema = Type.Object(
   {
-    address1: Type.Optional(Str), address2: Type.Optional(Str), city: Type.Optional(Str),
-    state: Type.Optional(Str), zip: Type.Optional(Str), county: Type.Optional(Str),
+    address1: Type.Optional(Str),
+    address2: Type.Optional(Str),
+    city: Type.Optional(Str),
+    state: Type.Optional(Str),
+    zip: Type.Optional(Str),
+    county: Type.Optional(Str),
     countryCode: Type.Optional(Str)
   },
   { ...open, title: 'Address' }
@@ -57,10 +61,16 @@ const recordBase = { id: Guid, modified: DateTimeString, legacyId: Type.Optional
 export const PersonSchema = Type.Object(
   {
     ...recordBase,
-    title: Type.Optional(Str), firstName: Type.Optional(Str), middleName: Type.Optional(Str),
-    lastName: Type.Optional(Str), mainContactType: literalUnion(MAIN_CONTACT_TYPES),
-    relationship: Type.Optional(Str), dateOfBirth: Type.Optional(LooseDate), gender: Type.Optional(Str),
-    occupation: Type.Optional(Str), maritalStatus: Type.Optional(Str),
+    title: Type.Optional(Str),
+    firstName: Type.Optional(Str),
+    middleName: Type.Optional(Str),
+    lastName: Type.Optional(Str),
+    mainContactType: literalUnion(MAIN_CONTACT_TYPES),
+    relationship: Type.Optional(Str),
+    dateOfBirth: Type.Optional(LooseDate),
+    gender: Type.Optional(Str),
+    occupation: Type.Optional(Str),
+    maritalStatus: Type.Optional(Str),
     driverLicenseNumber: Type.Optional(Str)
   },
   { ...open, title: 'Person' }
@@ -83,8 +93,11 @@ export const ContactSchema = Type.Object(
 export const ClaimSchema = Type.Object(
   {
     ...recordBase,
-    claimNumber: Type.Optional(Str), claimStatus: Type.Optional(Str), lossDate: Type.Optional(LooseDate),
-    lossAmount: Type.Optional(Num), policyNumber: Type.Optional(Str)
+    claimNumber: Type.Optional(Str),
+    claimStatus: Type.Optional(Str),
+    lossDate: Type.Optional(LooseDate),
+    lossAmount: Type.Optional(Num),
+    policyNumber: Type.Optional(Str)
   },
   { ...open, title: 'Claim' }
 )
@@ -92,9 +105,12 @@ export const ClaimSchema = Type.Object(
 export const LobSchema = Type.Object({ code: Type.String(), name: Str }, { ...open, title: 'LineOfBusiness' })
 export const CoverageSchema = Type.Object(
   {
-    code: Type.Optional(Str), description: Type.Optional(Str), limits: Type.Optional(Str),
+    code: Type.Optional(Str),
+    description: Type.Optional(Str),
+    limits: Type.Optional(Str),
     // a string on the wire, as the live service sends it ("412.00")
-    deductibles: Type.Optional(Str), premium: Type.Optional(Str)
+    deductibles: Type.Optional(Str),
+    premium: Type.Optional(Str)
   },
   { ...open, title: 'Coverage' }
 )
@@ -104,16 +120,29 @@ export const PolicySchema = Type.Object(
     ...recordBase,
     policyNumber: Type.String({ minLength: 1 }),
     policyIndex: Type.Optional(Int),
-    carrier: Type.Optional(Str), writingCarrier: Type.Optional(Str), naic: Type.Optional(Str),
-    status: Type.Optional(Str), subStatus: Type.Optional(Str), statusDate: Type.Optional(LooseDate),
-    type: Type.Optional(Str), title: Type.Optional(Str),
+    carrier: Type.Optional(Str),
+    writingCarrier: Type.Optional(Str),
+    naic: Type.Optional(Str),
+    status: Type.Optional(Str),
+    subStatus: Type.Optional(Str),
+    statusDate: Type.Optional(LooseDate),
+    type: Type.Optional(Str),
+    title: Type.Optional(Str),
     applicationType: Type.Optional(Nullable(literalUnion(APPLICATION_TYPES))),
-    policyState: Type.Optional(Str), effectiveDate: Type.Optional(LooseDate),
-    expirationDate: Type.Optional(LooseDate), inceptionDate: Type.Optional(LooseDate),
-    soldDate: Type.Optional(LooseDate), term: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
-    premium: Type.Optional(Num), quotedPremium: Type.Optional(Num), paymentPlan: Type.Optional(Str),
-    billingType: Type.Optional(Str), officeId: Type.Optional(Nullable(Int)),
-    agent1: Type.Optional(Str), agent2: Type.Optional(Str), agent3: Type.Optional(Str),
+    policyState: Type.Optional(Str),
+    effectiveDate: Type.Optional(LooseDate),
+    expirationDate: Type.Optional(LooseDate),
+    inceptionDate: Type.Optional(LooseDate),
+    soldDate: Type.Optional(LooseDate),
+    term: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
+    premium: Type.Optional(Num),
+    quotedPremium: Type.Optional(Num),
+    paymentPlan: Type.Optional(Str),
+    billingType: Type.Optional(Str),
+    officeId: Type.Optional(Nullable(Int)),
+    agent1: Type.Optional(Str),
+    agent2: Type.Optional(Str),
+    agent3: Type.Optional(Str),
     loBs: Type.Optional(Type.Array(LobSchema)),
     coverages: Type.Optional(Type.Array(CoverageSchema)),
     drivers: Type.Optional(Type.Array(Type.Unknown())),

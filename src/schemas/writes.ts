@@ -351,6 +351,7 @@ export type V1AttachmentHeaders = Static<typeof V1AttachmentHeadersSchema>
 export const ATTACHMENT_TYPES = {
   '4.0': ['pdf', 'jpg', 'jpeg', 'mp3', 'png', 'eml', 'msg'],
   '3.0': ['pdf', 'jpg', 'jpeg', 'mp3', 'png', 'eml', 'msg'],
+  // eslint-disable-next-line @stylistic/quote-props -- '1' stays a string key, like the version it names
   '1': ['png', 'pdf', 'txt', 'jpg', 'jpeg', 'mp3']
 } as const satisfies Record<'4.0' | '3.0' | '1', readonly string[]>
 export type AttachmentVersion = keyof typeof ATTACHMENT_TYPES

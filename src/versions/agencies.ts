@@ -6,11 +6,13 @@ import type { ApiVersion } from './index.js'
 export const agencyListSchema = {
   '4.0': Type.Array(AgencyEntrySchema),
   '3.0': Type.Array(Type.Integer()),
+  // eslint-disable-next-line @stylistic/quote-props -- '1' stays a string key, like the version it names
   '1': Type.Array(Type.Integer())
 } as const
 
 export const mapAgencyList: { [V in ApiVersion]: (entries: AgencyEntry[]) => Static<(typeof agencyListSchema)[V]> } = {
   '4.0': (entries) => entries,
   '3.0': (entries) => entries.map((e) => e.agencyId),
+  // eslint-disable-next-line @stylistic/quote-props -- '1' stays a string key, like the version it names
   '1': (entries) => entries.map((e) => e.agencyId)
 }

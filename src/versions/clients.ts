@@ -28,13 +28,13 @@ type Rec = Record<string, unknown>
 const legacy = (r: Rec | undefined): number | null => (typeof r?.legacyId === 'number' ? r.legacyId : null)
 
 /** Version 1 shape of a sub-record: its integer legacy id as `id`. */
-function v1Record(r: Rec): Rec {
+function v1Record (r: Rec): Rec {
   const { id: _id, legacyId, ...rest } = r
   return { id: typeof legacyId === 'number' ? legacyId : null, ...rest }
 }
 
 /** The version 1 client (a plain object; version 1 is not a hot path). */
-export function toV1Client(row: StoredClient): Rec {
+export function toV1Client (row: StoredClient): Rec {
   const { id: _id, allowCrossSell, clientType, mainContacts, ...details } = JSON.parse(row.details) as Rec
   const people = JSON.parse(row.people) as Rec[]
   const policies = JSON.parse(row.policies) as Rec[]
@@ -112,6 +112,7 @@ export const clientReaders: Record<ApiVersion, ClientReader> = {
         : resolveGroups(namedGroups(include), optIn(grant), true),
     ...asStored
   },
+  // eslint-disable-next-line @stylistic/quote-props -- '1' stays a string key, like the version it names
   '1': {
     schema: V1ClientSchema,
     include: false,

@@ -85,7 +85,7 @@ t.test('no /docs path reaches the control plane or the vendor API (app.inject)',
 })
 
 /** Sends `GET <target>` exactly as written (no client-side normalisation) and returns the raw answer. */
-function rawGet(port: number, target: string): Promise<string> {
+function rawGet (port: number, target: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     const chunks: Buffer[] = []

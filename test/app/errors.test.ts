@@ -34,8 +34,10 @@ t.test('problem bodies have type, title, status and detail', async (t) => {
 t.test('a wrong content type on a JSON route is 415', async (t) => {
   const app = await build(t)
   const res = await app.inject({
-    method: 'POST', url: `/vendor/agency/${AGENCY.main}/clients?version=4.0`,
-    headers: { authorization: DEMO, 'content-type': 'text/csv' }, payload: '1,2,3'
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/clients?version=4.0`,
+    headers: { authorization: DEMO, 'content-type': 'text/csv' },
+    payload: '1,2,3'
   })
   t.equal(res.statusCode, 415)
   t.match(res.headers['content-type'], /problem\+json/)
@@ -44,7 +46,8 @@ t.test('a wrong content type on a JSON route is 415', async (t) => {
 t.test('JSON bodies above the cap are 413', async (t) => {
   const app = await build(t)
   const res = await app.inject({
-    method: 'POST', url: `/vendor/agency/${AGENCY.main}/clients?version=4.0`,
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/clients?version=4.0`,
     headers: { authorization: DEMO, 'content-type': 'application/json' },
     payload: JSON.stringify({ clientNumbers: [1], pad: 'x'.repeat(1024 * 1024 + 10) })
   })

@@ -101,7 +101,7 @@ t.test('the simulator can be started by a setting', async (t) => {
   t.same(loadConfig({ SANDBOX_SIMULATOR_RATE: '600', SANDBOX_SIMULATOR_SEED: '3' }).simulator, { ratePerMinute: 600, seed: 3 })
   const server = await startServer(testConfig({ port: 0, simulator: { ratePerMinute: 6000, seed: 3 } }), { fixture: demoFixture() })
   t.teardown(() => server.close())
-  await new Promise((r) => setTimeout(r, 400))
+  await new Promise((resolve) => setTimeout(resolve, 400))
   const status = await (await fetch(server.url + '/_sandbox/simulator')).json() as { running: boolean; changes: number }
   t.equal(status.running, true)
   t.ok(status.changes > 0, `made ${status.changes} changes`)

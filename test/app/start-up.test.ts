@@ -9,7 +9,11 @@ t.test('the start-up line says where everything is; one log line per request; th
   t.teardown(() => served.child.kill('SIGKILL'))
   const listening = JSON.parse(served.lines.find((l) => /listening on/.test(l))!) as Record<string, unknown>
   t.match(listening, {
-    url: served.url, console: `${served.url}/_sandbox/ui`, docs: `${served.url}/docs`, db: ':memory:', controlToken: false,
+    url: served.url,
+    console: `${served.url}/_sandbox/ui`,
+    docs: `${served.url}/docs`,
+    db: ':memory:',
+    controlToken: false,
     demo: 'Client Id abc, Client Secret 123'
   })
   t.match(String(listening.fixture), /fixtures\/demo\.json$/)

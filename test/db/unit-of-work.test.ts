@@ -9,7 +9,7 @@ import { AGENCY, demoFixture } from '../helpers/app.js'
 const migrationsDir = join(ROOT, 'migrations')
 
 /** A migrated in-memory database, its unit of work and a count of the commits it signalled. */
-function setup(t: { teardown(fn: () => unknown): void }) {
+function setup (t: { teardown(fn: () => unknown): void }) {
   const db = openDatabase({ file: ':memory:', migrationsDir })
   t.teardown(() => closeDatabase(db))
   const sql = new UnitOfWork(db)
@@ -61,7 +61,7 @@ t.test('a rollback signals nothing, and leaves nothing written', async (t) => {
 })
 
 t.test('a command outside any transaction runs in its own, and signals its commit', async (t) => {
-  const { sql, signals, repositories } = setup(t)
+  const { signals, repositories } = setup(t)
   repositories.meta.set('k', 'v')
   t.equal(signals.count, 1)
   t.equal(repositories.meta.get('k'), 'v')

@@ -99,9 +99,19 @@ t.test('[Spec: version 1 log note limits] the version 1 attachment\'s LogBody (3
   const app = await build(t)
   const c = liveClient()
   const v1 = (logBody: string, logDescription: string) => vendor(app, 'POST', `${main}/client/${c.clientNumber}/attachment`, '', gzipSync(Buffer.from('text')) as unknown as object, {
-    'content-type': 'application/octet-stream', RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Action: '33', Desc: b64('d'), FileName: b64('scan'),
-    FileExt: 'txt', LogBody: b64(logBody), LogDescription: b64(logDescription), SuspendedFor: 'Producer', SuspendedForInitials: '',
-    SuspenseCategory: b64('Docs'), SuspenseDueDate: '2026-12-01T00:00:00Z'
+    'content-type': 'application/octet-stream',
+    RefId: randomUUID(),
+    TS: '2026-11-20T10:00:00Z',
+    Action: '33',
+    Desc: b64('d'),
+    FileName: b64('scan'),
+    FileExt: 'txt',
+    LogBody: b64(logBody),
+    LogDescription: b64(logDescription),
+    SuspendedFor: 'Producer',
+    SuspendedForInitials: '',
+    SuspenseCategory: b64('Docs'),
+    SuspenseDueDate: '2026-12-01T00:00:00Z'
   })
   t.equal((await v1('é'.repeat(3000), 'é'.repeat(140))).statusCode, 200, 'at the limits (characters, not bytes)')
   let res = await v1('x'.repeat(3001), 'ok')

@@ -16,7 +16,7 @@ interface Teardown {
 let demo: Fixture | undefined
 
 /** The committed demo fixture, validated (a fresh copy each call). */
-export function demoFixture(): Fixture {
+export function demoFixture (): Fixture {
   if (demo === undefined) {
     const result = validateFixture(JSON.parse(readFileSync(join(ROOT, 'fixtures', 'demo.json'), 'utf8')))
     if (!result.ok) throw new Error('demo fixture invalid: ' + JSON.stringify(result.errors.slice(0, 5)))
@@ -25,12 +25,12 @@ export function demoFixture(): Fixture {
   return structuredClone(demo)
 }
 
-export function testConfig(overrides: Partial<Config> = {}): Config {
+export function testConfig (overrides: Partial<Config> = {}): Config {
   return loadConfig({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false' }, overrides)
 }
 
 /** An app on an in-memory database seeded with the demo fixture (or the given one). */
-export async function build(t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock } = {}): Promise<FastifyInstance> {
+export async function build (t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock } = {}): Promise<FastifyInstance> {
   const app = await buildApp(testConfig(options.config), { fixture: options.fixture ?? demoFixture(), clock: options.clock })
   t.teardown(() => app.close())
   await app.ready()
@@ -51,7 +51,7 @@ export const AGENCY = { main: 1001, limited: 1002, optedOut: 1003, disconnected:
 const compiled = new Map<TSchema, ReturnType<typeof TypeCompiler.Compile>>()
 
 /** Errors of `value` against `schema` ([] when valid), as `path: message` lines. */
-export function schemaErrors(schema: TSchema, value: unknown): string[] {
+export function schemaErrors (schema: TSchema, value: unknown): string[] {
   let check = compiled.get(schema)
   if (check === undefined) {
     check = TypeCompiler.Compile(schema)

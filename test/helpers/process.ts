@@ -16,7 +16,7 @@ export interface Served {
 }
 
 /** Starts `agency-sandbox serve` as a process and waits until it logs its URL. */
-export function serveProcess(env: Record<string, string>, args: string[] = []): Promise<Served> {
+export function serveProcess (env: Record<string, string>, args: string[] = []): Promise<Served> {
   const started = Date.now()
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
     env: { ...process.env, PORT: '0', LOG_PRETTY: 'false', LOG_LEVEL: 'info', ...env },
@@ -44,7 +44,7 @@ export function serveProcess(env: Record<string, string>, args: string[] = []): 
 }
 
 /** Runs the CLI to completion. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli (args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''

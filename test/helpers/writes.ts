@@ -8,11 +8,16 @@ export const logNote = (over: Record<string, unknown> = {}) => ({
 })
 
 /** Headers and gzip body of a version 3.0/4.0 attachment. */
-export function attachment(content: Buffer, over: Record<string, string | undefined> = {}) {
+export function attachment (content: Buffer, over: Record<string, string | undefined> = {}) {
   const headers: Record<string, string> = {
     'content-type': 'application/octet-stream',
-    RefId: randomUUID(), TS: '2026-11-20T10:00:00Z', Channel: '33',
-    Desc: b64('Signed application'), FileName: b64('application signée'), FileExt: 'pdf', LogNote: b64('Application received')
+    RefId: randomUUID(),
+    TS: '2026-11-20T10:00:00Z',
+    Channel: '33',
+    Desc: b64('Signed application'),
+    FileName: b64('application signée'),
+    FileExt: 'pdf',
+    LogNote: b64('Application received')
   }
   for (const [k, v] of Object.entries(over)) {
     if (v === undefined) delete headers[k]
@@ -28,8 +33,13 @@ export const receipt = (over: Record<string, unknown> = {}) => ({
 /** A valid PascalCase create-client body, as one live caller sends it. */
 export const createClientBody = (over: Record<string, unknown> = {}) => ({
   People: [
-    { FirstName: 'Ada', LastName: 'Lovelace', MainContactType: 'First', DateOfBirth: '1985-12-10',
-      Contacts: [{ Type: 'HomeEmail', Value: 'ada@example.com' }] },
+    {
+      FirstName: 'Ada',
+      LastName: 'Lovelace',
+      MainContactType: 'First',
+      DateOfBirth: '1985-12-10',
+      Contacts: [{ Type: 'HomeEmail', Value: 'ada@example.com' }]
+    },
     { FirstName: 'William', LastName: 'King', MainContactType: 'Second' }
   ],
   Contacts: [{ Type: 'HomePhone', Value: '207-555-0100' }],

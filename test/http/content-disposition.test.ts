@@ -5,7 +5,7 @@ import { AGENCY, DEMO, build, demoFixture } from '../helpers/app.js'
 import { attachment, b64 } from '../helpers/writes.js'
 
 /** Reads a Content-Disposition back as a client would: the ASCII fallback and the UTF-8 name. */
-function parse(header: string): { fallback: string; name: string } {
+function parse (header: string): { fallback: string; name: string } {
   const match = /^attachment; filename="([^"\\]*)"; filename\*=UTF-8''([A-Za-z0-9!#$&+\-.^_`|~%]*)$/.exec(header)
   if (match === null) return { fallback: '', name: `(not an RFC 6266 attachment disposition: ${header})` }
   return { fallback: match[1], name: decodeURIComponent(match[2]) }

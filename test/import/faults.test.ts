@@ -53,9 +53,9 @@ function startImport (args: string[], checkpoint: string, steps: number) {
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const reached = new Promise<void>((resolve, reject) => {
     const timer = setInterval(() => {
-      // the plan line, then one line per step (the header is step 0)
-      const lines = existsSync(checkpoint) ? readFileSync(checkpoint, 'utf8').split('\n').filter((l) => l !== '').length : 0
-      if (lines >= steps + 2) {
+      // after the plan line, one line per step written (the header is step 0)
+      const marks = existsSync(checkpoint) ? readFileSync(checkpoint, 'utf8').split('\n').filter((l) => l.startsWith('{"step"')).length : 0
+      if (marks >= steps + 1) {
         clearInterval(timer)
         resolve()
       }

@@ -163,7 +163,7 @@ t.test('the send-bytes plugin gives a lent answer back once it is sent, or once 
   // a client that asks for 6 MB, reads nothing and leaves: the answer comes back once the connection is gone
   const socket = connect(Number(address.port), address.hostname)
   socket.pause()
-  socket.write(`GET /big/6000000 HTTP/1.1\r\nHost: sandbox\r\n\r\n`)
+  socket.write('GET /big/6000000 HTTP/1.1\r\nHost: sandbox\r\n\r\n')
   await sleep(300)
   t.equal(pool.kept, 1, 'the 6 MB answer stays lent while its reader has not taken it')
   socket.destroy()

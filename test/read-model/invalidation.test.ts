@@ -11,7 +11,7 @@ import { AGENCY, demoFixture } from '../helpers/app.js'
 const migrationsDir = join(ROOT, 'migrations')
 
 /** The demo world with its read model, as the sandbox builds them. */
-function setup(t: { teardown(fn: () => unknown): void }) {
+function setup (t: { teardown(fn: () => unknown): void }) {
   const db = openDatabase({ file: ':memory:', migrationsDir })
   t.teardown(() => closeDatabase(db))
   const sql = new UnitOfWork(db)

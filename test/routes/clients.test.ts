@@ -13,7 +13,7 @@ const auth = { authorization: DEMO }
 const url = (path: string, query = '') => `/vendor/agency/${AGENCY.main}/${path}?version=4.0${query}`
 
 /** The client as the 4.0 API must answer it with these groups. */
-function expected(c: FixtureClient, groups: readonly ClientGroup[]) {
+function expected (c: FixtureClient, groups: readonly ClientGroup[]) {
   const out: Record<string, unknown> = { clientNumber: c.clientNumber }
   for (const g of groups) {
     const key = GROUP_KEYS[g]

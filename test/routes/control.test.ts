@@ -2,7 +2,7 @@ import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import type { FastifyInstance } from 'fastify'
 import { AGENCY, DEMO, NORTHWIND, build, demoFixture } from '../helpers/app.js'
-import { attachment, createClientBody, logNote, receipt } from '../helpers/writes.js'
+import { attachment, createClientBody, logNote } from '../helpers/writes.js'
 import { Clock } from '../../src/domain/clock.js'
 
 const auth = { authorization: DEMO }
@@ -13,7 +13,7 @@ const ctl = (app: FastifyInstance, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'D
   app.inject({ method, url: `/_sandbox${url}`, ...(payload === undefined ? {} : { payload: payload as object }) })
 
 /** Every vendor answer a partner sync can see, for comparing two sandboxes. */
-async function snapshot(app: FastifyInstance) {
+async function snapshot (app: FastifyInstance) {
   const out: Record<string, unknown> = {}
   for (const who of [DEMO, NORTHWIND]) {
     const agencies = (await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: who } })).json()
@@ -36,8 +36,12 @@ t.test('info: version, clock, counts, settings', async (t) => {
   const app = await build(t)
   const res = await ctl(app, 'GET', '/info')
   t.equal(res.statusCode, 200)
-  t.match(res.json(), { version: /\d/, clock: { frozen: false }, counts: { agencies: 6, integrations: 3, clients: 340, writes: { pending: 0, applied: 0 } },
-    settings: { db: ':memory:', journalSize: 1000, controlToken: false } })
+  t.match(res.json(), {
+    version: /\d/,
+    clock: { frozen: false },
+    counts: { agencies: 6, integrations: 3, clients: 340, writes: { pending: 0, applied: 0 } },
+    settings: { db: ':memory:', journalSize: 1000, controlToken: false }
+  })
 })
 
 t.test('state round trip: resetting to the exported state reproduces every vendor answer', async (t) => {
@@ -116,10 +120,10 @@ t.test('agencies, integrations and subscriptions: changes show on the vendor API
   const agency = { agencyId: 3001, name: 'New Agency', defaultOfficeId: 1, offices: [{ officeId: 1, officeDescription: 'Main' }], users: [], clients: [] }
   t.equal((await ctl(app, 'POST', '/agencies', agency)).statusCode, 201)
   t.equal((await ctl(app, 'POST', '/agencies', agency)).statusCode, 409)
-  t.equal((await ctl(app, 'POST', `/agencies/3001/offices`, { officeId: 2, officeDescription: 'Branch' })).statusCode, 201)
-  t.equal((await ctl(app, 'POST', `/agencies/3001/users`, { userId: 5, username: 'ABC', email: 'abc@example.com', homeOffice: 2 })).statusCode, 201)
-  t.equal((await ctl(app, 'POST', `/agencies/3001/users`, { userId: 6, username: 'TOOLONG' })).statusCode, 400)
-  await ctl(app, 'PATCH', `/integrations/abc/agencies/3001`, { scopes: ['user-list'] })
+  t.equal((await ctl(app, 'POST', '/agencies/3001/offices', { officeId: 2, officeDescription: 'Branch' })).statusCode, 201)
+  t.equal((await ctl(app, 'POST', '/agencies/3001/users', { userId: 5, username: 'ABC', email: 'abc@example.com', homeOffice: 2 })).statusCode, 201)
+  t.equal((await ctl(app, 'POST', '/agencies/3001/users', { userId: 6, username: 'TOOLONG' })).statusCode, 400)
+  await ctl(app, 'PATCH', '/integrations/abc/agencies/3001', { scopes: ['user-list'] })
   t.same((await v4(app, '3001/users')).json(), [{ userId: 5, username: 'ABC', email: 'abc@example.com', homeOffice: 2 }])
   t.equal((await ctl(app, 'DELETE', '/agencies/3001/offices/1')).statusCode, 409, 'the default office stays')
   t.equal((await ctl(app, 'DELETE', '/agencies/3001/offices/2')).statusCode, 204)
@@ -166,7 +170,7 @@ t.test('agency-side client changes move modified and show in changed clients', a
   t.equal((await ctl(app, 'PUT', `/agencies/${AGENCY.main}/clients/9001`, { clientNumber: 1, details: {} })).statusCode, 400)
   t.equal((await ctl(app, 'PUT', `/agencies/${AGENCY.main}/clients/9001`, { ...fresh, details: { ...fresh.details, officeId: 99 } })).statusCode, 400)
   t.equal((await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/123456`, { deleted: true })).statusCode, 404)
-  t.equal((await ctl(app, 'GET', `/agencies/4242/clients/1`)).statusCode, 404)
+  t.equal((await ctl(app, 'GET', '/agencies/4242/clients/1')).statusCode, 404)
   const found = (await ctl(app, 'GET', `/agencies/${AGENCY.main}/clients?q=${encodeURIComponent(c.policies![0].policyNumber)}`)).json()
   t.same(found.map((x: { clientNumber: number }) => x.clientNumber), [c.clientNumber])
 })
