@@ -1,0 +1,50 @@
+import t from 'tap'
+import type { FastifyBaseLogger } from 'fastify'
+import { childLoggerFactory } from '../../src/logger.js'
+
+const ORDER = ['trace', 'debug', 'info', 'warn', 'error', 'fatal']
+
+/** A logger recording its lines and the children made from it. */
+function recorder (level: string, bindings: Record<string, unknown> = {}, record = { lines: [] as unknown[][], children: 0 }) {
+  const logger = {
+    level,
+    isLevelEnabled: (l: string) => ORDER.indexOf(l) >= ORDER.indexOf(logger.level),
+    child (more: Record<string, unknown>) {
+      record.children++
+      return recorder(logger.level, { ...bindings, ...more }, record).logger
+    },
+    silent () {}
+  } as Record<string, unknown> & { level: string; isLevelEnabled(l: string): boolean }
+  for (const l of ORDER) logger[l] = (...args: unknown[]) => { if (logger.isLevelEnabled(l)) record.lines.push([l, bindings, ...args]) }
+  return { logger: logger as unknown as FastifyBaseLogger, record }
+}
+
+const make = (parent: FastifyBaseLogger, bindings: Record<string, unknown>) =>
+  (childLoggerFactory as unknown as (l: FastifyBaseLogger, b: Record<string, unknown>, o: object) => FastifyBaseLogger)(parent, bindings, {})
+
+t.test('at info and below every request gets its child logger at once', async (t) => {
+  const { logger, record } = recorder('info')
+  const log = make(logger, { reqId: 'req-1' })
+  t.equal(record.children, 1)
+  log.info('incoming request')
+  t.same(record.lines, [['info', { reqId: 'req-1' }, 'incoming request']])
+})
+
+t.test('above info the child is made on the first line logged, and carries the request id', async (t) => {
+  const { logger, record } = recorder('warn')
+  const log = make(logger, { reqId: 'req-2' })
+  log.info('incoming request')
+  log.debug({ x: 1 }, 'detail')
+  t.equal(record.children, 0, 'lines below the level make no child')
+  t.same(record.lines, [])
+  t.equal(log.level, 'warn')
+  log.error({ err: 'boom' }, 'failed')
+  log.warn('slow')
+  t.equal(record.children, 1, 'one child, made once')
+  t.same(record.lines, [['error', { reqId: 'req-2' }, { err: 'boom' }, 'failed'], ['warn', { reqId: 'req-2' }, 'slow']])
+  log.child({ part: 'db' }).fatal('gone')
+  t.same(record.lines.at(-1), ['fatal', { reqId: 'req-2', part: 'db' }, 'gone'])
+  log.level = 'debug'
+  log.debug('now shown')
+  t.same(record.lines.at(-1), ['debug', { reqId: 'req-2' }, 'now shown'], 'a level set on the request logger applies to it')
+})

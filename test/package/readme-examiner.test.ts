@@ -1,0 +1,35 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { ROOT } from '../../src/config.js'
+import { CHECKLIST_ITEMS, RULES, RULE_IDS, SESSION_REQUEST_CAP } from '../../src/schemas/examiner.js'
+
+/** README's "Is my integration ready?" says what the examiner does: its rule table is the catalogue. */
+
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+const start = readme.indexOf('\n## Is my integration ready?\n')
+const section = start === -1 ? '' : readme.slice(start + 1, readme.indexOf('\n## ', start + 1))
+
+t.test('the section is there, before the behaviour table', async (t) => {
+  t.ok(start > 0, 'README has "## Is my integration ready?"')
+  t.ok(start < readme.indexOf('\n## Behaviour where the spec is silent\n'), 'before "## Behaviour where the spec is silent"')
+})
+
+t.test('the rule table is the catalogue: id, severity, what it means, the fix', async (t) => {
+  const cell = (text: string) => text.replace(/\|/g, '\\|')
+  const expected = RULES.map((r) => `| \`${r.id}\` | ${r.severity} | ${cell(r.title)} | ${cell(r.fix)} |`)
+  const header = '| Rule | Severity | What it means | The fix |\n|---|---|---|---|\n'
+  const at = section.indexOf(header)
+  t.ok(at > 0, 'the rule table has its header')
+  const rows = section.slice(at + header.length).split('\n')
+  const table = rows.slice(0, rows.findIndex((line) => !line.startsWith('|')))
+  t.same(table, expected, `README's rule table, as the catalogue makes it:\n${expected.join('\n')}`)
+})
+
+t.test('the cap, the checklist and the rules named elsewhere in the section are the real ones', async (t) => {
+  t.match(section, `up to\n${SESSION_REQUEST_CAP.toLocaleString('en-US')} requests per session`, 'the recording cap')
+  for (const item of CHECKLIST_ITEMS) t.match(section, `a ${item.slice(0, 3)} handled`, `checklist item ${item}`)
+  const named = [...section.matchAll(/`([a-z]+(?:-[a-z0-9]+)+)`/g)].map((m) => m[1]!)
+  const unknown = named.filter((id) => !RULE_IDS.includes(id) && !['good-citizen', 'careless', 'fail-on'].some((w) => id.startsWith(w)))
+  t.same([...new Set(unknown)], [], 'every rule id the section names is catalogued')
+})
