@@ -4,13 +4,14 @@ import type { AgencySurvey } from './survey.js'
 /**
  * The fixture is written to `<out>.partial` and renamed to `<out>` when complete. Beside it,
  * `<out>.checkpoint` holds one line of plan (the survey, the fixture's opening text, the
- * options it was made with) and then one line per step written: how far the partial file is
- * valid. The data is written before its line, so after a crash or a kill the last complete
- * line is always true; `--resume` cuts the partial file back to it and carries on.
+ * options it was made with), then one line per step written (how far the partial file is
+ * valid) and one line per agency whose deletion times are known. The data is written before
+ * its line, so after a crash or a kill the last complete line is always true; `--resume` cuts
+ * the partial file back to it and carries on.
  */
 
 export interface Plan {
-  format: 1
+  format: 2
   /** Identifies the options that shape the output; a resume with other options starts over. */
   key: string
   /** Text before the first agency: the integration and the opening of the agency list. */
@@ -36,8 +37,18 @@ export interface Mark {
 export const checkpointPath = (out: string) => `${out}.checkpoint`
 export const partialPath = (out: string) => `${out}.partial`
 
-/** The plan and the last complete mark of an interrupted import, if there is one. */
-export function readCheckpoint (out: string): { plan: Plan; mark: Mark | undefined } | undefined {
+/** Deletion times of one agency's deleted clients: [clientNumber, epoch ms] pairs. */
+export interface DeletionTimes { agency: number; times: Array<[number, number]> }
+
+export interface Checkpoint {
+  plan: Plan
+  mark: Mark | undefined
+  /** By agency index. */
+  times: Map<number, Array<[number, number]>>
+}
+
+/** The plan, the last complete mark and the deletion times found by an interrupted import, if there is one. */
+export function readCheckpoint (out: string): Checkpoint | undefined {
   const file = checkpointPath(out)
   if (!existsSync(file) || !existsSync(partialPath(out))) return undefined
   const lines = readFileSync(file, 'utf8').split('\n')
@@ -47,16 +58,22 @@ export function readCheckpoint (out: string): { plan: Plan; mark: Mark | undefin
   } catch {
     return undefined
   }
-  if (plan.format !== 1) return undefined
+  if (plan.format !== 2) return undefined
   let mark: Mark | undefined
+  const times = new Map<number, Array<[number, number]>>()
   for (const line of lines.slice(1)) {
+    let entry: Mark | { deletionTimes: DeletionTimes }
     try {
-      if (line !== '') mark = JSON.parse(line) as Mark
+      if (line === '') continue
+      entry = JSON.parse(line) as typeof entry
     } catch {
       // a line cut by the interruption: the one before it stands
+      continue
     }
+    if ('deletionTimes' in entry) times.set(entry.deletionTimes.agency, entry.deletionTimes.times)
+    else mark = entry
   }
-  return { plan, mark }
+  return { plan, mark, times }
 }
 
 export class CheckpointedFile {
@@ -89,6 +106,11 @@ export class CheckpointedFile {
     const written = { ...mark, bytes: this.position }
     appendFileSync(checkpointPath(this.out), JSON.stringify(written) + '\n')
     return written
+  }
+
+  /** Records an agency's deletion times, so a resume need not search them again. */
+  recordTimes (deletionTimes: DeletionTimes): void {
+    appendFileSync(checkpointPath(this.out), JSON.stringify({ deletionTimes }) + '\n')
   }
 
   /** The last text, then the partial file becomes the output and the checkpoint goes. */

@@ -11,8 +11,6 @@ import { VendorClient, type ApiVersion } from './http.js'
 
 export interface DeletedClient {
   clientNumber: number
-  /** Epoch milliseconds: the latest instant the listing with `asOf` still answers it for, plus 1 ms. */
-  modifiedMs: number
   officeId: number
 }
 
@@ -27,8 +25,8 @@ export interface DeletedProbe {
   version: ApiVersion
   agencyId: number
   limit: Limit
-  /** Intervals searched at once. */
-  workers: number
+  /** Set when the import stops: the search ends instead of going on alone. */
+  stop?: { aborted: boolean }
   /** Called after each listing request of the bisection. */
   onRequest?: () => void
 }
@@ -48,7 +46,7 @@ async function deletedIds (p: DeletedProbe, query: Record<string, string>): Prom
  * shared. `workers` intervals are searched at once, depth first from a stack, so the intervals
  * waiting stay few (a breadth-first search would hold every level of the whole tree).
  */
-export async function deletionTimes (p: DeletedProbe, ids: number[], workers = 4): Promise<Map<number, number>> {
+export async function deletionTimes (p: DeletedProbe, ids: number[], workers: number): Promise<Map<number, number>> {
   const times = new Map<number, number>()
   const stack: Array<{ lo: number; hi: number; group: number[] }> = ids.length === 0 ? [] : [{ lo: EARLIEST, hi: LATEST, group: [...ids] }]
   let busy = 0
@@ -56,6 +54,11 @@ export async function deletionTimes (p: DeletedProbe, ids: number[], workers = 4
   const wakeAll = () => waiting.splice(0).forEach((resolve) => resolve())
   const worker = async (): Promise<void> => {
     for (;;) {
+      if (p.stop?.aborted === true) {
+        // an unfinished search must not pass for a finished one
+        wakeAll()
+        throw new Error('the import stopped')
+      }
       const next = stack.pop()
       if (next === undefined) {
         if (busy === 0) {
@@ -99,13 +102,9 @@ export async function deletedOffices (p: DeletedProbe, officeIds: number[]): Pro
   return offices
 }
 
-/** Deleted clients with their times and offices, ascending by number. */
-export async function surveyDeleted (p: DeletedProbe, ids: number[], officeIds: number[], defaultOfficeId: number): Promise<DeletedClient[]> {
+/** Deleted clients with their offices, ascending by number (their times come from deletionTimes). */
+export async function deletedClients (p: DeletedProbe, ids: number[], officeIds: number[], defaultOfficeId: number): Promise<DeletedClient[]> {
   if (ids.length === 0) return []
-  const [times, offices] = await Promise.all([deletionTimes(p, ids, p.workers), deletedOffices(p, officeIds)])
-  return [...ids].sort((a, b) => a - b).map((clientNumber) => ({
-    clientNumber,
-    modifiedMs: times.get(clientNumber) ?? LATEST,
-    officeId: offices.get(clientNumber) ?? defaultOfficeId
-  }))
+  const offices = await deletedOffices(p, officeIds)
+  return [...ids].sort((a, b) => a - b).map((clientNumber) => ({ clientNumber, officeId: offices.get(clientNumber) ?? defaultOfficeId }))
 }

@@ -3,7 +3,9 @@ import { existsSync, rmSync } from 'node:fs'
 import type { FixtureAgency, FixtureIntegration } from '../fixture/schema.js'
 import { CheckpointedFile, checkpointPath, partialPath, readCheckpoint, type Mark, type Plan } from './checkpoint.js'
 import { checkClient } from './client-check.js'
+import { deletionTimes } from './deleted.js'
 import { VendorClient } from './http.js'
+import { limiter } from './limit.js'
 import type { Reporter } from './progress.js'
 import { survey, type AgencySurvey } from './survey.js'
 
@@ -53,21 +55,18 @@ export const BATCH = 200
 const GROUPS = 'Details,People,Contacts,Claims,Policies'
 
 type Rec = Record<string, unknown>
-interface Entry { clientNumber: number; deleted?: { modifiedMs: number; officeId: number } }
-interface Step { agency: number; entries: Entry[]; first: boolean; last: boolean }
+/** One write of the fixture: a batch of live clients, or an agency's deleted clients (written after its live ones). */
+interface Step { agency: number; live: number[]; deleted: boolean; first: boolean; last: boolean }
 
-/** The agency's clients, live and deleted, ascending, in batches; an agency without any is one empty step. */
+/** Each agency's live clients in batches, ascending, then its deleted clients; an agency without any is one empty step. */
 function stepsOf (agencies: AgencySurvey[]): Step[] {
   const steps: Step[] = []
   agencies.forEach((a, agency) => {
-    const entries: Entry[] = [
-      ...a.liveIds.map((clientNumber) => ({ clientNumber })),
-      ...a.deleted.map((d) => ({ clientNumber: d.clientNumber, deleted: { modifiedMs: d.modifiedMs, officeId: d.officeId } }))
-    ].sort((x, y) => x.clientNumber - y.clientNumber)
-    const count = Math.max(1, Math.ceil(entries.length / BATCH))
-    for (let i = 0; i < count; i++) {
-      steps.push({ agency, entries: entries.slice(i * BATCH, (i + 1) * BATCH), first: i === 0, last: i === count - 1 })
-    }
+    const parts: Array<{ live: number[]; deleted: boolean }> = []
+    for (let i = 0; i < a.liveIds.length; i += BATCH) parts.push({ live: a.liveIds.slice(i, i + BATCH), deleted: false })
+    if (a.deleted.length > 0) parts.push({ live: [], deleted: true })
+    if (parts.length === 0) parts.push({ live: [], deleted: false })
+    parts.forEach((part, i) => steps.push({ agency, ...part, first: i === 0, last: i === parts.length - 1 }))
   })
   return steps
 }
@@ -83,17 +82,17 @@ function placeholderGuid (agencyId: number, clientNumber: number): string {
  * (placeholder details) with the deletion time and office the listings revealed, so the
  * listings with `deleted=true`, `asOf` and `officeId` answer as upstream.
  */
-function deletedClient (agencyId: number, e: Entry): Rec {
+function deletedClient (agencyId: number, clientNumber: number, modifiedMs: number, officeId: number): Rec {
   return {
-    clientNumber: e.clientNumber,
+    clientNumber,
     deleted: true,
     details: {
-      id: placeholderGuid(agencyId, e.clientNumber),
-      modified: new Date(e.deleted!.modifiedMs).toISOString(),
+      id: placeholderGuid(agencyId, clientNumber),
+      modified: new Date(modifiedMs).toISOString(),
       status: 'Active',
       isPersonal: true,
       isCommercial: false,
-      officeId: e.deleted!.officeId
+      officeId
     }
   }
 }
@@ -145,7 +144,7 @@ async function plan (o: ImportOptions, client: VendorClient, key: string): Promi
     agencies: agencies.map((a) => ({ agencyId: a.agencyId, scopes: a.scopes }))
   }
   const header = `{\n"integrations":[${JSON.stringify(integration)}],\n"agencies":[\n`
-  return { format: 1, key, header, agencies, seed, secret }
+  return { format: 2, key, header, agencies, seed, secret }
 }
 
 /** Only what shapes the output: a resume with any of these changed starts over. */
@@ -194,14 +193,39 @@ export async function runImport (o: ImportOptions): Promise<ImportResult> {
     r.warn(`agency ${agencyId}: clients' top-level field ${key} left out (not part of the fixture's client)`)
   }
 
-  /** The live clients of a step, read in one batch with every group the agency grants. */
-  const fetchStep = async (s: number): Promise<Map<number, Rec>> => {
+  // deletion times: searched while the clients are read (or found in the checkpoint), each
+  // agency's recorded once known; a failed search stops the import at the next step
+  const stop = { aborted: false }
+  let searchFailed: unknown
+  let probes = 0
+  const probeLimit = limiter(o.concurrency)
+  const times = agencies.map((a, i): Promise<Map<number, number>> | undefined => {
+    if (a.deleted.length === 0) return undefined
+    const known = found?.times.get(i)
+    if (known !== undefined) return Promise.resolve(new Map(known))
+    const search = deletionTimes({
+      client,
+      version: o.version,
+      agencyId: a.agencyId,
+      limit: probeLimit,
+      stop,
+      onRequest: () => { if (++probes % 5000 === 0) r.note(`${probes} deletion-time requests`) }
+    }, a.deleted.map((d) => d.clientNumber), o.concurrency).then((found) => {
+      file.recordTimes({ agency: i, times: [...found] })
+      return found
+    })
+    search.catch((e: unknown) => { searchFailed ??= e })
+    return search
+  })
+
+  /** A step's data: its live clients, read in one batch with every group granted, or its agency's deletion times. */
+  const fetchStep = async (s: number): Promise<{ clients?: Map<number, Rec>; times?: Map<number, number> }> => {
     const step = steps[s]
-    const numbers = step.entries.filter((e) => e.deleted === undefined).map((e) => e.clientNumber)
-    if (numbers.length === 0) return new Map()
+    if (step.deleted) return { times: await times[step.agency] }
+    if (step.live.length === 0) return {}
     const a = agencies[step.agency]
     const path = VendorClient.path(`/vendor/agency/${a.agencyId}/clients`, o.version, { include: invoices[step.agency] ? `${GROUPS},Invoices` : GROUPS })
-    const answer = await client.post(path, { clientNumbers: numbers })
+    const answer = await client.post(path, { clientNumbers: step.live })
     const denied = answer.headers.get('denied')
     if (denied !== null && !deniedSeen.has(step.agency)) {
       deniedSeen.add(step.agency)
@@ -209,43 +233,32 @@ export async function runImport (o: ImportOptions): Promise<ImportResult> {
     }
     const list = client.expectJson<unknown>('POST', path, answer)
     if (!Array.isArray(list)) throw new ImportError(`POST ${path} did not answer an array of clients`)
-    return new Map(list.filter((c): c is Rec => c !== null && typeof c === 'object').map((c) => [Number(c.clientNumber), c]))
+    return { clients: new Map(list.filter((c): c is Rec => c !== null && typeof c === 'object').map((c) => [Number(c.clientNumber), c])) }
   }
 
-  const stepText = (s: number, clients: Map<number, Rec>): { text: string; inAgency: number; read: number } => {
-    const step = steps[s]
+  /** The clients of a step as fixture entries, in order. */
+  const entriesOf = (step: Step, data: { clients?: Map<number, Rec>; times?: Map<number, number> }): Rec[] => {
     const a = agencies[step.agency]
-    let text = step.first ? (step.agency > 0 ? ',\n' : '') + agencyOpening(a) : ''
-    let inAgency = step.first ? 0 : mark.inAgency
-    let read = 0
-    for (const e of step.entries) {
-      let c: Rec
-      if (e.deleted !== undefined) c = deletedClient(a.agencyId, e)
-      else {
-        read++
-        const got = clients.get(e.clientNumber)
-        if (got === undefined) {
-          leftOut++
-          r.warn(`agency ${a.agencyId}: client ${e.clientNumber} was listed but not answered by the batch read (deleted meanwhile?); left out`)
-          continue
-        }
-        const problems = checkClient(got, officeSets[step.agency], (key) => unknownKey(a.agencyId, key))
-        if (problems.length > 0) {
-          leftOut++
-          r.warn(`agency ${a.agencyId}: client ${e.clientNumber} left out: the fixture schema refuses it: ${problems.slice(0, 3).join('; ')}`)
-          continue
-        }
-        c = anon === undefined ? got : anon.client(got)
+    if (step.deleted) return a.deleted.map((d) => deletedClient(a.agencyId, d.clientNumber, data.times?.get(d.clientNumber) ?? 0, d.officeId))
+    return step.live.flatMap((n) => {
+      const got = data.clients?.get(n)
+      if (got === undefined) {
+        leftOut++
+        r.warn(`agency ${a.agencyId}: client ${n} was listed but not answered by the batch read (deleted meanwhile?); left out`)
+        return []
       }
-      text += (inAgency > 0 ? ',\n' : '') + JSON.stringify(c)
-      inAgency++
-    }
-    if (step.last) text += '\n]}'
-    return { text, inAgency, read }
+      const problems = checkClient(got, officeSets[step.agency], (key) => unknownKey(a.agencyId, key))
+      if (problems.length > 0) {
+        leftOut++
+        r.warn(`agency ${a.agencyId}: client ${n} left out: the fixture schema refuses it: ${problems.slice(0, 3).join('; ')}`)
+        return []
+      }
+      return [anon === undefined ? got : anon.client(got)]
+    })
   }
 
-  // up to `concurrency` batches in flight; written strictly in order
-  const inFlight = new Map<number, Promise<Map<number, Rec>>>()
+  // up to `concurrency` steps in flight; written strictly in order
+  const inFlight = new Map<number, Promise<{ clients?: Map<number, Rec>; times?: Map<number, number> }>>()
   let next = mark.step
   try {
     for (let s = mark.step; s < steps.length; s++) {
@@ -254,13 +267,19 @@ export async function runImport (o: ImportOptions): Promise<ImportResult> {
         p.catch(() => {}) // awaited in turn; a failure stops the loop there
         inFlight.set(next++, p)
       }
-      const clients = await inFlight.get(s)!
+      const data = await inFlight.get(s)!
       inFlight.delete(s)
-      const { text, inAgency, read } = stepText(s, clients)
-      mark = file.write(text, { step: s + 1, bytes: 0, inAgency, done: mark.done + read })
+      if (searchFailed !== undefined) throw searchFailed
+      const step = steps[s]
+      let text = step.first ? (step.agency > 0 ? ',\n' : '') + agencyOpening(agencies[step.agency]) : ''
+      let inAgency = step.first ? 0 : mark.inAgency
+      for (const c of entriesOf(step, data)) text += (inAgency++ > 0 ? ',\n' : '') + JSON.stringify(c)
+      if (step.last) text += '\n]}'
+      mark = file.write(text, { step: s + 1, bytes: 0, inAgency, done: mark.done + step.live.length })
       r.progress(mark.done, total)
     }
   } catch (e) {
+    stop.aborted = true
     file.close()
     r.finish()
     throw e

@@ -1,6 +1,6 @@
 import type { FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import { SCOPES, type Scope } from '../schemas/common.js'
-import { surveyDeleted, type DeletedClient } from './deleted.js'
+import { deletedClients, type DeletedClient } from './deleted.js'
 import { UnexpectedAnswer, VendorClient, type ApiVersion } from './http.js'
 import { limiter } from './limit.js'
 
@@ -19,6 +19,7 @@ export interface AgencySurvey {
   users: FixtureUser[]
   /** Live client numbers, ascending. */
   liveIds: number[]
+  /** Deleted clients with their offices; their deletion times are searched while the clients are read. */
   deleted: DeletedClient[]
 }
 
@@ -170,11 +171,7 @@ async function surveyAgency (o: SurveyOptions, agencyId: number, listedScopes: S
   }
   if (version === '3.0') scopes.add('create-log-attachment-task')
 
-  let probes = 0
-  const deleted = await surveyDeleted(
-    { client, version, agencyId, limit: limiter(o.concurrency), workers: o.concurrency, onRequest: () => { if (++probes % 2000 === 0) o.note(`${at}: ${probes} deletion-time probes`) } },
-    deletedNumbers, [...officeIds], defaultOfficeId
-  )
+  const deleted = await deletedClients({ client, version, agencyId, limit: limiter(o.concurrency) }, deletedNumbers, [...officeIds], defaultOfficeId)
   o.note(`${at}: ${offices.length} offices, ${users.length} users, ${liveIds.length} clients, ${deleted.length} deleted`)
   return {
     agencyId,
