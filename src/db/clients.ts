@@ -136,9 +136,11 @@ export function createClientRepository (sql: UnitOfWork) {
         if (p.column !== 'client_number' && !GROUP_COLUMNS.includes(p.column)) throw new Error(`unknown client column ${String(p.column)}`)
         return 'c.' + p.column
       })
+      // CROSS JOIN keeps the requested numbers as the outer loop (one primary-key lookup each); with a plain
+      // JOIN the planner may scan every client of the agency for each batch
       statement = sql.query<[string, number], [number, string]>(
         `SELECT c.client_number, concat(${terms.join(', ')})
-         FROM json_each(?) j JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0`
+         FROM json_each(?) j CROSS JOIN clients c ON c.agency_id = ? AND c.client_number = j.value AND c.deleted = 0`
       ).raw()
       concatStatements.set(pieces, statement)
     }
