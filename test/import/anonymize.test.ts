@@ -1,8 +1,8 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { control, importTo, sandbox, tempDir } from './instances.js'
-import { basic, mismatches, readsOf, type Read } from './reads.js'
+import { control, importTo, sandbox, tempDir } from '../helpers/import-instances.js'
+import { basic, mismatches, readsOf, type Read } from '../helpers/import-reads.js'
 
 /**
  * `import --anonymize`: no name, e-mail, phone or address of the upstream is left in the file,

@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli } from '../helpers/process.js'
-import { control, DEMO_AUTH, importTo, sandbox, tempDir } from './instances.js'
+import { control, DEMO_AUTH, importTo, sandbox, tempDir } from '../helpers/import-instances.js'
 
 /**
  * `agency-sandbox compare`: the demo sandbox against a sandbox seeded from its import reports

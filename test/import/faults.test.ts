@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process'
 import { appendFileSync, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CLI, runCli } from '../helpers/process.js'
-import { control, firstDifference, importArgs, importTo, sandbox, tempDir } from './instances.js'
+import { control, firstDifference, importArgs, importTo, sandbox, tempDir } from '../helpers/import-instances.js'
 
 /**
  * Faults injected into the upstream through its control API (POST /_sandbox/faults): the

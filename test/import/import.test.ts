@@ -2,8 +2,8 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli } from '../helpers/process.js'
-import { control, DEMO_AUTH, importArgs, importTo, sandbox, tempDir } from './instances.js'
-import { agencyListings, basic, mismatches, readsFromState, type StateAgency } from './reads.js'
+import { control, DEMO_AUTH, importArgs, importTo, sandbox, tempDir } from '../helpers/import-instances.js'
+import { agencyListings, basic, mismatches, readsFromState, type StateAgency } from '../helpers/import-reads.js'
 
 /**
  * `agency-sandbox import` from a sandbox process holding the demo data: a second sandbox

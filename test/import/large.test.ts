@@ -2,8 +2,8 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli } from '../helpers/process.js'
-import { control, importTo, sandbox, tempDir } from './instances.js'
-import { agencyListings, basic, mismatches, readsFromState, type StateAgency } from './reads.js'
+import { control, importTo, sandbox, tempDir } from '../helpers/import-instances.js'
+import { agencyListings, basic, mismatches, readsFromState, type StateAgency } from '../helpers/import-reads.js'
 
 /** A generated agency of 10,000 clients (about 90 of them deleted) through an import and back. */
 

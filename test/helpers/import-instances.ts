@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { CLI, runCli } from '../helpers/process.js'
+import { CLI, runCli } from './process.js'
 
 /** Sandbox processes and temporary files for the import and compare tests. */
 
