@@ -6,6 +6,7 @@ import { closeDatabase, openDatabase } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { createSandbox, type Sandbox } from './domain/sandbox.js'
 import type { Fixture } from './fixture/schema.js'
+import { quickStamp, stampOf } from './fixture/stamp.js'
 import { childLoggerFactory, loggerOptions } from './logger.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
@@ -49,6 +50,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       // Read (and validated) only when the database is empty or on reset: starts stay fast.
       fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
       fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
+      fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
+      reseed: config.resetOnStart,
       clock: options.clock ?? new Clock(),
       journalSize: config.journalSize,
       journalBytes: config.journalBytes

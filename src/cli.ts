@@ -29,6 +29,7 @@ Options (each overrides its environment setting):
   --host ADDRESS     HOST
   --db FILE          SANDBOX_DB (a file, or :memory:)
   --fixtures FILE    SANDBOX_FIXTURES
+  --reset-on-start   SANDBOX_RESET_ON_START=true (seed from the fixture even over existing data)
   --log-level LEVEL  LOG_LEVEL
   --control-token T  SANDBOX_CONTROL_TOKEN
   --journal-size N   SANDBOX_JOURNAL_SIZE
@@ -135,6 +136,7 @@ async function serve (args: string[]): Promise<number> {
     host: { type: 'string' },
     db: { type: 'string' },
     fixtures: { type: 'string' },
+    'reset-on-start': { type: 'boolean' },
     'log-level': { type: 'string' },
     'control-token': { type: 'string' },
     'journal-size': { type: 'string' },
@@ -146,6 +148,7 @@ async function serve (args: string[]): Promise<number> {
   if (typeof values.host === 'string') env.HOST = values.host
   if (typeof values.db === 'string') env.SANDBOX_DB = values.db
   if (typeof values.fixtures === 'string') env.SANDBOX_FIXTURES = values.fixtures
+  if (values['reset-on-start'] === true) env.SANDBOX_RESET_ON_START = 'true'
   if (typeof values['log-level'] === 'string') env.LOG_LEVEL = values['log-level']
   if (typeof values['control-token'] === 'string') env.SANDBOX_CONTROL_TOKEN = values['control-token']
   if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
@@ -160,6 +163,7 @@ async function serve (args: string[]): Promise<number> {
     url: server.url,
     config,
     seededNow: sandbox.seededNow,
+    fixtureMismatch: sandbox.fixtureMismatch,
     demoCredentials: sandbox.access.authenticate(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) !== undefined
   }
   // JSON logs carry the banner's facts as fields; a terminal gets the banner itself.
@@ -169,6 +173,8 @@ async function serve (args: string[]): Promise<number> {
   } else {
     server.app.log.info(bannerFields(facts), `agency-sandbox ${config.version} listening on ${server.url}`)
   }
+  // said in the banner and again as a warning, so that neither a terminal nor a log collector misses it
+  if (sandbox.fixtureMismatch !== undefined) server.app.log.warn(`WARNING: ${sandbox.fixtureMismatch}`)
   if (!isLoopback(config.host) && config.controlToken === undefined) {
     server.app.log.warn(
       `WARNING: HOST=${config.host} exposes the control API (/_sandbox: reset, state with secrets, faults) to the network ` +

@@ -15,6 +15,8 @@ export interface Config {
   db: string
   /** Fixture file that seeds an empty database and that reset returns to. */
   fixtures: string
+  /** Seed from the fixture at every start, even over existing data. */
+  resetOnStart: boolean
   logLevel: string
   /** Pretty, human-readable logs (default: when stdout is a terminal). */
   prettyLogs: boolean
@@ -61,6 +63,7 @@ export const SETTINGS = [
   { env: 'HOST', default: '127.0.0.1', meaning: 'address to bind; 0.0.0.0 in containers' },
   { env: 'SANDBOX_DB', default: './data/sandbox.db', meaning: 'SQLite database file, or :memory:' },
   { env: 'SANDBOX_FIXTURES', default: '<package>/fixtures/demo.json', meaning: 'fixture that seeds an empty database and that reset returns to' },
+  { env: 'SANDBOX_RESET_ON_START', default: 'false', meaning: 'true: seed from the fixture at every start, even over existing data' },
   { env: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
   { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' },
   { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
@@ -108,6 +111,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     host: env.HOST ?? '127.0.0.1',
     db: dbFile === ':memory:' ? dbFile : resolve(dbFile),
     fixtures: resolve(env.SANDBOX_FIXTURES ?? join(ROOT, 'fixtures', 'demo.json')),
+    resetOnStart: env.SANDBOX_RESET_ON_START === undefined || env.SANDBOX_RESET_ON_START === '' ? false : parseBool('SANDBOX_RESET_ON_START', env.SANDBOX_RESET_ON_START),
     logLevel,
     prettyLogs: env.LOG_PRETTY === undefined ? process.stdout.isTTY === true : parseBool('LOG_PRETTY', env.LOG_PRETTY),
     migrationsDir: join(ROOT, 'migrations'),

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database.js'
 import { createRepositories, UnitOfWork } from '../db/index.js'
 import type { Fixture } from '../fixture/schema.js'
+import type { FixtureStamp } from '../fixture/stamp.js'
 import { createReadModel, type ReadModelOptions } from '../read-model/index.js'
 import { createSessionRepository } from '../db/sessions.js'
 import { createExaminer } from './examiner/sessions.js'
@@ -36,6 +37,13 @@ export interface SandboxOptions {
    */
   fixture: Fixture | (() => Promise<Fixture>)
   fixtureSource: string
+  /**
+   * Identifies the start-up fixture file's content, so the database remembers what seeded it and
+   * a start over data seeded from another fixture can say so (absent: a fixture given in memory).
+   */
+  fixtureFile?: { quick(): string | undefined; stamp(): FixtureStamp }
+  /** Seed from the start-up fixture even over existing data (`--reset-on-start`). */
+  reseed?: boolean
   clock?: Clock
   /** Entries the request journal keeps (oldest dropped). */
   journalSize?: number
@@ -46,17 +54,28 @@ export interface SandboxOptions {
 }
 
 /** The emulated agency world: every rule of the vendor API, no HTTP. */
-export async function createSandbox ({ db, fixture, fixtureSource, clock = new Clock(), journalSize = 1000, journalBytes, readModel }: SandboxOptions) {
+export async function createSandbox (options: SandboxOptions) {
+  const { db, fixture, fixtureSource, fixtureFile, clock = new Clock(), journalSize = 1000, journalBytes, readModel } = options
   const sql = new UnitOfWork(db)
   const repos = createRepositories(sql)
   const reads = createReadModel(repos, repos.changes, readModel)
   let startFixture = typeof fixture === 'function' ? undefined : fixture
-  const initial = async () => (startFixture ??= await (fixture as () => Promise<Fixture>)())
-  let seededNow = false
-  if (repos.meta.get('seeded_at') === undefined) {
-    loadWorld(repos, await initial(), fixtureSource, clock.iso())
-    seededNow = true
+  // stamped when the file is read, so that it describes the content loaded, not a later edit
+  let startStamp: FixtureStamp | undefined
+  const initial = async () => {
+    if (startFixture === undefined) {
+      startStamp = fixtureFile?.stamp()
+      startFixture = await (fixture as () => Promise<Fixture>)()
+    }
+    return startFixture
   }
+  const seedFromStart = async () => {
+    const start = await initial()
+    loadWorld(repos, start, fixtureSource, clock.iso(), startStamp ?? (fixtureFile === undefined ? undefined : fixtureFile.stamp()))
+  }
+  const seededNow = options.reseed === true || repos.meta.get('seeded_at') === undefined
+  if (seededNow) await seedFromStart()
+  const fixtureMismatch = seededNow || fixtureFile === undefined ? undefined : seededFromOtherFixture(repos.meta, fixtureSource, fixtureFile)
   const access = createAccess(reads)
   const clients = createClients(reads)
   const writes = createWrites(repos, clock)
@@ -109,6 +128,8 @@ export async function createSandbox ({ db, fixture, fixtureSource, clock = new C
     patchAgency,
     /** True when this start seeded the database (false: existing data was kept). */
     seededNow,
+    /** Set when the kept data was seeded from another fixture than the start-up one: what to tell the user. */
+    fixtureMismatch,
     offices: (agencyId: number) => repos.agencies.listOffices(agencyId),
     activeUsers: (agencyId: number) => repos.agencies.listActiveUsers(agencyId),
     /**
@@ -122,7 +143,8 @@ export async function createSandbox ({ db, fixture, fixtureSource, clock = new C
       if (!keeps('simulator')) simulator.stop()
       if (!keeps('clock')) clock.reset()
       if (!keeps('data')) {
-        loadWorld(repos, next ?? (await initial()), nextSource, clock.iso())
+        if (next === undefined) await seedFromStart()
+        else loadWorld(repos, next, nextSource, clock.iso())
         source = nextSource
       }
       if (!keeps('journal')) journal.clear()
@@ -147,3 +169,36 @@ export async function createSandbox ({ db, fixture, fixtureSource, clock = new C
 }
 
 export type Sandbox = Awaited<ReturnType<typeof createSandbox>>
+
+/**
+ * Compares what seeded the database with the start-up fixture file: undefined when they are the
+ * same content (an untouched file is recognised by its size and time, without reading it), else
+ * the warning to print. A database seeded before stamps were recorded, from the same path, adopts
+ * the file's stamp.
+ */
+function seededFromOtherFixture (
+  meta: { get(key: string): string | undefined; set(key: string, value: string): void },
+  fixtureSource: string,
+  fixtureFile: NonNullable<SandboxOptions['fixtureFile']>
+): string | undefined {
+  const quick = fixtureFile.quick()
+  if (quick !== undefined && quick === meta.get('seeded_quick')) return undefined
+  const from = meta.get('seeded_from') ?? '(unknown)'
+  const recorded = meta.get('seeded_sha256')
+  const fix = 'The existing data is kept: start with --reset-on-start (SANDBOX_RESET_ON_START=true) or POST /_sandbox/reset to seed from the fixture.'
+  let stamp: FixtureStamp
+  try {
+    stamp = fixtureFile.stamp()
+  } catch (e) {
+    return `the fixture ${fixtureSource} cannot be read (${(e as Error).message}); the database holds data seeded from ${from}. A reset will fail until the file is there.`
+  }
+  if (stamp.sha256 === recorded || (recorded === undefined && from === fixtureSource)) {
+    meta.set('seeded_sha256', stamp.sha256)
+    meta.set('seeded_quick', stamp.quick)
+    return undefined
+  }
+  if (recorded === '' || recorded === undefined) {
+    return `the database holds data from ${from}, not from the fixture ${fixtureSource}. ${fix}`
+  }
+  return `the database was seeded from ${from} (sha256 ${recorded.slice(0, 12)}…), but the fixture ${fixtureSource} has other content (sha256 ${stamp.sha256.slice(0, 12)}…). ${fix}`
+}

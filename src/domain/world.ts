@@ -1,5 +1,6 @@
 import type { ClientRepository, ClientRow, Repositories } from '../db/index.js'
 import type { Fixture, FixtureClient } from '../fixture/schema.js'
+import type { FixtureStamp } from '../fixture/stamp.js'
 import { parseTimestamp } from '../time.js'
 
 /** Turns a fixture client into its stored form (each group as the JSON the API answers). */
@@ -103,7 +104,8 @@ export function rowToClient (r: ClientRow): FixtureClient {
 }
 
 /** Replaces the whole world with the fixture's, in one transaction (one change for the read model). */
-export function loadWorld (repositories: Repositories, fixture: Fixture, source: string, nowIso: string): void {
+/** `stamp`: the content of the fixture file loaded, remembered so a later start can tell another fixture from it. */
+export function loadWorld (repositories: Repositories, fixture: Fixture, source: string, nowIso: string, stamp?: FixtureStamp): void {
   const { access, agencies, clients, writes, meta } = repositories
   repositories.transaction(() => {
     repositories.clearWorld()
@@ -167,5 +169,7 @@ export function loadWorld (repositories: Repositories, fixture: Fixture, source:
     }
     meta.set('seeded_from', source)
     meta.set('seeded_at', nowIso)
+    meta.set('seeded_sha256', stamp?.sha256 ?? '')
+    meta.set('seeded_quick', stamp?.quick ?? '')
   })
 }
