@@ -115,7 +115,7 @@ const CRASH_SCRIPT = join(ROOT, 'dist', 'bench', 'crash.js')
 
 const sigkillDuringWrites: PhaseSpec = {
   name: 'sigkill-writes',
-  // Left out of the short run: npm test runs bench/crash.js itself (test/crash.test.ts, 3 rounds).
+  // Left out of the short run: npm test runs bench/crash.js itself (test/reliability/crash.test.ts, 3 rounds).
   title: 'SIGKILL during writes (bench/crash.ts, its own server processes): every acknowledged write is there after the restart',
   budgetMs: { short: 0, full: 70_000 },
   ownServers: true,

@@ -50,7 +50,7 @@ t.test('attack, short run: no crash, no 5xx, no leak, no lost write', { timeout:
   if (existsSync(out)) {
     const report = readFileSync(out, 'utf8')
     t.match(report, /## Summary/)
-    // Every phase but SIGKILL during writes, which test/crash.test.ts runs (bench/crash.js, 3 rounds).
+    // Every phase but SIGKILL during writes, which test/reliability/crash.test.ts runs (bench/crash.js, 3 rounds).
     for (const phase of ['oversized-bodies', 'deep-nesting', 'overflowing-numbers', 'smaller-ones', 'journal-memory', 'glob-cpu', 'docs-traversal',
       'attachment-names', 'create-budget', 'cross-access', 'timing', 'gzip-bombs', 'slow-headers', 'same-refid', 'resets-under-traffic']) {
       t.match(report, new RegExp(`\\| ${phase} \\|`), `phase ${phase} ran`)
