@@ -98,6 +98,9 @@ for (const a of fixture.agencies) {
 }
 for (const [value, owner] of owners) if (owner === null) owners.delete(value)
 
+/** How many strings belong to exactly one agency (the leak check's reach). */
+export const ownedStrings = () => owners.size
+
 /** Strings of a parsed answer that belong to another agency than `agencyId` (null: to any agency). */
 export function foreignStrings (body: unknown, agencyId: number | null, out: string[] = []): string[] {
   if (typeof body === 'string') {

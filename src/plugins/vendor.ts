@@ -91,10 +91,12 @@ export interface VendorRouteOptions {
 }
 
 /**
- * The vendor scope's request pipeline: Basic auth (onRequest), then the agency grant and
- * scope (preValidation, so 403 comes before body errors), then binding the query, body and
- * headers as the live service's .NET binder does (src/schemas/bind.ts), then validation;
- * answers already encoded as JSON are sent as they are (send-bytes.ts).
+ * The vendor scope's request pipeline: Basic auth, then the path ids, the agency grant and the
+ * scope (both onRequest: a caller without access is answered before its body is even read, so
+ * 401 and 403 come before body errors and a refused caller cannot make the sandbox parse
+ * megabytes), then binding the query, body and headers as the live service's .NET binder does
+ * (src/schemas/bind.ts), then validation; answers already encoded as JSON are sent as they are
+ * (send-bytes.ts).
  */
 export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
   app.decorateRequest('integrationId', '')
@@ -119,6 +121,14 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
   })
   sendEncodedAnswers(app)
 
+  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
+    try {
+      checkAccess(request)
+    } catch (e) {
+      return done(e as Error)
+    }
+    done()
+  })
   app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
     try {
       bindRequest(request)
@@ -128,8 +138,8 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
     done()
   })
 
-  /** Checks the path ids, the grant and the scope, then binds the query, body and headers (throws a 4xx). */
-  function bindRequest (request: FastifyRequest): void {
+  /** Checks the path ids, the grant and the scope (throws a 400 or 403). */
+  function checkAccess (request: FastifyRequest): void {
     const params = request.params as Record<string, string> | undefined
     // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
     for (const name of ['agencyId', 'clientId'] as const) {
@@ -143,6 +153,10 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
       if (scope !== undefined) sandbox.access.requireScope(grant, scope)
       request.grant = grant
     }
+  }
+
+  /** Binds the query, body and headers as the live service's binder does (throws a 400). */
+  function bindRequest (request: FastifyRequest): void {
     const schema = request.routeOptions.schema
     const warnings: string[] = []
 

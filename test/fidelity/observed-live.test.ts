@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { AGENCY, build, demoFixture } from '../helpers/app.js'
 import { fieldsOf, journaled, liveClient, vendor, writesOf } from '../helpers/fidelity.js'
-import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
+import { attachment, createClientBody, logNote, receipt, v1AttachmentHeaders } from '../helpers/writes.js'
 
 /**
  * Facts observed on the live service (sandbox contract, section A, and the section B rows that
@@ -136,21 +135,7 @@ t.test('[B: Attachment] version 1 txt must be text; over 5 MiB decompressed is 4
   const app = await build(t)
   const c = liveClient()
   const path = `${AGENCY.main}/client/${c.clientNumber}/attachment`
-  const v1 = (content: Buffer) => vendor(app, 'POST', path, '', gzipSync(content) as unknown as object, {
-    'content-type': 'application/octet-stream',
-    RefId: randomUUID(),
-    TS: '2026-11-20T10:00:00Z',
-    Action: '33',
-    Desc: b64('d'),
-    FileName: b64('scan'),
-    FileExt: 'txt',
-    LogBody: b64('Scan received'),
-    LogDescription: b64('Scan'),
-    SuspendedFor: 'Producer',
-    SuspendedForInitials: '',
-    SuspenseCategory: b64('Docs'),
-    SuspenseDueDate: '2026-12-01T00:00:00Z'
-  })
+  const v1 = (content: Buffer) => vendor(app, 'POST', path, '', gzipSync(content) as unknown as object, v1AttachmentHeaders())
   t.equal((await v1(Buffer.from('plain text'))).statusCode, 200)
   const res = await v1(Buffer.from('%PDF-\u0000binary'))
   t.equal(res.statusCode, 400)

@@ -26,6 +26,23 @@ export function attachment (content: Buffer, over: Record<string, string | undef
   return { headers, payload: gzipSync(content) }
 }
 
+/** Headers of a version 1 attachment (suspense headers required; a text file): a fresh RefId each call. */
+export const v1AttachmentHeaders = (): Record<string, string> => ({
+  'content-type': 'application/octet-stream',
+  RefId: randomUUID(),
+  TS: '2026-11-20T10:00:00Z',
+  Action: '33',
+  Desc: b64('d'),
+  FileName: b64('scan'),
+  FileExt: 'txt',
+  LogBody: b64('Scan received'),
+  LogDescription: b64('Scan'),
+  SuspendedFor: 'Producer',
+  SuspendedForInitials: '',
+  SuspenseCategory: b64('Docs'),
+  SuspenseDueDate: '2026-12-01T00:00:00Z'
+})
+
 export const receipt = (over: Record<string, unknown> = {}) => ({
   refId: randomUUID(), ts: '2026-11-20T10:00:00Z', channel: 4, logNote: 'Payment by card', total: 25, ...over
 })

@@ -13,62 +13,15 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { AGENCY, DEMO, IDLE, NORTHWIND, basic, build, demoFixture } from '../helpers/app.js'
-import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
+import { AGENCY, DEMO, NORTHWIND, basic, build } from '../helpers/app.js'
+import { AGENCY_IDS, INTEGRATIONS, access, agencyOf, foreignStrings, liveClients, ownedStrings } from '../../bench/attack/world.js'
+import { attachment, createClientBody, logNote, receipt, v1AttachmentHeaders } from '../helpers/writes.js'
 
 const UNAUTHORIZED = 'The provided credentials are invalid'
 const UNAVAILABLE = 'The requested agency is not available to the vendor'
-const UNKNOWN_AGENCY = 9999
 
-const fixture = demoFixture()
-const agencyOf = (id: number) => fixture.agencies.find((a) => a.agencyId === id)
-const liveClient = (id: number) => agencyOf(id)?.clients.find((c) => !c.deleted)
-
-const INTEGRATIONS = [
-  { clientId: 'abc', auth: DEMO },
-  { clientId: 'northwind-crm', auth: NORTHWIND },
-  { clientId: 'idle-vendor', auth: IDLE }
-] as const
-const AGENCY_IDS = [...fixture.agencies.map((a) => a.agencyId), UNKNOWN_AGENCY]
-
-/** The fixture's answer to "may this integration use this agency, and with which scopes?" */
-function access (clientId: string, agencyId: number): { available: boolean; scopes: Set<string> } {
-  const sub = fixture.integrations.find((i) => i.clientId === clientId)?.agencies.find((a) => a.agencyId === agencyId)
-  const agency = agencyOf(agencyId)
-  const available = sub !== undefined && sub.optedOut !== true && agency !== undefined && agency.active !== false
-  return { available, scopes: new Set(available ? sub.scopes : []) }
-}
-
-// ------------------------------------------------------------------------------------------------
-// Which strings belong to which agency (for the leak check)
-// ------------------------------------------------------------------------------------------------
-
-const owners = new Map<string, number | null>()
-function collect (value: unknown, agencyId: number): void {
-  if (typeof value === 'string') {
-    if (value.length < 6) return
-    const known = owners.get(value)
-    owners.set(value, known === undefined || known === agencyId ? agencyId : null) // null: shared by several agencies
-  } else if (Array.isArray(value)) value.forEach((v) => collect(v, agencyId))
-  else if (value !== null && typeof value === 'object') Object.values(value).forEach((v) => collect(v, agencyId))
-}
-for (const a of fixture.agencies) {
-  collect(a.clients, a.agencyId)
-  collect(a.users, a.agencyId)
-  collect(a.offices, a.agencyId)
-  collect(a.name, a.agencyId)
-}
-for (const [value, owner] of owners) if (owner === null) owners.delete(value)
-
-/** Strings of the answer that belong to another agency than the one asked about. */
-function foreignStrings (body: unknown, agencyId: number | null, out: string[] = []): string[] {
-  if (typeof body === 'string') {
-    const owner = owners.get(body)
-    if (owner !== undefined && owner !== agencyId) out.push(`${body} (agency ${owner})`)
-  } else if (Array.isArray(body)) body.forEach((v) => foreignStrings(v, agencyId, out))
-  else if (body !== null && typeof body === 'object') Object.values(body).forEach((v) => foreignStrings(v, agencyId, out))
-  return out
-}
+// Who may see what, and which strings belong to which agency: the attack script's model of the demo world.
+const liveClient = (id: number) => liveClients(id)[0]
 
 // ------------------------------------------------------------------------------------------------
 // Endpoints
@@ -100,21 +53,7 @@ const q = (v: Version) => (v === '1' ? '' : `?version=${v}`)
 const qa = (v: Version) => (v === '1' ? '?' : `?version=${v}&`)
 const client = (a: number) => liveClient(a)?.clientNumber ?? 1000
 const policyNumber = (a: number) => liveClient(a)?.policies?.[0]?.policyNumber ?? 'NONE-1'
-const v1Attachment = () => ({
-  'content-type': 'application/octet-stream',
-  RefId: randomUUID(),
-  TS: '2026-11-20T10:00:00Z',
-  Action: '33',
-  Desc: b64('d'),
-  FileName: b64('scan'),
-  FileExt: 'txt',
-  LogBody: b64('Scan received'),
-  LogDescription: b64('Scan'),
-  SuspendedFor: 'Producer',
-  SuspendedForInitials: '',
-  SuspenseCategory: b64('Docs'),
-  SuspenseDueDate: '2026-12-01T00:00:00Z'
-})
+const v1Attachment = v1AttachmentHeaders
 
 function readOps (v: Version): Op[] {
   const ops: Op[] = [
@@ -271,7 +210,7 @@ t.test('the fixture is the world the README describes', async (t) => {
   t.same([...access('northwind-crm', AGENCY.main).scopes], ['client-read'])
   t.notOk(access('abc', AGENCY.limited).scopes.has('client-create'))
   t.notOk(access('abc', AGENCY.limited).scopes.has('user-list'))
-  t.ok(owners.size > 1000, `${owners.size} strings belong to exactly one agency`)
+  t.ok(ownedStrings() > 1000, `${ownedStrings()} strings belong to exactly one agency`)
   // The leak check itself: another agency's client is seen, the asked agency's own is not.
   t.ok(foreignStrings(liveClient(AGENCY.northwindOnly), AGENCY.main).length > 10, 'a 2001 client in an answer about 1001 is flagged')
   t.same(foreignStrings(liveClient(AGENCY.main), AGENCY.main), [], 'a 1001 client in an answer about 1001 is not')

@@ -10,7 +10,7 @@ import { API_VERSIONS } from '../../src/versions/index.js'
 import { OPERATIONS, operationsOf, type OperationId } from '../../src/versions/operations.js'
 import { clientToRow } from '../../src/domain/world.js'
 import { AGENCY, DEMO, build, demoFixture, schemaErrors } from '../helpers/app.js'
-import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
+import { attachment, b64, createClientBody, logNote, receipt, v1AttachmentHeaders } from '../helpers/writes.js'
 
 const auth = { authorization: DEMO }
 const agency = (id: number) => demoFixture().agencies.find((a) => a.agencyId === id)!
@@ -23,21 +23,7 @@ t.test('version matrix: every (version, operation) pair exists or is 404, and an
   const app = await build(t)
   const c = live(AGENCY.main)[0]
   const file = attachment(Buffer.from('%PDF-1.4'))
-  const v1File = {
-    'content-type': 'application/octet-stream',
-    RefId: randomUUID(),
-    TS: '2026-11-20T10:00:00Z',
-    Action: '33',
-    Desc: b64('d'),
-    FileName: b64('scan'),
-    FileExt: 'txt',
-    LogBody: b64('Scan received'),
-    LogDescription: b64('Scan'),
-    SuspendedFor: 'Producer',
-    SuspendedForInitials: '',
-    SuspenseCategory: b64('Docs'),
-    SuspenseDueDate: '2026-12-01T00:00:00Z'
-  }
+  const v1File = v1AttachmentHeaders()
   const ops: Op[] = [
     { name: 'agencies', method: 'GET', path: '/vendor/agencies', ok: [200], schema: (v) => agencyListSchema[v as '4.0'] },
     { name: 'offices', method: 'GET', path: `/vendor/agency/${AGENCY.main}/offices`, ok: [200], schema: () => Type.Array(OfficeSchema) },
