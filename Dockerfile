@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Build stage: dev dependencies, compile TypeScript, then drop dev dependencies.
+# Build stage: dev dependencies, compile TypeScript and bundle the CLI (npm run build, through
+# npm ci's prepare), then drop dev dependencies.
 # Fully qualified base image: podman and other engines without Docker Hub short-name aliases resolve it too.
 FROM docker.io/library/node:20-bookworm-slim AS build
 WORKDIR /app
@@ -13,7 +14,8 @@ COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund
 
-# Run stage: production dependencies and the compiled app only.
+# Run stage: production dependencies and the bundled CLI only (dist/bundle; it loads better-sqlite3,
+# pino and the docs' packages from node_modules, and migrations/, fixtures/, public/ from /app).
 FROM docker.io/library/node:20-bookworm-slim AS run
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -24,7 +26,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=build /app/dist/bundle ./dist/bundle
 COPY migrations ./migrations
 COPY fixtures ./fixtures
 COPY public ./public
@@ -35,5 +37,5 @@ EXPOSE 8080
 # No --start-interval: podman 4 and older Docker engines refuse the build with it.
 HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/_sandbox/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-ENTRYPOINT ["node", "dist/src/cli.js"]
+ENTRYPOINT ["node", "dist/bundle/cli.js"]
 CMD ["serve"]

@@ -43,7 +43,7 @@ t.test('Dockerfile: two stages, production dependencies only, non-root, 0.0.0.0,
   const health = runStage.find(([k]) => k === 'HEALTHCHECK')
   t.ok(health !== undefined)
   t.match(health![1], /\/_sandbox\/health/)
-  t.match(runStage.find(([k]) => k === 'ENTRYPOINT')![1], /dist\/src\/cli\.js/)
+  t.match(runStage.find(([k]) => k === 'ENTRYPOINT')![1], /dist\/bundle\/cli\.js/, 'runs the bundled CLI, as the bin does')
   // podman 4 refuses HEALTHCHECK --start-interval, and resolves short image names only through an alias table.
   t.notMatch(health![1], /--start-interval/, 'no --start-interval (podman 4 refuses the build)')
   for (const from of froms) t.match(from, /^[a-z0-9.-]+\.[a-z]{2,}(:\d+)?\/[^\s]+\/[^\s]+:[^\s]+ AS /i, `fully qualified base image: ${from}`)

@@ -30,7 +30,7 @@ t.test('package.json is publishable and honest', async (t) => {
   t.notOk(pkg.private, 'not private: `npx agency-sandbox` can find it once published')
   t.equal(pkg.license, 'MIT')
   t.match(readFileSync(join(ROOT, 'LICENSE'), 'utf8'), /MIT License/, 'the LICENSE file package.json names')
-  t.equal(pkg.bin['agency-sandbox'], 'dist/src/cli.js')
+  t.equal(pkg.bin['agency-sandbox'], 'dist/bundle/cli.js', 'the bin runs the bundle (npm run build writes it)')
   t.match(pkg.engines.node, />=20/)
 })
 
@@ -38,11 +38,13 @@ t.test('the packed package holds everything `serve` needs, and nothing of the re
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-pack-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const { files } = pack(dir)
-  for (const needed of ['dist/src/cli.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/routes/control/index.js', 'public/console/index.html',
+  for (const needed of ['dist/bundle/cli.js', 'dist/src/cli.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/routes/control/index.js', 'public/console/index.html',
     'fixtures/demo.json', 'fixtures/schema.json', 'LICENSE', 'README.md', 'package.json']) {
     t.ok(files.includes(needed), `packs ${needed}`)
   }
   t.ok(files.some((f) => /^migrations\/\d+-.*\.sql$/.test(f)), 'packs the migrations')
+  t.ok(files.some((f) => /^dist\/bundle\/chunks\/.+\.js$/.test(f)), 'packs the bundle\'s lazily loaded chunks')
+  t.notOk(files.includes('dist/bundle.meta.json'), 'not the bundler\'s report')
   t.notOk(files.some((f) => /^(test|bench|src|routes|\.ci)\//.test(f) || f.startsWith('dist/test/') || f.startsWith('dist/bench/')), 'no sources, tests or benchmarks')
 })
 
@@ -63,8 +65,8 @@ t.test('installed from its tarball, `npx agency-sandbox serve` answers the API, 
     if (!existsSync(target)) symlinkSync(join(ROOT, 'node_modules', dep), target, 'dir')
   }
   mkdirSync(join(project, 'node_modules', '.bin'), { recursive: true })
-  symlinkSync(join('..', 'agency-sandbox', 'dist', 'src', 'cli.js'), join(project, 'node_modules', '.bin', 'agency-sandbox'))
-  chmodSync(join(installed, 'dist', 'src', 'cli.js'), 0o755) // as npm's bin linking does
+  symlinkSync(join('..', 'agency-sandbox', ...pkg.bin['agency-sandbox'].split('/')), join(project, 'node_modules', '.bin', 'agency-sandbox'))
+  chmodSync(join(installed, pkg.bin['agency-sandbox']), 0o755) // as npm's bin linking does
 
   const child = spawn('npx', ['--no-install', 'agency-sandbox', 'serve', '--port', '0', '--db', ':memory:'], {
     cwd: project, env: { ...process.env, LOG_PRETTY: 'false' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true
