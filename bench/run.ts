@@ -1,132 +1,40 @@
-import { fork } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { ROOT } from '../src/config.js'
 import { prepareData, workingCopy, type BenchData } from './data.js'
-import { cpuSeconds, freePort, loadAverage, machineBusySeconds, RssSampler, spawnServer, statusKb, type ServerProcess } from './processes.js'
+import { runLoad, sideOf, type LoadRun } from './load-run.js'
+import { freePort, loadAverage, RssSampler, spawnServer, statusKb, type ServerProcess } from './processes.js'
 import { summarizeProfile } from './profile.js'
+import { UUID_PLACEHOLDER, type Budget, type CeilingFile, type LoadJob, type StoredResponse } from './protocol.js'
 import {
-  UUID_PLACEHOLDER, type Budget, type CeilingFile, type LoadJob, type LoadMessage, type LoadResult, type StoredResponse
-} from './protocol.js'
-import {
-  evaluateTargets, machine, median, renderMarkdown, scenarioTable, targetTable,
-  type JournalResult, type Results, type ScenarioResult, type Side, type SyncResult
+  evaluateTargets, machine, renderMarkdown, scenarioTable, targetTable,
+  type JournalResult, type Results, type ScenarioResult, type SyncResult
 } from './report.js'
-import { buildScenarios, SCENARIO_IDS, syncVariants, type Scenario, type ScenarioId, type ScenarioSizes } from './scenarios.js'
-import { merge, rateOf, summarize } from './stats.js'
+import { buildScenarios, syncVariants, type Scenario } from './scenarios.js'
+import { HELP, settingsOf, UsageError, type Settings } from './settings.js'
+import { measureStartups, type StartupResult } from './startup.js'
+import { rateOf, summarize } from './stats.js'
 
 /**
  * The benchmark of issue 7 (`npm run bench`): the sandbox on a 100,000-client database against a
- * bare Fastify ceiling serving the same bytes, scenario by scenario, with start-up time and
- * memory. Writes RESULTS.md and results.json. `--help` lists the options.
+ * bare Fastify ceiling serving the same bytes, scenario by scenario, with start-up time (the bundled
+ * bin against a bare Fastify server) and memory. Writes RESULTS.md and results.json; `--startup`
+ * measures start-up alone and updates those. `--help` lists the options.
  */
 
-const HELP = `Usage: node dist/bench/run.js [options]
-
-  --duration S      seconds measured per scenario and server (default 10, after a warm-up), in two
-                    halves in the order sandbox, ceiling, ceiling, sandbox
-  --connections N   concurrent connections of the load generator (default 10)
-  --quick           smoke run: 1 agency x 2,000 clients in a temp dir, a few hundred requests per scenario
-  --out DIR         where RESULTS.md and results.json go (default bench/; a temp dir with --quick,
-                    bench/data/partial with --only or --profile)
-  --fresh           rebuild the fixture and the database
-  --only IDS        comma-separated scenarios (${SCENARIO_IDS.join(', ')}); skips start-up and journal
-  --profile         run the sandbox and the ceiling under node --cpu-prof and report where their time goes
-  --help            this text`
-
 const HERE = fileURLToPath(new URL('.', import.meta.url))
-const LOAD_SCRIPT = join(HERE, 'load.js')
 const CEILING_SCRIPT = join(HERE, 'ceiling.js')
+/** The tsc output: builds the data, and serves the scenarios (a CPU profile then names each source file). */
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
+/** The bundled bin users run (`npm run build` writes it): its start-up is the one measured against the floor. */
+const BUNDLE = join(ROOT, 'dist', 'bundle', 'cli.js')
 const HEALTH = '/_sandbox/health'
 const JOURNAL_PATH = '/vendor/agencies?version=4.0'
-
-interface Settings {
-  quick: boolean
-  clients: number
-  connections: number
-  measure: Budget
-  /** None in the quick smoke run. */
-  warmup: Budget | null
-  sizes: ScenarioSizes
-  /** Load of the one-connection latency run on the sandbox. */
-  serviceTime: Budget
-  startupRuns: number
-  journalRequests: number
-  scenarios: ScenarioId[]
-  partial: boolean
-  profile: boolean
-  fresh: boolean
-  out: string
-  dataDir: string
-  tempDir: string
-}
-
-class UsageError extends Error {}
-
-function positive (name: string, value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback
-  const n = Number(value)
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${name} must be a positive number, got '${value}'`)
-  return n
-}
-
-function settingsOf (argv: string[]): Settings | null {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: argv,
-      options: {
-        duration: { type: 'string' },
-        connections: { type: 'string' },
-        quick: { type: 'boolean' },
-        out: { type: 'string' },
-        fresh: { type: 'boolean' },
-        only: { type: 'string' },
-        profile: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' }
-      },
-      strict: true
-    }).values
-  } catch (e) {
-    throw new UsageError((e as Error).message)
-  }
-  if (parsed.help === true) return null
-  const quick = parsed.quick === true
-  const scenarios = parsed.only === undefined ? [...SCENARIO_IDS] : parsed.only.split(',').map((s) => s.trim())
-  const unknown = scenarios.filter((s) => !(SCENARIO_IDS as readonly string[]).includes(s))
-  if (unknown.length > 0) throw new UsageError(`unknown scenario ${unknown.join(', ')}; use ${SCENARIO_IDS.join(', ')}`)
-  const partial = parsed.only !== undefined
-  const profile = parsed.profile === true
-  const tempDir = mkdtempSync(join(tmpdir(), 'agency-bench-'))
-  const duration = positive('duration', parsed.duration, 10)
-  const defaultOut = quick ? tempDir : partial || profile ? join(ROOT, 'bench', 'data', 'partial') : join(ROOT, 'bench')
-  return {
-    quick,
-    clients: quick ? 2000 : 100_000,
-    connections: Math.round(positive('connections', parsed.connections, 10)),
-    measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
-    warmup: quick ? null : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
-    serviceTime: quick ? { amount: 50 } : { seconds: Math.min(3, duration) },
-    sizes: quick ? { rotate: 50, batches: 3, writeClients: 10, rateSeconds: 2 } : { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 },
-    startupRuns: partial ? 0 : quick ? 1 : 5,
-    journalRequests: partial ? 0 : quick ? 2000 : 100_000,
-    scenarios: scenarios as ScenarioId[],
-    partial,
-    profile,
-    fresh: parsed.fresh === true,
-    out: resolve(parsed.out ?? defaultOut),
-    dataDir: quick ? tempDir : join(ROOT, 'bench', 'data'),
-    tempDir
-  }
-}
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`)
 const budgetText = (b: Budget) => ('amount' in b ? `${b.amount.toLocaleString('en-US')} requests` : `${b.seconds} s`)
@@ -138,10 +46,10 @@ function profileFlags (settings: Settings, name: string | undefined): string[] {
   return name === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${join(settings.out, 'profiles')}`, `--cpu-prof-name=${name}`]
 }
 
-async function startSandbox (settings: Settings, db: string, data: BenchData, profileName?: string): Promise<ServerProcess> {
+async function startSandbox (settings: Settings, db: string, data: BenchData, profileName?: string, cli = CLI): Promise<ServerProcess> {
   const port = await freePort()
   return spawnServer({
-    args: [...profileFlags(settings, profileName), CLI, 'serve'],
+    args: [...profileFlags(settings, profileName), cli, 'serve'],
     env: { PORT: String(port), SANDBOX_DB: db, SANDBOX_FIXTURES: data.fixtureFile, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
     port,
     healthPath: HEALTH,
@@ -150,67 +58,44 @@ async function startSandbox (settings: Settings, db: string, data: BenchData, pr
   })
 }
 
-interface LoadRun {
-  result: LoadResult
-  /** Cores used during the measurement by the server, the load generator, and every other process. */
-  cpu: { server: number; load: number; other: number }
-}
-
-/** Runs one load job in a child process; CPU is measured over the measured part only. */
-function runLoad (job: LoadJob, serverPid: number): Promise<LoadRun> {
-  // eslint-disable-next-line promise/param-names -- `resolve` is node:path's in this file
-  return new Promise((resolvePromise, reject) => {
-    const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
-    const childPid = child.pid ?? 0
-    const snapshot = () => ({ at: performance.now(), server: cpuSeconds(serverPid) ?? 0, load: cpuSeconds(childPid) ?? 0, machine: machineBusySeconds() })
-    let mark: ReturnType<typeof snapshot> | undefined
-    let settled = false
-    child.on('message', (message: LoadMessage) => {
-      if (message.type === 'measuring') {
-        mark = snapshot()
-      } else if (message.type === 'result') {
-        settled = true
-        const end = snapshot()
-        const seconds = mark === undefined ? 0 : (end.at - mark.at) / 1000
-        const per = (used: number) => (mark === undefined || seconds <= 0 ? 0 : used / seconds)
-        const server = per(end.server - (mark?.server ?? 0))
-        const load = per(end.load - (mark?.load ?? 0))
-        const other = Math.max(0, per(end.machine - (mark?.machine ?? 0)) - server - load)
-        resolvePromise({ result: message.result, cpu: { server, load, other } })
-      } else {
-        settled = true
-        reject(new Error(`load generator failed: ${message.message}`))
-      }
-    })
-    child.on('exit', (code) => {
-      if (!settled) reject(new Error(`load generator exited with ${code} without a result`))
-    })
-    child.send(job)
-  })
-}
-
 // ---------------------------------------------------------------------------------------------
 // Phases
 
-/**
- * Start-ups of the sandbox over the benchmark's database, each followed by one of a bare Fastify
- * server (the ceiling, with nothing to load but one answer): the machine's own floor, measured
- * alike, so the absolute figure can be read on a slower or faster machine.
- */
-async function measureStartups (settings: Settings, db: string, data: BenchData): Promise<{ sandbox: number[]; bare: number[] }> {
-  const samples = { sandbox: [] as number[], bare: [] as number[] }
+/** Start-ups over the benchmark's database: the bundle, a bare Fastify server, then dist/src, in rounds. */
+function startups (settings: Settings, db: string, data: BenchData): Promise<StartupResult | null> {
   const bareFile: CeilingFile = { credentials: data.credentials, routes: [], responses: [] }
-  for (let i = 0; i < settings.startupRuns; i++) {
-    const sandbox = await startSandbox(settings, db, data)
-    samples.sandbox.push(sandbox.startupMs)
-    const code = await sandbox.stop()
-    if (code !== 0) throw new Error(`the sandbox exited with ${code} on SIGTERM:\n${sandbox.output()}`)
-    const bare = await spawnCeiling(settings, bareFile, 'startup', undefined)
-    samples.bare.push(bare.startupMs)
-    await bare.stop()
-    log(`start-up ${i + 1}/${settings.startupRuns}: ${sandbox.startupMs.toFixed(0)} ms (bare Fastify: ${bare.startupMs.toFixed(0)} ms)`)
+  return measureStartups(settings.startupRuns, {
+    bundle: () => startSandbox(settings, db, data, undefined, BUNDLE),
+    bare: () => spawnCeiling(settings, bareFile, 'startup', undefined),
+    unbundled: () => startSandbox(settings, db, data, undefined, CLI)
+  }, log)
+}
+
+/**
+ * `--startup`: new start-up figures in the results a full run wrote in `out`, with when and under
+ * which load they were taken; RESULTS.md is written again and the rest keeps its own date.
+ */
+async function startupOnly (settings: Settings, command: string): Promise<Results> {
+  const file = join(settings.out, 'results.json')
+  let previous: Results
+  try {
+    previous = JSON.parse(readFileSync(file, 'utf8')) as Results
+  } catch (e) {
+    throw new Error(`--startup updates the results of a full run, and ${file} cannot be read (${(e as Error).message}): run the full benchmark first`)
   }
-  return samples
+  const before = loadAverage()
+  const data = await prepareData({ dir: settings.dataDir, clients: settings.clients, fresh: settings.fresh, cli: CLI, log })
+  const work = workingCopy(data)
+  try {
+    const startup = await startups(settings, work.file, data)
+    if (startup === null) throw new Error('--startup-runs must be at least 1')
+    startup.measured = { date: new Date().toISOString(), command, loadAverage: { before, after: loadAverage() } }
+    const results: Results = { ...previous, startup }
+    results.targets = evaluateTargets(results)
+    return results
+  } finally {
+    work.remove()
+  }
 }
 
 /** Rounds of cheap requests after the first one, to see whether RSS stays flat once the journal is full. */
@@ -315,23 +200,6 @@ async function spawnCeiling (settings: Settings, file: CeilingFile, name: string
 const meanBytes = (stored: StoredResponse[]): number =>
   stored.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, stored.length)
 
-/** One server's figures from the slices of its measurement. */
-function sideOf (runs: LoadRun[]): Side {
-  const result = merge(runs.map((r) => r.result))
-  const seconds = runs.reduce((n, r) => n + r.result.seconds, 0)
-  const cores = (pick: keyof LoadRun['cpu']) =>
-    seconds > 0 ? runs.reduce((n, r) => n + r.cpu[pick] * r.result.seconds, 0) / seconds : 0
-  return {
-    rps: rateOf(result),
-    ...summarize(result.latencies),
-    requests: result.requests,
-    errors: result.errors,
-    statuses: result.statuses,
-    seconds: result.seconds,
-    cpu: { server: cores('server'), load: cores('load'), other: cores('other') }
-  }
-}
-
 const halve = (b: Budget): Budget => ('amount' in b ? { amount: Math.ceil(b.amount / 2) } : { seconds: b.seconds / 2 })
 
 async function measureScenario (
@@ -416,7 +284,7 @@ async function bench (settings: Settings, command: string): Promise<Results> {
   const work = workingCopy(data)
   const cleanups: (() => Promise<unknown> | void)[] = [() => work.remove()]
   try {
-    const startups = await measureStartups(settings, work.file, data)
+    const startup = await startups(settings, work.file, data)
 
     const stamp = new Date().toISOString().replace(/[:.]/g, '-')
     const profileOf = (server: string) => (settings.profile ? `${server}-${stamp}.cpuprofile` : undefined)
@@ -478,9 +346,7 @@ async function bench (settings: Settings, command: string): Promise<Results> {
         databaseMb: data.dbBytes / 1024 / 1024,
         built: data.built
       },
-      startup: startups.sandbox.length > 0
-        ? { samplesMs: startups.sandbox, medianMs: median(startups.sandbox), bareSamplesMs: startups.bare, bareMedianMs: median(startups.bare) }
-        : null,
+      startup,
       memory: { peakRssMb: mb(rss.peakKb), hwmMb: hwm === null ? null : mb(hwm), samples: rss.samples, journal },
       scenarios: results,
       ...(sync === undefined ? {} : { sync })
@@ -511,7 +377,7 @@ async function main (): Promise<number> {
   const command = ['node dist/bench/run.js', ...process.argv.slice(2)].join(' ')
   try {
     const started = performance.now()
-    const results = await bench(settings, command)
+    const results = settings.startupOnly ? await startupOnly(settings, command) : await bench(settings, command)
     mkdirSync(settings.out, { recursive: true })
     writeFileSync(join(settings.out, 'results.json'), JSON.stringify(results, null, 2) + '\n')
     writeFileSync(join(settings.out, 'RESULTS.md'), renderMarkdown(results))

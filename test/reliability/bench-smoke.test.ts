@@ -19,6 +19,8 @@ interface ResultsJson {
   scenarios: { id: string; sandbox: SideJson; ceiling: SideJson }[]
   sync?: { clients: number; batches: number; passes: { connections: number; rps: number; errors: number }[] }
   targets: { target: string; pass: boolean | null }[]
+  startup: { samplesMs: number[]; bareSamplesMs: number[]; unbundledSamplesMs: number[]; measured?: { date: string } } | null
+  date: string
 }
 
 function runBench (args: string[]): Promise<{ code: number | null; output: string }> {
@@ -59,4 +61,16 @@ t.test('npm run bench -- --quick runs every scenario against the sandbox and the
   t.match(report, /\| get client, default includes \|/, 'RESULTS.md has the table')
   t.match(report, /### A first full sync/, 'and the full sync')
   t.notOk(existsSync(join(ROOT, 'bench', 'data', 'fixture-2k.json')), 'the quick run writes nothing under bench/')
+  t.same([results.startup?.samplesMs.length, results.startup?.bareSamplesMs.length, results.startup?.unbundledSamplesMs.length], [1, 1, 1],
+    'start-up: the bundle, a bare Fastify server and dist/src')
+
+  // --startup replaces only the start-up figures, saying when they were taken
+  const again = await runBench(['--quick', '--startup', '--startup-runs', '2', '--out', out])
+  t.equal(again.code, 0, '--startup exits 0', { output: again.output })
+  const updated = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as ResultsJson
+  t.equal(updated.startup?.samplesMs.length, 2, 'two rounds')
+  t.ok(updated.startup?.measured !== undefined, 'dated apart from the rest')
+  t.equal(updated.date, results.date, 'the rest kept as it was')
+  t.same(updated.scenarios.map((s) => s.sandbox.rps), results.scenarios.map((s) => s.sandbox.rps))
+  t.match(readFileSync(join(out, 'RESULTS.md'), 'utf8'), /Measured apart from the rest/)
 })
