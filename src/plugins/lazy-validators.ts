@@ -1,5 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler'
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
+import { loadPrecompiled, validatorKey } from './precompiled-validators.js'
 
 /**
  * Fastify's own Ajv validators and fast-json-stringify serializers, compiled on a route's first
@@ -25,16 +26,57 @@ function compiledOnFirstUse<F> (build: Factory<F>, stand: (compiled: () => F) =>
   }
 }
 
-export const lazyValidatorFactory = (): Factory<Validate> =>
-  compiledOnFirstUse(AjvCompiler() as unknown as Factory<Validate>, (compiled) => {
-    const validate: Validate = (data) => {
-      const check = compiled()
-      const ok = check(data)
-      validate.errors = check.errors // Fastify reads the errors off the function it was given
-      return ok
+/** A validator the app made: its Ajv options and route part (what the build precompiles). */
+export interface ValidatorUse {
+  customOptions: unknown
+  route: { schema?: unknown; method?: string; url?: string; httpPart?: string }
+}
+
+/** When set, every validator made is listed here (scripts/precompile-validators.ts). */
+let listing: ValidatorUse[] | undefined
+export function listValidatorsMade (list: ValidatorUse[] | undefined): void {
+  listing = list
+}
+
+const customOptionsOf = (options: unknown) => (options as { customOptions?: unknown } | undefined)?.customOptions
+
+/** Ajv's compiler, but a validator the build precompiled for the same schema and options is loaded instead. */
+const ajvOrPrecompiled = (ajv: Factory<Validate>): Factory<Validate> => (externalSchemas, options) => {
+  const compile = ajv(externalSchemas, options)
+  return (route) => {
+    const precompiled = loadPrecompiled(validatorKey(customOptionsOf(options), route as ValidatorUse['route']))
+    if (precompiled !== undefined) {
+      validatorsReady.loaded++
+      return precompiled
     }
-    return validate
-  })
+    validatorsReady.compiled++
+    return compile(route)
+  }
+}
+
+/** How the validators used so far came to be: loaded from the build, or compiled on first use. */
+export const validatorsReady = { loaded: 0, compiled: 0 }
+
+const standInValidator = (compiled: () => Validate): Validate => {
+  const validate: Validate = (data) => {
+    const check = compiled()
+    const ok = check(data)
+    validate.errors = check.errors // Fastify reads the errors off the function it was given
+    return ok
+  }
+  return validate
+}
+
+export const lazyValidatorFactory = (): Factory<Validate> => {
+  const firstUse = compiledOnFirstUse(ajvOrPrecompiled(AjvCompiler() as unknown as Factory<Validate>), standInValidator)
+  return (externalSchemas, options) => {
+    const make = firstUse(externalSchemas, options)
+    return (route) => {
+      listing?.push({ customOptions: customOptionsOf(options), route: route as ValidatorUse['route'] })
+      return make(route)
+    }
+  }
+}
 
 export const lazySerializerFactory = (): Factory<Serialize> =>
   compiledOnFirstUse(SerializerSelector() as unknown as Factory<Serialize>, (compiled) => (data) => compiled()(data))
