@@ -81,7 +81,12 @@ export const agenciesPanel = {
                 fail(err)
               }
             }
-          }, a.offices.map((o) => h('option', { value: String(o.officeId), selected: o.officeId === a.defaultOfficeId }, `${o.officeId} · ${o.officeDescription}`)))),
+          }, a.offices.map((o) => h('option', {
+            value: String(o.officeId),
+            selected: o.officeId === a.defaultOfficeId,
+            // an archived office takes no new client, so it cannot be the default office
+            disabled: o.archived === true
+          }, `${o.officeId} · ${o.officeDescription}${o.archived === true ? ' (archived)' : ''}`)))),
         h('td', { class: 'num' }, String(a.users.filter((u) => u.active).length), h('span', { class: 'muted' }, ` / ${a.users.length}`)),
         h('td', { class: 'num', testid: `agency-${a.agencyId}-pending` }, waiting > 0 ? badge(`${waiting} pending`, 'warn') : h('span', { class: 'muted' }, '0')))
     })

@@ -18,6 +18,7 @@
  * @typedef {object} Office
  * @property {number} officeId
  * @property {string} officeDescription
+ * @property {boolean} [archived]
  */
 
 /**

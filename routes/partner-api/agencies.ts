@@ -7,8 +7,8 @@ export const agencyHandlers: OperationHandlers<'agencies' | 'offices' | 'users'>
     handler: (request) => mapping(sandbox.access.listAgencies(request.integrationId))
   }),
 
-  offices: ({ sandbox }) => ({
-    handler: (request) => sandbox.offices(grantOf(request).agency.agencyId)
+  offices: ({ sandbox, mapping }) => ({
+    handler: (request) => mapping(sandbox.offices(grantOf(request).agency.agencyId))
   }),
 
   users: ({ sandbox }) => ({

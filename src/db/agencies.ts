@@ -22,6 +22,8 @@ export interface OfficeRow {
   city: string
   state: string
   zipcode: string
+  /** Still listed, but no new client may be placed in it. */
+  archived: boolean
 }
 
 export interface UserRow {
@@ -55,7 +57,8 @@ interface RawOffice {
   address_line2: string;
   city: string;
   state: string;
-  zipcode: string
+  zipcode: string;
+  archived: number
 }
 interface RawUser {
   user_id: number;
@@ -85,7 +88,8 @@ const toOffice = (r: RawOffice): OfficeRow => ({
   addressLine2: r.address_line2,
   city: r.city,
   state: r.state,
-  zipcode: r.zipcode
+  zipcode: r.zipcode,
+  archived: r.archived === 1
 })
 const toUser = (r: RawUser): UserRow => ({
   userId: r.user_id,
@@ -118,9 +122,9 @@ export function createAgencyRepository (sql: UnitOfWork) {
   const offices = sql.query<[number], RawOffice>('SELECT * FROM offices WHERE agency_id = ? ORDER BY office_id')
   const insertOffice = sql.command<[Record<string, unknown>]>(
     `INSERT INTO offices (agency_id, office_id, office_description, sub_agency_name, primary_office,
-       address_line1, address_line2, city, state, zipcode)
+       address_line1, address_line2, city, state, zipcode, archived)
      VALUES (@agencyId, @officeId, @officeDescription, @subAgencyName, @primaryOffice,
-       @addressLine1, @addressLine2, @city, @state, @zipcode)`
+       @addressLine1, @addressLine2, @city, @state, @zipcode, @archived)`
   )
   const deleteOffice = sql.command<[number, number]>('DELETE FROM offices WHERE agency_id = ? AND office_id = ?')
 
@@ -157,7 +161,7 @@ export function createAgencyRepository (sql: UnitOfWork) {
 
     listOffices: (agencyId: number): OfficeRow[] => offices.all(agencyId).map(toOffice),
     insertOffice (agencyId: number, o: OfficeRow): void {
-      insertOffice.run({ agencyId, ...o, primaryOffice: int(o.primaryOffice) })
+      insertOffice.run({ agencyId, ...o, primaryOffice: int(o.primaryOffice), archived: int(o.archived === true) })
     },
     deleteOffice: (agencyId: number, officeId: number): boolean => deleteOffice.run(agencyId, officeId).changes > 0,
 

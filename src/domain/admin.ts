@@ -107,6 +107,9 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
       const offices = new Set(a.offices.map((o) => o.officeId))
       const errors: FieldError[] = []
       if (!offices.has(a.defaultOfficeId)) errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is not among the agency's offices` })
+      else if (a.offices.some((o) => o.officeId === a.defaultOfficeId && o.archived === true)) {
+        errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is archived; choose an office that is not archived` })
+      }
       if (new Set(a.clients.map((c) => c.clientNumber)).size !== a.clients.length) errors.push({ field: 'clients', message: 'client numbers must be unique' })
       a.clients.forEach((c, i) => {
         if (!offices.has(c.details.officeId)) errors.push({ field: `clients[${i}].details.officeId`, message: `office ${c.details.officeId} is not among the agency's offices` })
@@ -122,7 +125,7 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
           defaultOfficeId: a.defaultOfficeId,
           defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
         })
-        for (const o of a.offices) repos.agencies.insertOffice(a.agencyId, { ...o })
+        for (const o of a.offices) repos.agencies.insertOffice(a.agencyId, { ...o, archived: o.archived ?? false })
         for (const u of a.users) {
           repos.agencies.insertUser(a.agencyId, {
             userId: u.userId,
@@ -145,7 +148,7 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
     addOffice (agencyId: number, o: FixtureOffice): void {
       agencyOrThrow(agencyId)
       if (officeIds(agencyId).has(o.officeId)) throw conflict(`Agency ${agencyId} already has office ${o.officeId}`)
-      repos.agencies.insertOffice(agencyId, { ...o })
+      repos.agencies.insertOffice(agencyId, { ...o, archived: o.archived ?? false })
     },
 
     removeOffice (agencyId: number, officeId: number): void {

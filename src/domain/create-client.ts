@@ -43,7 +43,12 @@ function ruleErrorsOf (body: unknown): FieldError[] {
 /** Task roles that need an agency default user, keyed by both spellings of the CSR role. */
 const ROLE_KEY: Record<string, string> = { Csr: 'Csr', CSR: 'Csr', Producer: 'Producer', Agent1: 'Agent1', Agent2: 'Agent2', Agent3: 'Agent3' }
 
-const dateTime = (d: string | undefined) => (d === undefined ? null : d.length === 10 ? `${d}T00:00:00` : d)
+/**
+ * A DateOnly of the request as the live service writes dates back: the calendar date at
+ * midnight without a zone (`2024-10-08T00:00:00`), whatever time or zone the caller added.
+ */
+const localDate = (d: string) => `${d.slice(0, 10)}T00:00:00`
+const dateTime = (d: string | undefined) => (d === undefined ? null : localDate(d))
 
 /**
  * Client creation. `budget` is the accepted-creations window per integration, kept in the clock's
@@ -56,8 +61,16 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
     for (const [field, value] of [['Log.TS', cmd.log.ts], ['Task.DueDate', cmd.task?.dueDate]] as const) {
       if (value !== undefined && parseTimestamp(value) === null) errors.push({ field, message: `'${value}' is not a real date and time` })
     }
-    if (cmd.officeId !== undefined && !repos.agencies.listOffices(agency.agencyId).some((o) => o.officeId === cmd.officeId)) {
-      errors.push({ field: 'OfficeId', message: `office ${cmd.officeId} is not an office of this agency (see GET /vendor/agency/{agencyId}/offices)` })
+    if (cmd.officeId !== undefined) {
+      const office = repos.agencies.listOffices(agency.agencyId).find((o) => o.officeId === cmd.officeId)
+      if (office === undefined) {
+        errors.push({ field: 'OfficeId', message: `office ${cmd.officeId} is not an office of this agency (see GET /vendor/agency/{agencyId}/offices)` })
+      } else if (office.archived) {
+        errors.push({
+          field: 'OfficeId',
+          message: `office ${cmd.officeId} is archived and cannot receive new clients; send the OfficeId of an office listed with archived: false, or leave OfficeId out for the agency's default office`
+        })
+      }
     }
     const role = cmd.task?.assignedToRole
     if (role !== undefined && ROLE_KEY[role] !== undefined) {
@@ -154,7 +167,8 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
         naics: b?.naics ?? null,
         agencyNum: agency.agencyId,
         officeId,
-        clientSince: now.slice(0, 10),
+        // the creation date in the live format of client dates (`2026-11-22T00:00:00`)
+        clientSince: localDate(now),
         allowCrossSell: true,
         source: cmd.source ?? null,
         producer: username('Producer'),

@@ -104,6 +104,10 @@ export async function createSandbox (options: SandboxOptions) {
         { field: 'defaultOfficeId', message: `office ${patch.defaultOfficeId} is not an office of agency ${agencyId}` }
       ])
     }
+    if (patch.defaultOfficeId !== undefined && repos.agencies.listOffices(agencyId).some((o) => o.officeId === patch.defaultOfficeId && o.archived)) {
+      const message = `office ${patch.defaultOfficeId} is archived and cannot receive new clients; choose an office that is not archived`
+      throw badRequest(`defaultOfficeId: ${message}`, [{ field: 'defaultOfficeId', message }])
+    }
     return repos.transaction(() => {
       for (const flag of ['active', 'connected', 'supportsIncludes'] as const) {
         if (patch[flag] !== undefined) repos.agencies.setAgencyFlag(agencyId, flag, patch[flag])

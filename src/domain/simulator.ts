@@ -58,6 +58,16 @@ export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients
     return repos.agencies.listAgencies().filter((a) => a.active && (wanted === undefined || wanted.includes(a.agencyId))).map((a) => a.agencyId)
   }
 
+  /**
+   * Offices an agency may put a new client in, the one most clients get first: open offices
+   * only (an archived one takes no new client), the real ones before the agency-level office 0.
+   */
+  function newClientOffices (agencyId: number, defaultOfficeId: number): number[] {
+    const open = repos.agencies.listOffices(agencyId).filter((o) => !o.archived).map((o) => o.officeId)
+    const ordered = [...open.filter((id) => id !== 0), ...open.filter((id) => id === 0)]
+    return ordered.length > 0 ? ordered : [defaultOfficeId]
+  }
+
   /** One change at time `at`; returns its kind, or null when there is nothing to change. */
   function changeOnce (at: string): ChangeKind | null {
     if (tools === null) return null
@@ -77,7 +87,7 @@ export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients
       const clientNumber = repos.clients.maxClientNumber(agencyId) + 1
       const client = tools.generateClient(f, {
         clientNumber,
-        officeIds: repos.agencies.listOffices(agencyId).map((o) => o.officeId),
+        officeIds: newClientOffices(agencyId, agency.defaultOfficeId),
         now: new Date(at),
         modified: new Date(at),
         userNames: repos.agencies.listUsers(agencyId).map((u) => u.username),

@@ -129,7 +129,8 @@ export function loadWorld (repositories: Repositories, fixture: Fixture, source:
           addressLine2: o.addressLine2,
           city: o.city,
           state: o.state,
-          zipcode: o.zipcode
+          zipcode: o.zipcode,
+          archived: o.archived ?? false
         })
       }
       for (const u of a.users) {

@@ -180,10 +180,17 @@ export class Anonymizer {
     }
   }
 
-  /** An office: its address and sub-agency replaced, its description's mention of the city too. */
+  /**
+   * An office: its address and sub-agency replaced, its description's mention of the city too;
+   * the agency-level office 0 is described by the agency's name (`<agency name> (primary)`), a
+   * company name replaced like any other.
+   */
   office (o: FixtureOffice): FixtureOffice {
     const city = o.city === '' ? '' : this.fakes.city(o.city)
-    const described = o.city === '' ? o.officeDescription : o.officeDescription.split(o.city).join(city)
+    const agencyLevel = o.officeId === 0 ? /^(.+) \(primary\)$/.exec(o.officeDescription) : null
+    const described = agencyLevel !== null
+      ? `${this.fakes.company(agencyLevel[1])} (primary)`
+      : o.city === '' ? o.officeDescription : o.officeDescription.split(o.city).join(city)
     return {
       ...o,
       officeDescription: described,

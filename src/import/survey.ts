@@ -35,9 +35,11 @@ export interface SurveyOptions {
 }
 
 const OFFICE_STRINGS = ['officeDescription', 'subAgencyName', 'addressLine1', 'addressLine2', 'city', 'state', 'zipcode'] as const
-const OFFICE_KEYS = new Set<string>(['officeId', 'primaryOffice', ...OFFICE_STRINGS])
+const OFFICE_KEYS = new Set<string>(['officeId', 'primaryOffice', 'archived', ...OFFICE_STRINGS])
 const USER_KEYS = new Set(['userId', 'username', 'firstName', 'lastName', 'email', 'homeOffice'])
 const isId = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 2147483647
+/** Office ids start at 0: the live service lists the agency-level office 0 besides the real ones. */
+const isOfficeId = (v: unknown): v is number => v === 0 || isId(v)
 type Rec = Record<string, unknown>
 
 function listOf (value: unknown, what: string): unknown[] {
@@ -51,8 +53,8 @@ function idList (value: unknown, what: string): number[] {
 }
 
 function officeOf (raw: Rec, at: string, warn: (m: string) => void): FixtureOffice | undefined {
-  if (!isId(raw.officeId)) {
-    warn(`${at}: office ${JSON.stringify(raw.officeId)} left out: fixture offices have ids from 1`)
+  if (!isOfficeId(raw.officeId)) {
+    warn(`${at}: office ${JSON.stringify(raw.officeId)} left out: fixture offices have ids from 0 to 2147483647`)
     return undefined
   }
   const unknown = Object.keys(raw).filter((k) => !OFFICE_KEYS.has(k))
@@ -64,6 +66,7 @@ function officeOf (raw: Rec, at: string, warn: (m: string) => void): FixtureOffi
     office[key] = typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v)
   }
   office.primaryOffice = raw.primaryOffice === true
+  if (raw.archived !== undefined && typeof raw.archived !== 'boolean') warn(`${at}: office ${raw.officeId}: archived ${JSON.stringify(raw.archived)} is no boolean; written as false`)
   // the fixture's key order, which is the order the sandbox answers in
   return {
     officeId: office.officeId as number,
@@ -74,7 +77,9 @@ function officeOf (raw: Rec, at: string, warn: (m: string) => void): FixtureOffi
     addressLine2: office.addressLine2 as string,
     city: office.city as string,
     state: office.state as string,
-    zipcode: office.zipcode as string
+    zipcode: office.zipcode as string,
+    // written only when set: false is the fixture's default, and 3.0 answers have no archived
+    ...(raw.archived === true ? { archived: true } : {})
   }
 }
 
@@ -88,7 +93,7 @@ function userOf (raw: Rec, offices: Set<number>, at: string, warn: (m: string) =
   // the fixture's key order, which is the order the sandbox answers in
   const named = { userId: raw.userId, username: raw.username } as FixtureUser
   for (const key of ['firstName', 'lastName', 'email'] as const) if (typeof raw[key] === 'string') named[key] = raw[key]
-  if (isId(raw.homeOffice)) {
+  if (isOfficeId(raw.homeOffice)) {
     if (offices.has(raw.homeOffice)) named.homeOffice = raw.homeOffice
     else warn(`${at}: user ${raw.userId}: homeOffice ${raw.homeOffice} is not among the offices listed; left out`)
   }
@@ -128,13 +133,22 @@ async function surveyAgency (o: SurveyOptions, agencyId: number, listedScopes: S
   const at = `agency ${agencyId}`
   const base = `/vendor/agency/${agencyId}`
   const scopes = new Set<Scope>(listedScopes ?? [])
-  const offices = listOf(await client.getJson<unknown>(VendorClient.path(`${base}/offices`, version)), `GET ${base}/offices`)
-    .flatMap((raw) => officeOf(raw as Rec, at, o.warn) ?? [])
+  // only the 4.0 listing says which offices are archived: a 3.0 import reads it when it may
+  const listed = (version === '3.0' ? await optionalJson(client, VendorClient.path(`${base}/offices`, '4.0')) : undefined) ??
+    await client.getJson<unknown>(VendorClient.path(`${base}/offices`, version))
+  const offices = listOf(listed, `GET ${base}/offices`).flatMap((raw) => officeOf(raw as Rec, at, o.warn) ?? [])
   if (offices.length === 0) {
     o.warn(`${at}: no office listed; a placeholder office 1 is written (a fixture agency needs one)`)
     offices.push({ officeId: 1, officeDescription: 'Office 1', subAgencyName: '', primaryOffice: true, addressLine1: '', addressLine2: '', city: '', state: '', zipcode: '' })
   }
-  const defaultOfficeId = (offices.find((of) => of.primaryOffice) ?? offices[0]).officeId
+  if (offices.every((of) => of.archived === true)) {
+    // the fixture's default office may not be archived: keep the first one open, and say so
+    o.warn(`${at}: every office is archived; office ${offices[0].officeId} written as not archived, to be the default office`)
+    delete offices[0].archived
+  }
+  // a new client lands in the default office: an open one, a real office before the agency-level office 0
+  const open = offices.filter((of) => of.archived !== true)
+  const defaultOfficeId = (open.find((of) => of.primaryOffice) ?? open.find((of) => of.officeId !== 0) ?? open[0]).officeId
   const officeIds = new Set(offices.map((of) => of.officeId))
 
   // users: 4.0 only, with the user-list scope; a 3.0 import tries 4.0 to learn the scope

@@ -118,7 +118,8 @@ export const CoverageSchema = Type.Object(
 export const PolicySchema = Type.Object(
   {
     ...recordBase,
-    policyNumber: Type.String({ minLength: 1 }),
+    // "" for the policy shell of a created client sent without a number (it must reset from a state export)
+    policyNumber: Type.String(),
     policyIndex: Type.Optional(Int),
     carrier: Type.Optional(Str),
     writingCarrier: Type.Optional(Str),

@@ -17,7 +17,7 @@ export const AgencyPatchBody = Type.Object(
     connected: Type.Optional(Type.Boolean({ description: 'false: writes are saved (202); true: pending writes are applied now' })),
     active: Type.Optional(Type.Boolean({ description: 'false: the agency is no longer an active customer (403)' })),
     supportsIncludes: Type.Optional(Type.Boolean({ description: 'false: version 3.0 ignores include' })),
-    defaultOfficeId: Type.Optional(Type.Integer({ minimum: 1 }))
+    defaultOfficeId: Type.Optional(Type.Integer({ minimum: 0, description: 'an office of the agency that is not archived (0 is the agency-level office)' }))
   },
   { additionalProperties: false, minProperties: 1 }
 )

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox'
 import { markCalendar } from './bind.js'
-import { PositiveInt } from './common.js'
 
 /**
  * Path and query schemas shared by the vendor routes. Query parameter names bind in any case
@@ -30,7 +29,8 @@ export const IncludeQuery = Type.Object({ ...VersionQuery.properties, include: T
 export const ChangedClientsQuery = Type.Object({
   ...VersionQuery.properties,
   asOf: Type.Optional(markCalendar(Type.String({ description: 'ISO 8601 date-time, a real calendar value; ids of clients changed after it (no zone means UTC)' }))),
-  officeId: Type.Optional(PositiveInt),
+  // from 0: the listing includes the agency-level office 0, so a partner may filter by it
+  officeId: Type.Optional(Type.Integer({ minimum: 0, maximum: 2147483647, description: 'an office id from the offices listing (0 is the agency-level office)' })),
   deleted: Type.Optional(Type.Boolean({ description: 'true (in any case): only the ids of deleted clients' }))
 })
 

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { AgencyUserSchema, OfficeSchema, type AgencyEntry } from '../schemas/agency.js'
+import { AgencyUserSchema, type AgencyEntry, type Office } from '../schemas/agency.js'
 import type { Scope } from '../schemas/common.js'
 import {
   AgencyParams, BatchBody, ChangedClientsQuery, ClientIdList, ClientParams, IncludeQuery, SearchQuery, VersionQuery
@@ -7,6 +7,7 @@ import {
 import { ClientCreateRequestSchema, ReceiptsBodySchema } from '../schemas/writes.js'
 import { agencyListSchema, mapAgencyList } from './agencies.js'
 import { clientReaders, type ClientReader } from './clients.js'
+import { mapOfficeList, officeListSchema } from './offices.js'
 import type { ApiVersion } from './index.js'
 import { attachmentMappings, logNoteMappings, type AttachmentMapping, type LogNoteMapping } from './writes.js'
 
@@ -20,7 +21,7 @@ import { attachmentMappings, logNoteMappings, type AttachmentMapping, type LogNo
 /** How a version's requests and answers differ, per operation (undefined: the 4.0 shape as is). */
 export interface OperationMappings {
   agencies: (entries: AgencyEntry[]) => unknown
-  offices: undefined
+  offices: (offices: Office[]) => unknown
   users: undefined
   changedClients: undefined
   getClient: ClientReader
@@ -114,7 +115,11 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
     url: `${AGENCY}/offices`,
     summary: "The agency's offices",
     params: AgencyParams,
-    versions: inEveryVersion({ querystring: VersionQuery, response: { 200: Type.Array(OfficeSchema) }, mapping: undefined })
+    versions: {
+      '4.0': { querystring: VersionQuery, response: { 200: officeListSchema['4.0'] }, mapping: mapOfficeList['4.0'] },
+      '3.0': { querystring: VersionQuery, response: { 200: officeListSchema['3.0'] }, mapping: mapOfficeList['3.0'] },
+      1: { querystring: VersionQuery, response: { 200: officeListSchema['1'] }, mapping: mapOfficeList['1'] }
+    }
   },
   users: {
     method: 'GET',

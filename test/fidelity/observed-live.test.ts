@@ -177,3 +177,33 @@ t.test('[A: Coverage `premium` is a string on the wire] the demo data serves cov
     t.match(cv.premium, /^\d+\.\d{2}$/, 'a string with two decimals')
   }
 })
+
+t.test('[A: Offices in 4.0 carry `archived` and the listing includes the agency-level office `0`] office 0 is listed first, described like `<agency name> (primary)`; every office has a boolean archived', async (t) => {
+  const app = await build(t)
+  for (const agency of demoFixture().agencies.filter((a) => a.agencyId === AGENCY.main || a.agencyId === AGENCY.limited)) {
+    const res = await vendor(app, 'GET', `${agency.agencyId}/offices`, 'version=4.0')
+    t.equal(res.statusCode, 200)
+    const offices = res.json() as { officeId: number, officeDescription: string, archived: unknown }[]
+    t.match(offices[0], { officeId: 0, officeDescription: `${agency.name} (primary)`, archived: false }, `${agency.agencyId}: the agency-level office`)
+    t.ok(offices.length > 1, 'besides the real offices')
+    t.ok(offices.every((o) => typeof o.archived === 'boolean'), 'archived on every office')
+  }
+  const harbor = (await vendor(app, 'GET', `${AGENCY.main}/offices`, 'version=4.0')).json() as { officeId: number, archived: boolean }[]
+  t.same(harbor.filter((o) => o.archived).map((o) => o.officeId), [4], "the demo's closed branch is listed, archived")
+})
+
+t.test('[A: Timestamps] dates of a created client follow the live formats: clientSince, birth and policy dates without a zone, at midnight', async (t) => {
+  const app = await build(t)
+  await app.inject({ method: 'PUT', url: '/_sandbox/clock', payload: { now: '2026-11-22T15:45:12.345Z', frozen: true } })
+  const body = createClientBody({
+    People: [{ FirstName: 'Ada', LastName: 'Lovelace', MainContactType: 'First', DateOfBirth: '1985-12-10T08:30:00+02:00' }],
+    Policy: { LOBs: ['AUTOP'], EffectiveDate: '2026-12-01T00:00:00Z', State: 'ME' }
+  })
+  const created = await vendor(app, 'POST', `${AGENCY.main}/client`, 'version=4.0', body)
+  t.equal(created.statusCode, 200, created.body)
+  const read = (await vendor(app, 'GET', `${AGENCY.main}/client/${created.json().clientNumber as number}`, 'version=4.0')).json()
+  t.equal(read.details.clientSince, '2026-11-22T00:00:00', 'clientSince: the creation date, no zone')
+  t.equal(read.people[0].dateOfBirth, '1985-12-10T00:00:00', 'the date of birth as sent, no time or zone')
+  t.equal(read.policies[0].effectiveDate, '2026-12-01T00:00:00', 'policy dates no zone')
+  t.equal(read.policies[0].policyNumber, '', 'a policy shell sent without a number')
+})

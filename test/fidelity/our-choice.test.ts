@@ -120,3 +120,33 @@ t.test('[B: `Denied` header] a 3.0 read on an agency without include support nam
   const res = await read('&include=details,INVOICES')
   t.equal(res.headers.denied, 'Invoices', 'asked for explicitly: withheld and named')
 })
+
+t.test('[B: Offices] 3.0 and 1 list the same offices as 4.0 (office 0 and archived ones included), in their shape without `archived`', async (t) => {
+  const app = await build(t)
+  const v4 = (await vendor(app, 'GET', `${main}/offices`, 'version=4.0')).json() as { archived: boolean }[]
+  for (const query of ['version=3.0', '']) {
+    const res = await vendor(app, 'GET', `${main}/offices`, query)
+    t.equal(res.statusCode, 200, query || 'version 1')
+    t.same(res.json(), v4.map(({ archived: _archived, ...office }) => office), `${query || 'version 1'}: same offices, no archived`)
+  }
+  const res = await vendor(app, 'GET', `${main}/clients`, 'version=4.0&officeId=0')
+  t.equal(res.statusCode, 200, 'office 0 is listed, so the changed-clients listing can be filtered by it')
+})
+
+t.test('[B: Offices] an archived office cannot be the office of a new client: 400 naming OfficeId with the fix; nothing is created', async (t) => {
+  const app = await build(t)
+  const before = (await vendor(app, 'GET', `${main}/clients`, 'version=4.0')).json() as number[]
+  const res = await vendor(app, 'POST', `${main}/client`, 'version=4.0', createClientBody({ OfficeId: 4 }))
+  t.equal(res.statusCode, 400)
+  t.match(res.headers['content-type'], /application\/problem\+json/)
+  t.same(fieldsOf(res.json()), ['OfficeId'])
+  t.match(res.json().errors[0].message, /office 4 is archived.*archived: false.*leave OfficeId out/)
+  t.same((await vendor(app, 'GET', `${main}/clients`, 'version=4.0')).json(), before, 'no client was created')
+  const open = await vendor(app, 'POST', `${main}/client`, 'version=4.0', createClientBody({ OfficeId: 2 }))
+  t.equal(open.statusCode, 200, `an open office: ${open.body.slice(0, 120)}`)
+  // the default office receives clients sent without OfficeId, so it cannot be archived either
+  const patch = await app.inject({ method: 'PATCH', url: `/_sandbox/agencies/${main}`, payload: { defaultOfficeId: 4 } })
+  t.equal(patch.statusCode, 400)
+  t.same(fieldsOf(patch.json()), ['defaultOfficeId'])
+  t.match(patch.json().errors[0].message, /archived/)
+})

@@ -27,6 +27,8 @@ function personalValues (state: State): Set<string> {
   }
   for (const a of state.agencies.filter((x) => ABC_AGENCIES.includes(x.agencyId))) {
     for (const o of a.offices) [o.addressLine1, o.city, o.subAgencyName].forEach(add)
+    // the agency-level office 0 is described by the agency's name: `<agency name> (primary)`
+    for (const o of a.offices) if (o.officeId === 0) add(o.officeDescription)
     for (const u of a.users) [u.firstName, u.lastName, u.email, `${String(u.firstName)} ${String(u.lastName)}`].forEach(add)
     for (const c of a.clients) {
       const d = c.details

@@ -38,6 +38,10 @@ t.test('an imported demo world answers every vendor read byte for byte', async (
   t.match(run.stdout, /wrote .*: 3 agencies, 304 clients and 6 deleted clients/)
   t.equal((await runCli(['validate', out])).code, 0, 'the fixture validates')
   const text = readFileSync(out, 'utf8')
+  const harbor = (JSON.parse(text) as { agencies: Array<{ agencyId: number, offices: Array<{ officeId: number, archived?: boolean }> }> })
+    .agencies.find((a) => a.agencyId === 1001)!
+  t.same(harbor.offices.map((o) => [o.officeId, o.archived === true]), [[0, false], [1, false], [2, false], [3, false], [4, true]],
+    'the agency-level office 0 and the archived office are kept, with archived')
   t.match(text, /"preferredLanguage":"pt-BR","loyalty":\{"tier":2,"since":"2019-04-01"\}/, 'fields the sandbox does not know are kept')
   t.notMatch(text, /"clientSecret":"123"/, 'the upstream secret is not copied')
   t.not(run.secret, DEMO_AUTH.clientSecret)
@@ -106,7 +110,7 @@ t.test('answers the fixture cannot hold: a top-level field left out, a refused c
   const res = await fetch(upstream.url + path, { method: 'POST', headers: { authorization: basic('abc', '123'), 'content-type': 'application/json' }, body: JSON.stringify({ clientNumbers: numbers }) })
   const clients = await res.json() as Array<Record<string, unknown> & { policies: Array<Record<string, unknown>> }>
   clients[0].legacyNotes = 'kept upstream only'
-  clients[1].policies[0].policyNumber = ''
+  clients[1].policies[0].policyNumber = 42
   // the upstream answers the batch read with these (a fault rule stands in for any answer)
   await control(upstream.url, 'POST', '/faults', { match: { method: 'POST', path: '/vendor/agency/1002/clients' }, effect: { status: 200, body: clients } })
   const out = join(dir, 'odd.json')

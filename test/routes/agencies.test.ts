@@ -42,8 +42,8 @@ t.test('offices: the fixture offices in the wire shape', async (t) => {
   const body = res.json()
   t.same(schemaErrors(Type.Array(OfficeSchema), body), [])
   const offices = demoFixture().agencies.find((a) => a.agencyId === AGENCY.main)!.offices
-  t.same(body, [...offices].sort((a, b) => a.officeId - b.officeId))
-  t.ok(body.length >= 2)
+  t.same(body, [...offices].sort((a, b) => a.officeId - b.officeId).map((o) => ({ ...o, archived: o.archived ?? false })))
+  t.ok(body.length >= 3)
   t.equal(body.filter((o: { primaryOffice: boolean }) => o.primaryOffice).length, 1)
   t.ok('zipcode' in body[0], 'offices spell it zipcode')
 })

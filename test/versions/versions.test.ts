@@ -2,10 +2,11 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
-import { AgencyUserSchema, OfficeSchema } from '../../src/schemas/agency.js'
+import { AgencyUserSchema } from '../../src/schemas/agency.js'
 import { ClientSchema } from '../../src/schemas/client.js'
 import { V1ClientSchema, toV1Client } from '../../src/versions/clients.js'
 import { agencyListSchema } from '../../src/versions/agencies.js'
+import { officeListSchema } from '../../src/versions/offices.js'
 import { API_VERSIONS } from '../../src/versions/index.js'
 import { OPERATIONS, operationsOf, type OperationId } from '../../src/versions/operations.js'
 import { clientToRow } from '../../src/domain/world.js'
@@ -26,7 +27,7 @@ t.test('version matrix: every (version, operation) pair exists or is 404, and an
   const v1File = v1AttachmentHeaders()
   const ops: Op[] = [
     { name: 'agencies', method: 'GET', path: '/vendor/agencies', ok: [200], schema: (v) => agencyListSchema[v as '4.0'] },
-    { name: 'offices', method: 'GET', path: `/vendor/agency/${AGENCY.main}/offices`, ok: [200], schema: () => Type.Array(OfficeSchema) },
+    { name: 'offices', method: 'GET', path: `/vendor/agency/${AGENCY.main}/offices`, ok: [200], schema: (v) => officeListSchema[v as '4.0'] },
     { name: 'changed clients', method: 'GET', path: `/vendor/agency/${AGENCY.main}/clients`, ok: [200], schema: () => Type.Array(Type.Integer()) },
     { name: 'client', method: 'GET', path: `/vendor/agency/${AGENCY.main}/client/${c.clientNumber}`, ok: [200], schema: (v) => (v === '1' ? V1ClientSchema : ClientSchema) },
     { name: 'client list', method: 'POST', path: `/vendor/agency/${AGENCY.main}/clients`, payload: (v) => (v === '1' ? [c.clientNumber] : { clientNumbers: [c.clientNumber] }), ok: [200], schema: (v) => Type.Array(v === '1' ? V1ClientSchema : ClientSchema) },
