@@ -4,7 +4,7 @@ import { badRequest, conflict, notFound, validationFailed, type FieldError } fro
 import type { FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import { clientErrors } from '../fixture/validate.js'
 import type { Clock } from './clock.js'
-import { insertClient, replaceClient, rowToClient } from './world.js'
+import { insertAgency, insertClient, officeRow, replaceClient, rowToClient, userRow } from './world.js'
 
 /**
  * What the control plane changes in the world: integrations, subscriptions, agencies,
@@ -115,30 +115,7 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
         if (!offices.has(c.details.officeId)) errors.push({ field: `clients[${i}].details.officeId`, message: `office ${c.details.officeId} is not among the agency's offices` })
       })
       if (errors.length > 0) throw validationFailed(errors)
-      repos.transaction(() => {
-        repos.agencies.insertAgency({
-          agencyId: a.agencyId,
-          name: a.name,
-          active: a.active ?? true,
-          connected: a.connected ?? true,
-          supportsIncludes: a.supportsIncludes ?? true,
-          defaultOfficeId: a.defaultOfficeId,
-          defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
-        })
-        for (const o of a.offices) repos.agencies.insertOffice(a.agencyId, { ...o, archived: o.archived ?? false })
-        for (const u of a.users) {
-          repos.agencies.insertUser(a.agencyId, {
-            userId: u.userId,
-            username: u.username,
-            firstName: u.firstName ?? null,
-            lastName: u.lastName ?? null,
-            email: u.email ?? null,
-            homeOffice: u.homeOffice ?? null,
-            active: u.active
-          })
-        }
-        for (const c of a.clients) insertClient(repos.clients, a.agencyId, c)
-      })
+      repos.transaction(() => insertAgency(repos, a))
     },
 
     removeAgency (agencyId: number): void {
@@ -148,7 +125,7 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
     addOffice (agencyId: number, o: FixtureOffice): void {
       agencyOrThrow(agencyId)
       if (officeIds(agencyId).has(o.officeId)) throw conflict(`Agency ${agencyId} already has office ${o.officeId}`)
-      repos.agencies.insertOffice(agencyId, { ...o, archived: o.archived ?? false })
+      repos.agencies.insertOffice(agencyId, officeRow(o))
     },
 
     removeOffice (agencyId: number, officeId: number): void {
@@ -164,15 +141,7 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
       const users = repos.agencies.listUsers(agencyId)
       if (users.some((x) => x.userId === u.userId)) throw conflict(`Agency ${agencyId} already has user ${u.userId}`)
       if (u.homeOffice !== undefined) checkOffice(agencyId, u.homeOffice, 'homeOffice')
-      repos.agencies.insertUser(agencyId, {
-        userId: u.userId,
-        username: u.username,
-        firstName: u.firstName ?? null,
-        lastName: u.lastName ?? null,
-        email: u.email ?? null,
-        homeOffice: u.homeOffice ?? null,
-        active: u.active
-      })
+      repos.agencies.insertUser(agencyId, userRow(u))
     },
 
     removeUser (agencyId: number, userId: number): void {

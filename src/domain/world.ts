@@ -1,5 +1,5 @@
 import type { ClientRepository, ClientRow, Repositories } from '../db/index.js'
-import type { Fixture, FixtureClient } from '../fixture/schema.js'
+import type { Fixture, FixtureAgency, FixtureClient, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import type { FixtureStamp } from '../fixture/stamp.js'
 import { parseTimestamp } from '../time.js'
 
@@ -103,48 +103,58 @@ export function rowToClient (r: ClientRow): FixtureClient {
   }
 }
 
-/** Replaces the whole world with the fixture's, in one transaction (one change for the read model). */
-/** `stamp`: the content of the fixture file loaded, remembered so a later start can tell another fixture from it. */
+/** An office's row as the fixture describes it (not archived unless it says so). */
+export const officeRow = (o: FixtureOffice) => ({
+  officeId: o.officeId,
+  officeDescription: o.officeDescription,
+  subAgencyName: o.subAgencyName,
+  primaryOffice: o.primaryOffice,
+  addressLine1: o.addressLine1,
+  addressLine2: o.addressLine2,
+  city: o.city,
+  state: o.state,
+  zipcode: o.zipcode,
+  archived: o.archived ?? false
+})
+
+/** A user's row as the fixture describes it (absent names, e-mail and home office stored as null). */
+export const userRow = (u: FixtureUser) => ({
+  userId: u.userId,
+  username: u.username,
+  firstName: u.firstName ?? null,
+  lastName: u.lastName ?? null,
+  email: u.email ?? null,
+  homeOffice: u.homeOffice ?? null,
+  active: u.active
+})
+
+/** Inserts one fixture agency with its offices, users and clients (the caller holds the transaction). */
+export function insertAgency ({ agencies, clients }: Pick<Repositories, 'agencies' | 'clients'>, a: FixtureAgency): void {
+  agencies.insertAgency({
+    agencyId: a.agencyId,
+    name: a.name,
+    active: a.active ?? true,
+    connected: a.connected ?? true,
+    supportsIncludes: a.supportsIncludes ?? true,
+    defaultOfficeId: a.defaultOfficeId,
+    defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
+  })
+  for (const o of a.offices) agencies.insertOffice(a.agencyId, officeRow(o))
+  for (const u of a.users) agencies.insertUser(a.agencyId, userRow(u))
+  for (const c of a.clients) insertClient(clients, a.agencyId, c)
+}
+
+/**
+ * Replaces the whole world with the fixture's, in one transaction (one change for the read
+ * model). `stamp`: the content of the fixture file loaded, remembered so that a later start can
+ * tell another fixture from it.
+ */
 export function loadWorld (repositories: Repositories, fixture: Fixture, source: string, nowIso: string, stamp?: FixtureStamp): void {
-  const { access, agencies, clients, writes, meta } = repositories
+  const { access, writes, meta } = repositories
   repositories.transaction(() => {
     repositories.clearWorld()
     for (const a of fixture.agencies) {
-      agencies.insertAgency({
-        agencyId: a.agencyId,
-        name: a.name,
-        active: a.active ?? true,
-        connected: a.connected ?? true,
-        supportsIncludes: a.supportsIncludes ?? true,
-        defaultOfficeId: a.defaultOfficeId,
-        defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
-      })
-      for (const o of a.offices) {
-        agencies.insertOffice(a.agencyId, {
-          officeId: o.officeId,
-          officeDescription: o.officeDescription,
-          subAgencyName: o.subAgencyName,
-          primaryOffice: o.primaryOffice,
-          addressLine1: o.addressLine1,
-          addressLine2: o.addressLine2,
-          city: o.city,
-          state: o.state,
-          zipcode: o.zipcode,
-          archived: o.archived ?? false
-        })
-      }
-      for (const u of a.users) {
-        agencies.insertUser(a.agencyId, {
-          userId: u.userId,
-          username: u.username,
-          firstName: u.firstName ?? null,
-          lastName: u.lastName ?? null,
-          email: u.email ?? null,
-          homeOffice: u.homeOffice ?? null,
-          active: u.active
-        })
-      }
-      for (const c of a.clients) insertClient(clients, a.agencyId, c)
+      insertAgency(repositories, a)
     }
     for (const i of fixture.integrations) {
       access.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
