@@ -39,6 +39,8 @@ export interface ServerProcess {
   origin: string
   /** From spawn to the first 200 on the health URL, milliseconds. */
   startupMs: number
+  /** CPU time (user + system, every thread) it used until then: less swayed by other load than startupMs. */
+  startupCpuMs: number
   /** The last lines it printed (stdout and stderr). */
   output(): string
   /** SIGTERM, then SIGKILL after `graceMs`; resolves with the exit code. */
@@ -96,7 +98,8 @@ export async function spawnServer (opts: SpawnOptions): Promise<ServerProcess> {
   }
   const startupMs = performance.now() - started
   if (child.pid === undefined) throw new Error('spawned process has no pid')
-  return { child, pid: child.pid, origin, startupMs, output: () => output, stop }
+  const startupCpuMs = (cpuSeconds(child.pid) ?? 0) * 1000
+  return { child, pid: child.pid, origin, startupMs, startupCpuMs, output: () => output, stop }
 }
 
 // ---------------------------------------------------------------------------------------------
