@@ -28,6 +28,20 @@ import { seededRandom } from '../src/domain/random.js'
 // Options
 // ------------------------------------------------------------------------------------------------
 
+const USAGE = `Usage: node dist/bench/soak.js [--seconds 180] [--requests N] [--connections 50] [--seed 1]
+         [--max-rss-growth 1.5] [--no-report] [--url http://127.0.0.1:PORT --pid PID]`
+const KNOWN = new Set(['--seconds', '--requests', '--connections', '--seed', '--max-rss-growth', '--no-report', '--url', '--pid'])
+if (process.argv.includes('--help')) {
+  console.log(USAGE)
+  process.exit(0)
+}
+const unknown = process.argv.slice(2).filter((a) => a.startsWith('--') && !KNOWN.has(a))
+if (unknown.length > 0) {
+  // a mistyped option must not start a three-minute run
+  console.error(`unknown option ${unknown.join(', ')}\n${USAGE}`)
+  process.exit(2)
+}
+
 function option (name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
   if (i === -1) return fallback
@@ -144,7 +158,13 @@ const json = (auth: string) => ({ authorization: auth, 'content-type': 'applicat
 const grant = (r: Rng, need: (g: Grant) => boolean) => r.pick(GRANTS.filter(need))
 const version = (r: Rng) => r.pick(['4.0', '4.0', '4.0', '3.0', '1'] as const)
 const q = (v: string, sep = '?') => (v === '1' ? '' : `${sep}version=${v}`)
-const ATTACHMENT = gzipSync(Buffer.from('%PDF-1.4 soak attachment '.repeat(200)))
+const FILLER = Buffer.from(' soak attachment'.repeat(200))
+/** Gzip bodies whose bytes start with their type's signature, as the sandbox checks. */
+const ATTACHMENTS = {
+  pdf: gzipSync(Buffer.concat([Buffer.from('%PDF-1.4'), FILLER])),
+  png: gzipSync(Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), FILLER])),
+  jpg: gzipSync(Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), FILLER]))
+}
 
 const expect = (statuses: number[]) => (a: Answer) => ({ status: a.status, ok: statuses.includes(a.status), detail: a.body.slice(0, 160) })
 
@@ -216,6 +236,7 @@ const OPS: Op[] = [
     run: async (r) => {
       const g = grant(r, (x) => x.write)
       const c = r.pick(g.clients)
+      const ext = r.pick(['pdf', 'png', 'jpg'] as const)
       const headers = {
         authorization: g.auth,
         'content-type': 'application/octet-stream',
@@ -224,10 +245,10 @@ const OPS: Op[] = [
         Channel: '33',
         Desc: b64('soak'),
         FileName: b64('soak file'),
-        FileExt: r.pick(['pdf', 'png', 'jpg']),
+        FileExt: ext,
         LogNote: b64('attached by the soak')
       }
-      return expect(g.pending ? [200, 202] : [200])(await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/attachment?version=4.0`, headers, ATTACHMENT))
+      return expect(g.pending ? [200, 202] : [200])(await send('POST', `/vendor/agency/${g.agencyId}/client/${c.clientNumber}/attachment?version=4.0`, headers, ATTACHMENTS[ext]))
     }
   },
   {
