@@ -68,13 +68,15 @@ export function createClients (reads: ClientReads) {
   }
 }
 
-/** A batch read takes at most MAX_BATCH numbers. */
-function checkBatch (numbers: number[]): void {
-  if (numbers.length > MAX_BATCH) {
-    throw badRequest(`at most ${MAX_BATCH} client numbers per request; split the ${numbers.length} numbers into batches of ${MAX_BATCH}`, [
-      { field: 'clientNumbers', message: `at most ${MAX_BATCH} client numbers per request, got ${numbers.length}` }
+/** A batch read takes at most MAX_BATCH numbers (a 400 naming the count and the fix). */
+export function checkBatchSize (count: number): void {
+  if (count > MAX_BATCH) {
+    throw badRequest(`at most ${MAX_BATCH} client numbers per request; split the ${count} numbers into batches of ${MAX_BATCH}`, [
+      { field: 'clientNumbers', message: `at most ${MAX_BATCH} client numbers per request, got ${count}` }
     ])
   }
 }
+
+const checkBatch = (numbers: number[]) => checkBatchSize(numbers.length)
 
 export type Clients = ReturnType<typeof createClients>

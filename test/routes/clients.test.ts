@@ -172,6 +172,16 @@ t.test('batch read: 0, 1, 200 and 201 ids; bare arrays; unknown and deleted left
   t.equal(res.statusCode, 400)
   t.match(res.json(), { detail: /at most 200 client numbers per request/, errors: [{ field: 'clientNumbers' }] })
 
+  // A list far over the limit is refused by its length, before its 21,800 items are bound one by one.
+  const objects = Array.from({ length: 21_800 }, () => ({}))
+  for (const [payload, query] of [[objects, ''], [{ clientNumbers: objects }, ''], [{ ClientNumbers: objects }, ''], [objects, 'v1']] as const) {
+    res = query === 'v1'
+      ? await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/clients`, headers: auth, payload: payload as object })
+      : await post(payload)
+    t.equal(res.statusCode, 400)
+    t.match(res.json(), { detail: /at most 200 client numbers per request; split the 21800 numbers/, errors: [{ field: 'clientNumbers' }] }, `${query || 'this version'}: refused by its length`)
+  }
+
   res = await post(all.slice(0, 3))
   t.equal(res.statusCode, 200, 'a bare array is accepted')
   t.equal(res.json().length, 3)
