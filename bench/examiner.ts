@@ -1,4 +1,5 @@
 import autocannon from 'autocannon'
+import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -26,7 +27,9 @@ const HELP = `Usage: node dist/bench/examiner.js [options]
   --runs N         alternating throughput runs per side, without and with a session (default 3)
   --duration S     seconds per throughput run (default 8)
   --connections N  concurrent connections (default 10)
-  --only WHAT      report, cost or throughput (default all three)`
+  --only WHAT      report, cost or throughput (default all three)
+  --pin            throughput: the server on CPU 0, this process and its load generator on CPU 1
+                   (Linux taskset), so neither takes the other's core and the runs vary less`
 
 const AGENCY = 1001
 const AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
@@ -144,7 +147,17 @@ async function control (origin: string, method: string, path: string, body?: unk
   return res.json()
 }
 
-async function throughput (runs: number, seconds: number, connections: number): Promise<void> {
+/** Pins a process to one CPU with taskset (Linux); false when that is not possible here. */
+function pinTo (pid: number, cpu: number): boolean {
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function throughput (runs: number, seconds: number, connections: number, pin: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
   let server: ServerProcess | undefined
   try {
@@ -157,6 +170,10 @@ async function throughput (runs: number, seconds: number, connections: number): 
       pollMs: 100,
       timeoutMs: 30_000
     })
+    if (pin) {
+      const pinned = pinTo(server.pid, 0) && pinTo(process.pid, 1)
+      console.log(pinned ? 'pinned: the server on CPU 0, the load generator on CPU 1' : 'could not pin (taskset missing or refused): runs share the CPUs')
+    }
     const listing = await fetch(`${server.origin}/vendor/agency/${AGENCY}/clients?version=4.0`, { headers: { authorization: AUTH } })
     const clients = (await listing.json()) as number[]
     // Warm-up, with a session for part of it (the recording code is compiled before measuring).
@@ -208,6 +225,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '8' },
     connections: { type: 'string', default: '10' },
     only: { type: 'string' },
+    pin: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
 })
@@ -221,5 +239,5 @@ if (values.help) {
   }
   if (values.only === undefined || values.only === 'report') await timeReport(count('requests', values.requests, 1_000_000))
   if (values.only === undefined || values.only === 'cost') await recordingCost()
-  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100))
+  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100), values.pin)
 }
