@@ -71,7 +71,7 @@ export async function createSandbox (options: SandboxOptions) {
   }
   const seedFromStart = async () => {
     const start = await initial()
-    loadWorld(repos, start, fixtureSource, clock.iso(), startStamp ?? (fixtureFile === undefined ? undefined : fixtureFile.stamp()))
+    loadWorld(repos, start, fixtureSource, clock.iso(), startStamp)
   }
   const seededNow = options.reseed === true || repos.meta.get('seeded_at') === undefined
   if (seededNow) await seedFromStart()

@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import t from 'tap'
 import { AGENCY, build, demoFixture } from '../helpers/app.js'
 import { auth, fieldsOf, liveClient, vendor, writesOf } from '../helpers/fidelity.js'
-import { b64, createClientBody, logNote } from '../helpers/writes.js'
+import { b64, createClientBody, logNote, v1AttachmentHeaders } from '../helpers/writes.js'
 
 /**
  * Facts the spec's own tables state (agency-api.md). The tables' field rules, limits and version
@@ -98,21 +97,9 @@ t.test('[Spec: Versioning] version=4.0 and version=3.0 select the version; witho
 t.test('[Spec: version 1 log note limits] the version 1 attachment\'s LogBody (3,000) and LogDescription (140 characters) are limited as the log note\'s', async (t) => {
   const app = await build(t)
   const c = liveClient()
-  const v1 = (logBody: string, logDescription: string) => vendor(app, 'POST', `${main}/client/${c.clientNumber}/attachment`, '', gzipSync(Buffer.from('text')) as unknown as object, {
-    'content-type': 'application/octet-stream',
-    RefId: randomUUID(),
-    TS: '2026-11-20T10:00:00Z',
-    Action: '33',
-    Desc: b64('d'),
-    FileName: b64('scan'),
-    FileExt: 'txt',
-    LogBody: b64(logBody),
-    LogDescription: b64(logDescription),
-    SuspendedFor: 'Producer',
-    SuspendedForInitials: '',
-    SuspenseCategory: b64('Docs'),
-    SuspenseDueDate: '2026-12-01T00:00:00Z'
-  })
+  const v1 = (logBody: string, logDescription: string) => vendor(app, 'POST', `${main}/client/${c.clientNumber}/attachment`, '', gzipSync(Buffer.from('text')) as unknown as object,
+    { ...v1AttachmentHeaders(), LogBody: b64(logBody), LogDescription: b64(logDescription) })
+
   t.equal((await v1('é'.repeat(3000), 'é'.repeat(140))).statusCode, 200, 'at the limits (characters, not bytes)')
   let res = await v1('x'.repeat(3001), 'ok')
   t.equal(res.statusCode, 400)
