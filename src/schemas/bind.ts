@@ -105,8 +105,14 @@ function bind (value: unknown, schema: TSchema, context: Context, pointer: strin
     return value
   }
   if (Array.isArray(value)) {
-    const items = arrayItems(schema)
-    return items === undefined ? value : value.map((v, i) => bind(v, items, context, `${pointer}/${i}`, `${at}[${i}]`))
+    const array = arraySchema(schema)
+    const items = array?.items as TSchema | undefined
+    // A list longer than the schema allows goes on cut to one item over its limit: validation
+    // still refuses it (and names every other failing field), but a megabyte of items is not
+    // bound and validated one by one while every other request waits.
+    const maxItems = array?.maxItems as number | undefined
+    const list = maxItems !== undefined && value.length > maxItems + 1 ? value.slice(0, maxItems + 1) : value
+    return items === undefined ? list : list.map((v, i) => bind(v, items, context, `${pointer}/${i}`, `${at}[${i}]`))
   }
   if (value !== null && typeof value === 'object') {
     const object = objectSchema(schema)
@@ -229,6 +235,10 @@ function objectSchema (schema: TSchema): TSchema | undefined {
   return members(schema).find((s) => s.type === 'object' && s.properties !== undefined)
 }
 
+function arraySchema (schema: TSchema): TSchema | undefined {
+  return members(schema).find((s) => s.type === 'array')
+}
+
 function arrayItems (schema: TSchema): TSchema | undefined {
-  return members(schema).find((s) => s.type === 'array')?.items as TSchema | undefined
+  return arraySchema(schema)?.items as TSchema | undefined
 }

@@ -338,6 +338,17 @@ t.test('create client: every failing field at once, with its path; nothing writt
   t.same(await writes(app, AGENCY.main, '?kind=client'), [])
 })
 
+t.test('create client: a list far over its limit is refused on its first items over the limit, not item by item', async (t) => {
+  const app = await build(t)
+  // 5,000 people of which none is valid: the answer names the limit and the first 12 people only.
+  const res = await post(app, `${AGENCY.main}/client`, createClientBody({ People: Array.from({ length: 5_000 }, () => ({})) }))
+  t.equal(res.statusCode, 400)
+  const errors = res.json().errors as Array<{ field: string, message: string }>
+  t.match(errors, [{ field: 'People', message: /at most 11 items/ }], 'the limit is named')
+  const people = new Set(errors.map((e) => /^People\[(\d+)\]/.exec(e.field)?.[1]).filter((n) => n !== undefined).map(Number))
+  t.ok(people.size > 0 && Math.max(...people) <= 11, `only the first 12 people were looked at (${[...people].join(', ')})`)
+})
+
 t.test('create client: client-create scope, 4.0 only', async (t) => {
   const app = await build(t)
   let res = await post(app, `${AGENCY.limited}/client`, createClientBody())
