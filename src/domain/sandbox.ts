@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js'
-import { createRepositories, UnitOfWork } from '../db/index.js'
+import { createRepositories, UnitOfWork, type Repositories } from '../db/index.js'
 import type { Fixture } from '../fixture/schema.js'
 import type { FixtureStamp } from '../fixture/stamp.js'
 import { createReadModel, type ReadModelOptions } from '../read-model/index.js'
@@ -181,7 +181,7 @@ export type Sandbox = Awaited<ReturnType<typeof createSandbox>>
  * the file's stamp.
  */
 function seededFromOtherFixture (
-  meta: { get(key: string): string | undefined; set(key: string, value: string): void },
+  meta: Repositories['meta'],
   fixtureSource: string,
   fixtureFile: NonNullable<SandboxOptions['fixtureFile']>
 ): string | undefined {

@@ -91,14 +91,17 @@ function clientRead (version: ApiVersion, one: boolean, extra: Partial<VersionBi
  * Batch bodies: a bare array is the list of client numbers (3.0/4.0 take both shapes). A list
  * longer than a batch may be is refused before its items are bound and validated one by one.
  */
-const batchList = (body: unknown): unknown => {
+const checkBatchLength = (body: unknown): unknown => {
   const list = Array.isArray(body)
     ? body
     : typeof body === 'object' && body !== null ? Object.entries(body).find(([key]) => key.toLowerCase() === 'clientnumbers')?.[1] : undefined
   if (Array.isArray(list)) checkBatchSize(list.length)
   return body
 }
-const bareArrayAsClientNumbers = (body: unknown) => (Array.isArray(batchList(body)) ? { clientNumbers: body } : body)
+const bareArrayAsClientNumbers = (body: unknown) => {
+  checkBatchLength(body)
+  return Array.isArray(body) ? { clientNumbers: body } : body
+}
 
 const logNote = (version: ApiVersion): VersionBinding<LogNoteMapping> => {
   const mapping = logNoteMappings[version]
@@ -166,7 +169,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
     versions: {
       '4.0': clientRead('4.0', false, { body: BatchBody, bindBody: bareArrayAsClientNumbers }),
       '3.0': clientRead('3.0', false, { body: BatchBody, bindBody: bareArrayAsClientNumbers }),
-      1: clientRead('1', false, { body: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }), bindBody: batchList })
+      1: clientRead('1', false, { body: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }), bindBody: checkBatchLength })
     }
   },
   searchClients: {

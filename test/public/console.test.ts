@@ -1,12 +1,11 @@
 import t, { type Test } from 'tap'
 import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { ROOT } from '../../src/config.js'
 import { CLIENT_GROUPS } from '../../src/schemas/client.js'
 import { SCOPES } from '../../src/schemas/common.js'
@@ -14,6 +13,7 @@ import { WRITE_KINDS } from '../../src/schemas/control.js'
 import { startServer } from '../../src/server.js'
 import { API_VERSIONS, versionOf } from '../../src/versions/index.js'
 import { DEMO, build, demoFixture, testConfig } from '../helpers/app.js'
+import { chromiumPath, launchBrowser, NO_BROWSER } from '../helpers/browser.js'
 
 const CONSOLE_DIR = join(ROOT, 'public', 'console')
 const ARTIFACTS = join(ROOT, 'test-artifacts')
@@ -182,34 +182,16 @@ t.test('console script: parses as a module and never writes HTML from data', asy
 })
 
 /** Debian's chromium (or CHROMIUM_PATH); undefined when there is none. */
-function chromiumPath (): string | undefined {
-  for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
-    if (candidate !== undefined && candidate !== '' && existsSync(candidate)) return candidate
-  }
-  return undefined
-}
-
 const executablePath = chromiumPath()
-const noBrowser = 'no Chromium at /usr/bin/chromium: install Debian\'s chromium package (apt-get install -y chromium) or set CHROMIUM_PATH to run the browser tests'
 
-t.test('console end to end in headless Chromium', { skip: executablePath === undefined ? noBrowser : false }, async (t) => {
+t.test('console end to end in headless Chromium', { skip: executablePath === undefined ? NO_BROWSER : false }, async (t) => {
   if (executablePath === undefined) return
 
   const server = await startServer(testConfig({ port: 0 }), { fixture: demoFixture() })
   t.teardown(() => server.close())
   const base = server.url
 
-  const userDataDir = mkdtempSync(join(tmpdir(), 'agency-sandbox-chromium-'))
-  t.teardown(() => rmSync(userDataDir, { recursive: true, force: true }))
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath,
-    headless: true,
-    viewport: { width: 1440, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    timeout: 30_000
-  })
-  t.teardown(() => context.close())
+  const context = await launchBrowser(executablePath, t.teardown.bind(t))
   const page = context.pages()[0] ?? await context.newPage()
   page.setDefaultTimeout(10_000)
   const problems: string[] = []
