@@ -17,19 +17,22 @@ import { cpuSeconds, freePort, spawnServer, type ServerProcess } from './process
  * The examiner's figures: a report over a session of 100,000 recorded requests (target under
  * 2 s); what recording costs per request in CPU time (in process, steady whatever else runs on
  * the machine); and get-client throughput with and without a session recording it (target:
- * under 5% fewer requests per second), in alternating runs on 127.0.0.1.
+ * under 5% fewer requests per second), two servers side by side on 127.0.0.1.
  * `node dist/bench/examiner.js --help`.
  */
 
 const HELP = `Usage: node dist/bench/examiner.js [options]
 
   --requests N     recorded requests the report is timed over (default 100000)
-  --runs N         alternating throughput runs per side, without and with a session (default 3)
-  --duration S     seconds per throughput run (default 8)
+  --runs N         side-by-side throughput runs (default 10)
+  --duration S     seconds per throughput run (default 4)
   --connections N  concurrent connections (default 10)
   --only WHAT      report, cost or throughput (default all three)
-  --pin            throughput: the server on CPU 0, this process and its load generator on CPU 1
-                   (Linux taskset), so neither takes the other's core and the runs vary less`
+  --pin            throughput: both servers on CPU 0, this process and its load generator on CPU 1
+                   (Linux taskset): the two servers split one CPU, so their request counts compare
+                   their costs
+  --session-client ID  the Client Id the session records (default abc, the load's); another one
+                   records nothing and shows the method's own spread`
 
 const AGENCY = 1001
 const AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
@@ -40,14 +43,14 @@ function syntheticRequest (i: number, startMs: number, live: readonly number[]):
   const base = { atMs, realMs: atMs, elapsedMs: 1, journalId: i + 1, clientId: 'abc' }
   const client = live[i % live.length]
   switch (i % 50) {
-    case 0: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/clients`, operation: 'changedClients', query: i % 100 === 0 ? 'version=4.0' : `version=4.0&asOf=${new Date(atMs - 60_000).toISOString()}`, status: 200 }
-    case 1: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/clients`, operation: 'changedClients', query: 'version=4.0&deleted=true', status: 200 }
-    case 2: return { ...base, method: 'POST', path: `/vendor/agency/${AGENCY}/clients`, operation: 'batchClients', query: 'version=4.0', clients: live.slice(0, 200), batchSize: 200, status: 200 }
-    case 3: return { ...base, method: 'POST', path: `/vendor/agency/${AGENCY}/client/${client}/log`, operation: 'logNote', query: 'version=4.0', writes: [[randomUUID(), String(i % 7)]], status: i % 3 === 0 ? 202 : 200 }
-    case 4: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/client/${client}`, operation: 'getClient', query: 'version=4.0', status: 429, retryAfterS: 1 }
-    case 5: return { ...base, method: 'GET', path: '/vendor/agencies', operation: 'agencies', query: 'version=4.0', listedAgencies: [1001, 1002, 1004], status: 200 }
-    case 6: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/client/${client}`, operation: 'getClient', query: 'version=4.0&Include=x', status: 401, warnings: ['ignored unknown key Notte'] }
-    default: return { ...base, method: 'GET', path: `/vendor/agency/${AGENCY}/client/${client}`, operation: 'getClient', query: 'version=4.0', status: 200 }
+    case 0: return { ...base, method: 'GET', url: `/vendor/agency/${AGENCY}/clients?${i % 100 === 0 ? 'version=4.0' : `version=4.0&asOf=${new Date(atMs - 60_000).toISOString()}`}`, operation: 'changedClients', status: 200 }
+    case 1: return { ...base, method: 'GET', url: `/vendor/agency/${AGENCY}/clients?version=4.0&deleted=true`, operation: 'changedClients', status: 200 }
+    case 2: return { ...base, method: 'POST', url: `/vendor/agency/${AGENCY}/clients?version=4.0`, operation: 'batchClients', clients: live.slice(0, 200), batchSize: 200, status: 200 }
+    case 3: return { ...base, method: 'POST', url: `/vendor/agency/${AGENCY}/client/${client}/log?version=4.0`, operation: 'logNote', writes: [[randomUUID(), String(i % 7)]], status: i % 3 === 0 ? 202 : 200 }
+    case 4: return { ...base, method: 'GET', url: `/vendor/agency/${AGENCY}/client/${client}?version=4.0`, operation: 'getClient', status: 429, retryAfterS: 1 }
+    case 5: return { ...base, method: 'GET', url: '/vendor/agencies?version=4.0', operation: 'agencies', listedAgencies: [1001, 1002, 1004], status: 200 }
+    case 6: return { ...base, method: 'GET', url: `/vendor/agency/${AGENCY}/client/${client}?version=4.0&Include=x`, operation: 'getClient', status: 401, warnings: ['ignored unknown key Notte'] }
+    default: return { ...base, method: 'GET', url: `/vendor/agency/${AGENCY}/client/${client}?version=4.0`, operation: 'getClient', status: 200 }
   }
 }
 
@@ -91,7 +94,7 @@ async function recordingCost (): Promise<void> {
     const requests = Array.from({ length: 250 }, (_, i) => ({
       method: 'GET',
       url: `/vendor/agency/${AGENCY}/client/${1000 + i}?version=4.0`,
-      routeOptions: { url: '/vendor/agency/:agencyId/client/:clientId' },
+      operation: 'getClient',
       params: { agencyId: String(AGENCY), clientId: String(1000 + i) },
       faultId: null,
       warnings: null,
@@ -106,7 +109,7 @@ async function recordingCost (): Promise<void> {
       const { id } = sandbox.examiner.start({ name: `cost ${round}`, clientId: 'abc' })
       const before = process.cpuUsage()
       for (let i = 0; i < perRound; i++) {
-        examineRequest(sandbox, sandbox.examiner, requests[i % requests.length], { status: 200, elapsedMs: 0.4, journalId: i + 1, clientId: 'abc' })
+        examineRequest(sandbox, sandbox.examiner, requests[i % requests.length], { atMs: sandbox.clock.nowMs(), status: 200, elapsedMs: 0.4, journalId: i + 1, clientId: 'abc', warnings: [] })
       }
       sandbox.examiner.close()
       const used = process.cpuUsage(before)
@@ -120,8 +123,6 @@ async function recordingCost (): Promise<void> {
     rmSync(dir, { recursive: true, force: true })
   }
 }
-
-interface Run { side: 'without' | 'with', requestsPerSecond: number, cpuMicros: number, recorded?: number, total: number, non2xx: number }
 
 function load (origin: string, clients: readonly number[], seconds: number, connections: number): Promise<autocannon.Result> {
   let next = 0
@@ -157,75 +158,88 @@ function pinTo (pid: number, cpu: number): boolean {
   }
 }
 
-async function throughput (runs: number, seconds: number, connections: number, pin: boolean): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
-  let server: ServerProcess | undefined
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+}
+const signed = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`
+
+/**
+ * Get-client throughput with a session recording against without one, side by side: two `serve`
+ * processes on the same data run at the same time under the same load, one of them with a
+ * session open, the roles swapped every run. Whatever else slows the machine slows both alike,
+ * which runs one after the other cannot promise (on a shared machine consecutive runs differ by
+ * 15–25%). With --pin both servers share CPU 0, so each run splits one CPU between them and the
+ * ratio of their request counts is the ratio of their costs; the load generator has CPU 1.
+ * `--session-client` opens the session for another Client Id: nothing is recorded, and the
+ * figure shows the method's own spread (it should be near 0).
+ */
+async function throughput (runs: number, seconds: number, connections: number, pin: boolean, sessionClient: string): Promise<void> {
+  const dirs: string[] = []
+  const servers: ServerProcess[] = []
   try {
-    const port = await freePort()
-    server = await spawnServer({
-      args: [join(ROOT, 'dist', 'src', 'cli.js'), 'serve'],
-      env: { PORT: String(port), HOST: '127.0.0.1', SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
-      port,
-      healthPath: '/_sandbox/health',
-      pollMs: 100,
-      timeoutMs: 30_000
-    })
+    for (let i = 0; i < 2; i++) {
+      const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
+      dirs.push(dir)
+      const port = await freePort()
+      servers.push(await spawnServer({
+        args: [join(ROOT, 'dist', 'src', 'cli.js'), 'serve'],
+        env: { PORT: String(port), HOST: '127.0.0.1', SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' },
+        port,
+        healthPath: '/_sandbox/health',
+        pollMs: 100,
+        timeoutMs: 30_000
+      }))
+    }
     if (pin) {
-      const pinned = pinTo(server.pid, 0) && pinTo(process.pid, 1)
-      console.log(pinned ? 'pinned: the server on CPU 0, the load generator on CPU 1' : 'could not pin (taskset missing or refused): runs share the CPUs')
+      const pinned = servers.every((s) => pinTo(s.pid, 0)) && pinTo(process.pid, 1)
+      console.log(pinned ? 'pinned: both servers on CPU 0, the load generator on CPU 1' : 'could not pin (taskset missing or refused): the runs share the CPUs')
     }
-    const listing = await fetch(`${server.origin}/vendor/agency/${AGENCY}/clients?version=4.0`, { headers: { authorization: AUTH } })
+    const listing = await fetch(`${servers[0].origin}/vendor/agency/${AGENCY}/clients?version=4.0`, { headers: { authorization: AUTH } })
     const clients = (await listing.json()) as number[]
-    // Warm-up, with a session for part of it (the recording code is compiled before measuring).
-    await load(server.origin, clients, 2, connections)
-    const warm = (await control(server.origin, 'POST', '/sessions', { name: 'warm-up', clientId: 'abc' })) as { id: number }
-    await load(server.origin, clients, 2, connections)
-    await control(server.origin, 'POST', `/sessions/${warm.id}/end`)
-    const results: Run[] = []
-    for (let run = 0; run < runs * 2; run++) {
-      const side = run % 2 === 0 ? 'without' : 'with'
-      const session = side === 'with' ? (await control(server.origin, 'POST', '/sessions', { name: `throughput ${run}`, clientId: 'abc' })) as { id: number } : undefined
-      const cpuBefore = cpuSeconds(server.pid) ?? 0
-      const result = await load(server.origin, clients, seconds, connections)
-      const cpuMicros = ((cpuSeconds(server.pid) ?? 0) - cpuBefore) * 1e6 / Math.max(1, result.requests.total)
-      let recorded: number | undefined
-      if (session !== undefined) {
-        const started = performance.now()
-        const summary = (await control(server.origin, 'POST', `/sessions/${session.id}/end`)) as { session: { recorded: number, capped: boolean } }
-        recorded = summary.session.recorded
-        console.log(`  session ${session.id}: ${recorded.toLocaleString('en-US')} recorded${summary.session.capped ? ' (capped)' : ''}, ended with its report in ${Math.round(performance.now() - started)} ms`)
-      }
-      const r: Run = { side, requestsPerSecond: result.requests.average, cpuMicros, total: result.requests.total, non2xx: result.non2xx, ...(recorded === undefined ? {} : { recorded }) }
-      results.push(r)
-      console.log(`run ${run + 1} ${side.padEnd(7)} session: ${Math.round(r.requestsPerSecond).toLocaleString('en-US')} req/s, ${r.cpuMicros.toFixed(1)} µs of server CPU per request (${r.total.toLocaleString('en-US')} requests, ${r.non2xx} not 2xx)`)
+    // Warm-up: both servers, long enough for the JIT to settle; then once with a session on each.
+    await Promise.all(servers.map((s) => load(s.origin, clients, 8, connections)))
+    for (const s of servers) {
+      const warm = (await control(s.origin, 'POST', '/sessions', { name: 'warm-up', clientId: sessionClient })) as { id: number }
+      await load(s.origin, clients, 2, connections)
+      await control(s.origin, 'POST', `/sessions/${warm.id}/end`)
     }
-    const median = (xs: number[]) => {
-      const sorted = [...xs].sort((a, b) => a - b)
-      return sorted.length % 2 === 1 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2
+    const rates: number[] = []
+    const cpus: number[] = []
+    for (let run = 0; run < runs; run++) {
+      const [recording, idle] = run % 2 === 0 ? servers : [servers[1], servers[0]]
+      const session = (await control(recording.origin, 'POST', '/sessions', { name: `throughput ${run + 1}`, clientId: sessionClient })) as { id: number }
+      const cpuBefore = [cpuSeconds(recording.pid) ?? 0, cpuSeconds(idle.pid) ?? 0]
+      const [withSession, without] = await Promise.all([load(recording.origin, clients, seconds, connections), load(idle.origin, clients, seconds, connections)])
+      const cpuMicros = [
+        ((cpuSeconds(recording.pid) ?? 0) - cpuBefore[0]) * 1e6 / Math.max(1, withSession.requests.total),
+        ((cpuSeconds(idle.pid) ?? 0) - cpuBefore[1]) * 1e6 / Math.max(1, without.requests.total)
+      ]
+      const summary = (await control(recording.origin, 'POST', `/sessions/${session.id}/end`)) as { session: { recorded: number } }
+      rates.push(withSession.requests.total / Math.max(1, without.requests.total))
+      cpus.push(cpuMicros[0] / cpuMicros[1])
+      console.log(`run ${run + 1}: with a session ${withSession.requests.total.toLocaleString('en-US')} requests (${summary.session.recorded.toLocaleString('en-US')} recorded, ` +
+        `${cpuMicros[0].toFixed(1)} µs of CPU each), without ${without.requests.total.toLocaleString('en-US')} (${cpuMicros[1].toFixed(1)} µs): ` +
+        `throughput ${signed(rates[rates.length - 1])}, CPU per request ${signed(cpus[cpus.length - 1])}` +
+        `${withSession.non2xx + without.non2xx > 0 ? ` (${withSession.non2xx + without.non2xx} not 2xx)` : ''}`)
     }
-    const side = (name: Run['side'], key: 'requestsPerSecond' | 'cpuMicros') => median(results.filter((r) => r.side === name).map((r) => r[key]))
-    // Each run with a session against the run just before it: the machine's load drifts less within a pair.
-    const pairs = results.flatMap((r, i) => (r.side === 'with' ? [{ rate: r.requestsPerSecond / results[i - 1].requestsPerSecond, cpu: r.cpuMicros / results[i - 1].cpuMicros }] : []))
-    const without = side('without', 'requestsPerSecond')
-    const withSession = side('with', 'requestsPerSecond')
-    console.log(`get-client median: ${Math.round(without).toLocaleString('en-US')} req/s without a session, ${Math.round(withSession).toLocaleString('en-US')} with one recording`)
-    const signed = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100).toFixed(1)}%`
-    console.log(`  paired (each run with a session against the run before it, median of ${pairs.length}): throughput ${signed(median(pairs.map((p) => p.rate)))} ` +
-      `(target: no worse than -5%), server CPU per request ${signed(median(pairs.map((p) => p.cpu)))} (${side('without', 'cpuMicros').toFixed(1)} µs → ${side('with', 'cpuMicros').toFixed(1)} µs)`)
+    console.log(`get-client with a session recording, against without (median of ${runs} side-by-side runs): throughput ${signed(median(rates))} ` +
+      `(target: no worse than -5%), server CPU per request ${signed(median(cpus))}`)
   } finally {
-    await server?.stop()
-    rmSync(dir, { recursive: true, force: true })
+    for (const s of servers) await s.stop()
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   }
 }
 
 const { values } = parseArgs({
   options: {
     requests: { type: 'string', default: '100000' },
-    runs: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '8' },
+    runs: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '4' },
     connections: { type: 'string', default: '10' },
     only: { type: 'string' },
     pin: { type: 'boolean', default: false },
+    'session-client': { type: 'string', default: 'abc' },
     help: { type: 'boolean', default: false }
   }
 })
@@ -239,5 +253,5 @@ if (values.help) {
   }
   if (values.only === undefined || values.only === 'report') await timeReport(count('requests', values.requests, 1_000_000))
   if (values.only === undefined || values.only === 'cost') await recordingCost()
-  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100), values.pin)
+  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100), values.pin, values['session-client'])
 }

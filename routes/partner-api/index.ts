@@ -41,7 +41,7 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
     url: binding.url ?? operation.url,
     constraints: { apiVersion: version },
     // bindBody reshapes the raw body before the vendor pipeline binds it (src/plugins/vendor.ts)
-    config: { scope: operation.scope, fieldName: route.fieldName, reshapeBody: bindBody },
+    config: { operation: id, scope: operation.scope, fieldName: route.fieldName, reshapeBody: bindBody },
     schema: definedParts({
       summary: binding.summary ?? operation.summary,
       params: operation.params,

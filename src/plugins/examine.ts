@@ -1,29 +1,15 @@
 import type { FastifyRequest } from 'fastify'
 import { HEADER_NAMES } from '../domain/attachments.js'
-import { MAX_QUERY, type RequestRecord } from '../domain/examiner/codec.js'
+import type { RequestRecord } from '../domain/examiner/codec.js'
 import type { Examiner } from '../domain/examiner/sessions.js'
 import { writeItems } from '../domain/examiner/records.js'
 import type { Sandbox } from '../domain/sandbox.js'
-import { capWarnings } from '../domain/journal.js'
-import { OPERATIONS, type OperationId } from '../versions/operations.js'
-import { versionOf } from '../versions/index.js'
 
 /**
  * What an examiner session records of a vendor request, taken from Fastify's request at the
  * journal's recording points (observe.ts): called only while a session is open.
  */
 
-/** Operation ids by method and route URL, for every version's URL of each operation. */
-const OPERATION_BY_ROUTE = new Map<string, OperationId>()
-for (const id of Object.keys(OPERATIONS) as OperationId[]) {
-  const operation = OPERATIONS[id]
-  for (const binding of Object.values(operation.versions) as Array<{ url?: string }>) {
-    OPERATION_BY_ROUTE.set(`${operation.method} ${binding.url ?? operation.url}`, id)
-  }
-}
-
-/** Paths longer than this are kept cut, as the journal keeps them. */
-const MAX_PATH = 2048
 /** Client numbers of a batch kept per request (the count is whole). */
 const MAX_CLIENT_NUMBERS = 1000
 const DIGITS = /^\d{1,10}$/
@@ -64,36 +50,34 @@ function batchOf (request: FastifyRequest): Pick<RequestRecord, 'clients' | 'bat
 
 /** Records the request in the open sessions that take its Client Id (see Examiner.record). */
 export function examineRequest (sandbox: Sandbox, examiner: Examiner, request: FastifyRequest, answer: {
+  /** Sandbox clock at the answer, as the journal took it. */
+  atMs: number
   status: number
   elapsedMs: number
   journalId: number
   /** The Client Id presented (Basic user name), checked or not. */
   clientId: string | null
+  /** As the journal keeps them (capped). */
+  warnings: string[]
   retryAfter?: unknown
 }): void {
   if (!examiner.wants(answer.clientId)) return
-  const { method, url } = request
-  const queryAt = url.indexOf('?')
-  const path = queryAt === -1 ? url : url.slice(0, queryAt)
-  const routeUrl = request.routeOptions?.url
-  const operation = routeUrl === undefined ? undefined : OPERATION_BY_ROUTE.get(`${method === 'HEAD' ? 'GET' : method} ${routeUrl}`)
+  // Set by the vendor pipeline; a request answered before it (a fault, a 401) reads its route.
+  const operation = request.operation ?? request.routeOptions?.config?.operation
   const realMs = sandbox.clock.realMs()
   const record: RequestRecord = {
-    atMs: sandbox.clock.nowMs(),
+    atMs: answer.atMs,
     realMs: realMs - answer.elapsedMs,
     elapsedMs: answer.elapsedMs,
-    method,
-    path: path.length > MAX_PATH ? `${path.slice(0, MAX_PATH - 1)}…` : path,
+    method: request.method,
+    url: request.url,
     status: answer.status,
     journalId: answer.journalId
   }
   if (operation !== undefined) record.operation = operation
-  if (queryAt !== -1) record.query = url.slice(queryAt + 1, queryAt + 1 + MAX_QUERY)
-  // The version is read from the query when reporting, unless the query was cut.
-  if (url.length - queryAt - 1 > MAX_QUERY) record.version = versionOf(url)
   if (answer.clientId !== null) record.clientId = answer.clientId
   if (request.faultId !== null) record.faultId = request.faultId
-  if (request.warnings !== null && request.warnings !== undefined && request.warnings.length > 0) record.warnings = capWarnings(request.warnings)
+  if (answer.warnings.length > 0) record.warnings = answer.warnings
   const retryAfterS = answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs)
   if (retryAfterS !== undefined) record.retryAfterS = retryAfterS
   if (operation === 'batchClients') Object.assign(record, batchOf(request))

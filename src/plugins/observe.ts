@@ -164,12 +164,13 @@ export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): v
       }
     }, atMs)
     if (sandbox.examiner.recording) {
-      examineRequest(sandbox, sandbox.examiner, request, { status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), retryAfter })
+      examineRequest(sandbox, sandbox.examiner, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
     }
   }
 
   app.addHook('onResponse', (request, reply, done) => {
-    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, sandbox.examiner.recording ? reply.getHeader('retry-after') : undefined)
+    // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
+    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && sandbox.examiner.recording ? reply.getHeader('retry-after') : undefined)
     done()
   })
 }

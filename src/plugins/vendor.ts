@@ -11,6 +11,7 @@ import { checkPlainIntegers } from './plain-integers.js'
 import { sendEncodedAnswers } from './send-bytes.js'
 import type { Scope } from '../schemas/common.js'
 import type { ApiVersion } from '../versions/index.js'
+import type { OperationId } from '../versions/operations.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,8 +21,12 @@ declare module 'fastify' {
     grant: Grant | null
     /** Things the sandbox tolerated, such as ignored unknown keys (journaled). */
     warnings: string[] | null
+    /** The route's operation, once the pipeline has checked access (null before, or off the table's routes). */
+    operation: OperationId | null
   }
   interface FastifyContextConfig {
+    /** The operation a partner-API route serves. */
+    operation?: OperationId
     /** Scope the agency must have granted; absent: the subscription alone suffices. */
     scope?: Scope
     /** How validation errors name a field (e.g. the spec's PascalCase for write bodies). */
@@ -102,6 +107,7 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
   app.decorateRequest('integrationId', '')
   app.decorateRequest('grant', null)
   app.decorateRequest('warnings', null)
+  app.decorateRequest('operation', null)
 
   await app.register(fastifyBasicAuth, {
     authenticate: false,
@@ -138,8 +144,10 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
     done()
   })
 
-  /** Checks the path ids, the grant and the scope (throws a 400 or 403). */
+  /** Checks the path ids, the grant and the scope (throws a 400 or 403); notes the operation. */
   function checkAccess (request: FastifyRequest): void {
+    const { config } = request.routeOptions
+    request.operation = config.operation ?? null
     const params = request.params as Record<string, string> | undefined
     // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
     for (const name of ['agencyId', 'clientId'] as const) {
@@ -149,7 +157,7 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
     const agencyId = params?.agencyId
     if (agencyId !== undefined) {
       const grant = sandbox.access.grant(request.integrationId, Number(agencyId))
-      const scope = request.routeOptions.config.scope
+      const scope = config.scope
       if (scope !== undefined) sandbox.access.requireScope(grant, scope)
       request.grant = grant
     }

@@ -19,7 +19,7 @@ function open (t: { teardown: (fn: () => void) => void }) {
 }
 
 const request = (over: Partial<RequestRecord> = {}): RequestRecord => ({
-  atMs: 0, realMs: 0, elapsedMs: 1, method: 'GET', path: '/vendor/agencies', version: '4.0', operation: 'agencies', status: 200, journalId: 1, clientId: 'abc', ...over
+  atMs: 0, realMs: 0, elapsedMs: 1, method: 'GET', url: '/vendor/agencies?version=4.0', operation: 'agencies', status: 200, journalId: 1, clientId: 'abc', ...over
 })
 
 t.test('a session records up to its cap, then stops and is marked capped (also after a restart)', async (t) => {

@@ -2,6 +2,8 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { deflateRawSync } from 'node:zlib'
+import Database from 'better-sqlite3'
 import { buildApp } from '../../../src/app.js'
 import { AGENCY, basic, build, demoFixture, NORTHWIND, testConfig } from '../../helpers/app.js'
 import { findingOf, reportOf, startSession, vendor } from '../../helpers/examiner.js'
@@ -150,6 +152,48 @@ t.test('a session survives a restart on a file database, and recording goes on',
   t.equal(report.session.recorded, 3)
   const used = report.coverage.operations.filter((o) => Object.keys(o.outcomes).length > 0).map((o) => o.operation)
   t.same(used, ['agencies', 'offices', 'users'], 'requests before and after the restart')
+})
+
+t.test('requests recorded in the first format (a JSON array per chunk) are read with those recorded since', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'examiner-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const config = testConfig({ db: join(dir, 'sandbox.db') })
+  const first = await buildApp(config, { fixture: demoFixture() })
+  const { id } = await startSession(first)
+  await first.close()
+  // Two requests as a build before the line format wrote them.
+  const atMs = Date.now()
+  const old = [
+    [atMs, atMs, 120, 'GET', '/vendor/agencies', 0, 'agencies', 'version=4.0', 200, 1, 'abc', { listedAgencies: [AGENCY.main] }],
+    [atMs + 5, atMs + 5, 80, 'GET', `/vendor/agency/${AGENCY.main}/client/1001`, '3.0', 'getClient', 0, 404, 2, 'abc', 0]
+  ]
+  const db = new Database(join(dir, 'sandbox.db'))
+  db.prepare('INSERT INTO examiner_records (session_id, first_seq, count, requests) VALUES (?, 1, 2, ?)').run(id, deflateRawSync(JSON.stringify(old)))
+  db.prepare('UPDATE examiner_sessions SET recorded = 2 WHERE session_id = ?').run(id)
+  db.close()
+
+  const second = await buildApp(config, { fixture: demoFixture() })
+  t.teardown(() => second.close())
+  await vendor(second, 'GET', `/vendor/agency/${AGENCY.main}/users?version=4.0`)
+  const report = await reportOf(second, id)
+  t.equal(report.session.recorded, 3)
+  const outcomes = Object.fromEntries(report.coverage.operations.filter((o) => Object.keys(o.outcomes).length > 0).map((o) => [`${o.operation} ${o.version}`, o.outcomes]))
+  t.same(Object.keys(outcomes).sort(), ['agencies 4.0', 'getClient 3.0', 'users 4.0'], 'the operation and version of each, old and new')
+  t.same(outcomes['getClient 3.0'], { 404: 1 })
+})
+
+t.test('a Client Id and a URL holding tabs, quotes and line breaks are recorded as sent', async (t) => {
+  const app = await build(t)
+  const { id } = await startSession(app, {})
+  const odd = 'tab\there "quoted"\nnext'
+  await app.inject({ method: 'GET', url: '/vendor/agencies?version=4.0', headers: { authorization: `Basic ${Buffer.from(`${odd}:x`).toString('base64')}` } })
+  await vendor(app, 'GET', '/vendor/agencies?version=4.0&note=a%09b\tc\t&Colour=x')
+  const report = await reportOf(app, id)
+  t.equal(report.session.recorded, 2)
+  const auth = findingOf(report, 'auth-failed')
+  t.equal(auth?.count, 1, 'the odd Client Id is one failed authentication')
+  t.match(auth?.examples[0], { method: 'GET', path: '/vendor/agencies', status: 401 })
+  t.match(findingOf(report, 'unknown-fields')?.message ?? '', /note.*Colour|Colour.*note/, 'the query, tabs and all, is read back whole')
 })
 
 t.test('the report is JSON the schema describes', async (t) => {
