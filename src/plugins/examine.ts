@@ -65,6 +65,7 @@ export function examineRequest (sandbox: Sandbox, examiner: Examiner, request: F
   // Set by the vendor pipeline; a request answered before it (a fault, a 401) reads its route.
   const operation = request.operation ?? request.routeOptions?.config?.operation
   const realMs = sandbox.clock.realMs()
+  // Every field in the literal, absent ones undefined: one object shape for every request.
   const record: RequestRecord = {
     atMs: answer.atMs,
     realMs: realMs - answer.elapsedMs,
@@ -72,14 +73,13 @@ export function examineRequest (sandbox: Sandbox, examiner: Examiner, request: F
     method: request.method,
     url: request.url,
     status: answer.status,
-    journalId: answer.journalId
+    journalId: answer.journalId,
+    operation,
+    clientId: answer.clientId ?? undefined,
+    faultId: request.faultId ?? undefined,
+    warnings: answer.warnings.length > 0 ? answer.warnings : undefined,
+    retryAfterS: answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs)
   }
-  if (operation !== undefined) record.operation = operation
-  if (answer.clientId !== null) record.clientId = answer.clientId
-  if (request.faultId !== null) record.faultId = request.faultId
-  if (answer.warnings.length > 0) record.warnings = answer.warnings
-  const retryAfterS = answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs)
-  if (retryAfterS !== undefined) record.retryAfterS = retryAfterS
   if (operation === 'batchClients') Object.assign(record, batchOf(request))
   if (operation === 'agencies' && answer.status === 200 && request.integrationId !== '' && request.integrationId !== undefined) {
     record.listedAgencies = sandbox.access.listAgencies(request.integrationId).map((a) => a.agencyId)
