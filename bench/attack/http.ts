@@ -84,6 +84,13 @@ export interface StreamCall {
   tail: Buffer
   /** true: Transfer-Encoding chunked; false: Content-Length of the whole body. */
   chunked: boolean
+  /**
+   * false: after the fill, neither the tail nor the body's end is sent; the answer is awaited.
+   * A server that refuses a body closes the connection, and a client still writing then meets
+   * EPIPE, which can come before the answer it was sent is read: a body only as long as the
+   * server must read before it refuses leaves nothing to write when it does.
+   */
+  endBody?: boolean
   timeoutMs: number
 }
 
@@ -145,7 +152,7 @@ export function sendGenerated (origin: string, call: StreamCall): Promise<Answer
         await write(n === block.length ? block : block.subarray(0, n))
         left -= n
       }
-      if (!state.answered && !req.destroyed) {
+      if (call.endBody !== false && !state.answered && !req.destroyed) {
         written += call.tail.length
         req.end(call.tail)
       }
