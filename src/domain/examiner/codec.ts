@@ -45,14 +45,14 @@ type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' 
  * then one line per request, its fields separated by tabs:
  *
  *   at − atBase, real − realBase, elapsed (hundredths of a ms), status, journalId, method,
- *   operation, clientId (JSON) , extra (JSON), path[?query]
+ *   operation, clientId (JSON), extra (JSON), path[?query]
  *
  * An absent field is empty. Times are kept relative to the examiner's start so they stay small
  * integers, which V8 turns into text several times faster than 13-digit ones; text a caller
  * chose (the Client Id, warnings, RefIds) is JSON, so it holds no tab or line break; the URL is
  * last, so a tab in it cannot shift a field, and the HTTP parser never lets a line break into
- * one. Building one line at the recording point and joining them when flushing costs about a
- * quarter of JSON.stringify over arrays (the format of chunks written before, still read).
+ * one. Writing a flush's requests as lines costs about a quarter of JSON.stringify over arrays
+ * (the format of chunks written before, still read).
  */
 export const LINE_FORMAT = '2'
 
