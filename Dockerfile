@@ -14,7 +14,7 @@ COPY scripts ./scripts
 RUN npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund
 
-# Run stage: production dependencies, the bundled CLI and the precompiled validators only (dist/bundle; it loads better-sqlite3,
+# Run stage: production dependencies, the bundled CLI, the precompiled validators and the built OpenAPI documents only (dist/bundle; it loads better-sqlite3,
 # pino and the docs' packages from node_modules, and migrations/, fixtures/, public/ from /app).
 FROM docker.io/library/node:20-bookworm-slim AS run
 ENV NODE_ENV=production \
@@ -28,6 +28,7 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist/bundle ./dist/bundle
 COPY --from=build /app/dist/validators ./dist/validators
+COPY --from=build /app/dist/openapi ./dist/openapi
 COPY migrations ./migrations
 COPY fixtures ./fixtures
 COPY public ./public

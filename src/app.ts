@@ -102,8 +102,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   observeVendorTraffic(app, sandbox)
 
-  await registerApi(app, sandbox, config)
   serveDocuments(app, config.version, (docsApp, describe) => registerApi(docsApp, sandbox, config, describe))
+  await registerApi(app, sandbox, config)
 
   return app
 }

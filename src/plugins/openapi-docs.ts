@@ -91,11 +91,38 @@ export function swaggerOptions (name: DocumentName, version: string): SwaggerOpt
   }
 }
 
+/** Swagger UI at /docs listing the four documents, in an instance of its own. */
+async function registerUi (app: FastifyInstance): Promise<void> {
+  await app.register(async function docsUi (scope) {
+    // Swagger UI needs a generator in its own scope (it has no routes); the UI lists the four documents.
+    await scope.register(swagger, swaggerOptions('4.0', 'docs'))
+    await scope.register(swaggerUi, {
+      routePrefix: '/docs',
+      uiConfig: {
+        urls: DOCUMENT_NAMES.map((n) => ({ url: `/openapi/${n}.json`, name: n === 'control' ? 'control API' : `vendor ${n}` })),
+        'urls.primaryName': 'vendor 4.0'
+      } as never
+    })
+  })
+}
+
+/** An instance answering Swagger UI's routes only: the documents come from the build. */
+export async function buildUiInstance (): Promise<DocsInstance> {
+  const app = Fastify({ logger: false })
+  await registerUi(app)
+  await app.ready()
+  return { app, docs: {} }
+}
+
+/** How many instances with every route this process built (the tests check the build's documents spare it). */
+export let docsInstancesBuilt = 0
+
 /**
  * A Fastify instance holding the same routes as the sandbox (registered by `register`, never
  * listening, never answering partners), each scope with its generator, and Swagger UI at /docs.
  */
 export async function buildDocsInstance (version: string, register: (app: FastifyInstance, describe: DescribeScope) => Promise<void>): Promise<DocsInstance> {
+  docsInstancesBuilt++
   const app = Fastify({
     logger: false,
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
@@ -112,17 +139,7 @@ export async function buildDocsInstance (version: string, register: (app: Fastif
     await scope.register(swagger, swaggerOptions(name, version))
     docs[name] = () => scope.swagger()
   })
-  await app.register(async function docsUi (scope) {
-    // Swagger UI needs a generator in its own scope (it has no routes); the UI lists the four documents.
-    await scope.register(swagger, swaggerOptions('4.0', 'docs'))
-    await scope.register(swaggerUi, {
-      routePrefix: '/docs',
-      uiConfig: {
-        urls: DOCUMENT_NAMES.map((n) => ({ url: `/openapi/${n}.json`, name: n === 'control' ? 'control API' : `vendor ${n}` })),
-        'urls.primaryName': 'vendor 4.0'
-      } as never
-    })
-  })
+  await registerUi(app)
   await app.ready()
   return { app, docs }
 }

@@ -9,7 +9,7 @@ import type { Clock } from '../../src/domain/clock.js'
 import type { Fixture } from '../../src/fixture/schema.js'
 import { validateFixture } from '../../src/fixture/validate.js'
 
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => unknown): void
 }
 

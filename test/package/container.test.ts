@@ -28,7 +28,7 @@ t.test('Dockerfile: two stages, production dependencies only, non-root, 0.0.0.0,
   t.ok(buildStage.some(([k, a]) => k === 'RUN' && /npm prune --omit=dev/.test(a)), 'then drops them')
   t.notOk(runStage.some(([k, a]) => k === 'RUN' && /npm (ci|install)/.test(a)), 'the run stage installs nothing')
   t.ok(runStage.some(([k, a]) => k === 'COPY' && /--from=build .*node_modules/.test(a)))
-  for (const dir of ['dist/bundle', 'dist/validators', 'migrations', 'fixtures', 'public']) {
+  for (const dir of ['dist/bundle', 'dist/validators', 'dist/openapi', 'migrations', 'fixtures', 'public']) {
     t.ok(runStage.some(([k, a]) => k === 'COPY' && a.includes(dir)), `the image has ${dir}/`)
   }
   const user = runStage.filter(([k]) => k === 'USER').map(([, a]) => a)
