@@ -52,7 +52,8 @@ t.test('[B: Log note `action` in 3.0/4.0] with both keys, channel binds and acti
   const { channel: _channel, ...note } = logNote()
   // JSON keys keep their order on the wire: both orders are sent
   const actionFirst = `{"action":9,${JSON.stringify({ ...note, channel: 29 }).slice(1)}`
-  const channelFirst = `${JSON.stringify({ ...note, refId: note.refId.replace(/.$/, 'f'), channel: 29 }).slice(0, -1)},"action":9}`
+  // another RefId: its last digit changed (a RefId already ending in f would be sent twice)
+  const channelFirst = `${JSON.stringify({ ...note, refId: note.refId.replace(/.$/, (d) => (d === 'f' ? 'e' : 'f')), channel: 29 }).slice(0, -1)},"action":9}`
   for (const payload of [actionFirst, channelFirst]) {
     const res = await vendor(app, 'POST', path, 'version=4.0', payload)
     t.equal(res.statusCode, 200, payload.slice(0, 20))
