@@ -165,7 +165,8 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
 
   /** Binds the query, body and headers as the live service's binder does (throws a 400). */
   function bindRequest (request: FastifyRequest): void {
-    const schema = request.routeOptions.schema
+    // One read of the route's options: Fastify builds the object anew on every read.
+    const { schema, config } = request.routeOptions
     const warnings: string[] = []
 
     const query = bindPart(request.query, (schema?.querystring as TSchema | undefined) ?? NO_PARAMETERS, 'querystring', warnings)
@@ -173,7 +174,7 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
     request.query = query.value
     checkPlainIntegers(request)
 
-    const reshape = request.routeOptions.config.reshapeBody
+    const reshape = config.reshapeBody
     if (reshape !== undefined) request.body = reshape(request.body)
     const bodySchema = schema?.body as TSchema | undefined
     // Ajv coerces a scalar into an array only in its own copy at the root: refuse it here.

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { deflateRawSync } from 'node:zlib'
 import Database from 'better-sqlite3'
 import { buildApp } from '../../../src/app.js'
-import { AGENCY, basic, build, demoFixture, NORTHWIND, testConfig } from '../../helpers/app.js'
+import { AGENCY, basic, build, demoFixture, NORTHWIND, testConfig, type Teardown } from '../../helpers/app.js'
 import { findingOf, reportOf, startSession, vendor } from '../../helpers/examiner.js'
 import type { Report, ReportSummary, Session } from '../../../src/schemas/examiner.js'
 
@@ -132,10 +132,16 @@ t.test('reports in JUnit and HTML', async (t) => {
   t.equal((await ctl(app, 'GET', `/sessions/${id}/report?format=json`)).json().verdict, 'fail')
 })
 
-t.test('a session survives a restart on a file database, and recording goes on', async (t) => {
+/** A config on a database file of its own (removed after the test), for tests that restart the app. */
+function onFile (t: Teardown) {
   const dir = mkdtempSync(join(tmpdir(), 'examiner-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const config = testConfig({ db: join(dir, 'sandbox.db') })
+  const file = join(dir, 'sandbox.db')
+  return { file, config: testConfig({ db: file }) }
+}
+
+t.test('a session survives a restart on a file database, and recording goes on', async (t) => {
+  const { config } = onFile(t)
   const first = await buildApp(config, { fixture: demoFixture() })
   const { id } = await startSession(first)
   await vendor(first, 'GET', '/vendor/agencies?version=4.0')
@@ -155,9 +161,7 @@ t.test('a session survives a restart on a file database, and recording goes on',
 })
 
 t.test('requests recorded in the first format (a JSON array per chunk) are read with those recorded since', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'examiner-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const config = testConfig({ db: join(dir, 'sandbox.db') })
+  const { file, config } = onFile(t)
   const first = await buildApp(config, { fixture: demoFixture() })
   const { id } = await startSession(first)
   await first.close()
@@ -167,7 +171,7 @@ t.test('requests recorded in the first format (a JSON array per chunk) are read 
     [atMs, atMs, 120, 'GET', '/vendor/agencies', 0, 'agencies', 'version=4.0', 200, 1, 'abc', { listedAgencies: [AGENCY.main] }],
     [atMs + 5, atMs + 5, 80, 'GET', `/vendor/agency/${AGENCY.main}/client/1001`, '3.0', 'getClient', 0, 404, 2, 'abc', 0]
   ]
-  const db = new Database(join(dir, 'sandbox.db'))
+  const db = new Database(file)
   db.prepare('INSERT INTO examiner_records (session_id, first_seq, count, requests) VALUES (?, 1, 2, ?)').run(id, deflateRawSync(JSON.stringify(old)))
   db.prepare('UPDATE examiner_sessions SET recorded = 2 WHERE session_id = ?').run(id)
   db.close()
