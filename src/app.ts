@@ -16,11 +16,18 @@ import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from '
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
 import { JSON_BODY_LIMIT, useJsonBodies } from './http/json-body.js'
+import { releaseBodyBuffers } from './http/body-buffers.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
   fixture?: Fixture
   clock?: Clock
+  /**
+   * Free the buffers of request bodies with a minor collection per 8 MiB of them (default true;
+   * src/http/body-buffers.ts). It sets V8's expose-gc flag, so startSandbox() turns it off to
+   * leave the host process's flags alone.
+   */
+  collectBodyBuffers?: boolean
 }
 
 declare module 'fastify' {
@@ -97,6 +104,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   })
   registerErrorHandling(app)
   useJsonBodies(app, { emptyIsAbsent: false })
+  if (options.collectBodyBuffers !== false) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))

@@ -1,9 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { gunzipAttachment, HEADER_NAMES, MAX_ATTACHMENT_BODY, type HeaderRecord } from '../../src/domain/attachments.js'
+import { gunzipAttachment, HEADER_NAMES, MAX_ATTACHMENT, MAX_ATTACHMENT_BODY, type HeaderRecord } from '../../src/domain/attachments.js'
 import type { CreateClientRequest } from '../../src/domain/create-client.js'
 import { recordReceipts } from '../../src/domain/receipts.js'
 import { pascalPath } from '../../src/domain/write-rules.js'
 import { OUTCOME_TEXT, type Outcome } from '../../src/domain/writes.js'
+import { ApiError } from '../../src/errors.js'
+import { noteBodyBytes } from '../../src/http/body-buffers.js'
 import { fieldErrors } from '../../src/plugins/errors.js'
 import { grantOf } from '../../src/plugins/vendor.js'
 import { originOf, type OperationHandlers, type OperationRequest } from './operation.js'
@@ -37,6 +39,21 @@ function createClientRequest (request: OperationRequest<'createClient'>): Create
 }
 
 /**
+ * The attachment's content. Its bytes count as body bytes (src/http/body-buffers.ts), and so does
+ * the limit for a stream refused as too large or broken: its output was made before the refusal.
+ */
+function decompressedBody (request: FastifyRequest): Buffer {
+  try {
+    const content = gunzipAttachment(request.body)
+    noteBodyBytes(request, content.length)
+    return content
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 400) noteBodyBytes(request, MAX_ATTACHMENT)
+    throw e
+  }
+}
+
+/**
  * Writes (spec endpoints 7 to 10): log notes, attachments, receipts and create client. Each
  * version's request is mapped to the 4.0 command by `mapping`; the rules are the domain's.
  */
@@ -58,7 +75,7 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
     handler: (request, reply) => {
       const { agency } = grantOf(request)
       const { clientId } = request.params
-      const content = gunzipAttachment(request.body)
+      const content = decompressedBody(request)
       const command = mapping.map(headerRecord(request), content, (index) => sandbox.writes.policyIdAt(agency.agencyId, clientId, index))
       answerOutcome(reply, sandbox.writes.attachment(agency, clientId, command, originOf(request, version)))
     }

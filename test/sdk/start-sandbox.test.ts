@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { runInNewContext } from 'node:vm'
 import { startSandbox, ControlError } from '../../src/index.js'
 import { runCli } from '../helpers/process.js'
 
@@ -14,6 +15,7 @@ t.test('startSandbox: a partner test suite drives the sandbox from code', async 
   t.teardown(() => sandbox.close())
   t.comment(`started in ${Date.now() - started} ms`) // start-up speed is measured by npm run bench, not asserted here
   t.match(sandbox.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  t.equal(runInNewContext('typeof gc'), 'undefined', 'the V8 flags of the caller\'s process are left alone (no expose-gc)')
   const { control } = sandbox
   t.match(await control.health(), { status: 'ok' })
 
