@@ -56,8 +56,6 @@ export function noteBodyBytes (request: FastifyRequest, bytes: number): void {
 export class BodyBytesCollector {
   private counted = 0
   private pending: NodeJS.Immediate | undefined
-  /** Collections run so far. */
-  runs = 0
 
   constructor (private readonly collect: Collect, private readonly bytesPerCollection = BYTES_PER_COLLECTION) {}
 
@@ -72,7 +70,6 @@ export class BodyBytesCollector {
   private readonly run = () => {
     this.pending = undefined
     this.counted = 0
-    this.runs++
     this.collect()
   }
 
@@ -94,11 +91,11 @@ function bodyBytes (request: FastifyRequest, reply: FastifyReply): number {
 
 /**
  * Counts the bodies of every route registered after this call (in any scope) that takes a body.
- * Returns the collector (undefined when the runtime offers no collection).
+ * Without a collection from the runtime, nothing is added.
  */
-export function releaseBodyBuffers (app: FastifyInstance): BodyBytesCollector | undefined {
+export function releaseBodyBuffers (app: FastifyInstance): void {
   const collect = minorCollection()
-  if (collect === undefined) return undefined
+  if (collect === undefined) return
   const collector = new BodyBytesCollector(collect)
   const countBody = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     collector.count(bodyBytes(request, reply) + (madeFromBodies.get(request) ?? 0))
@@ -111,5 +108,4 @@ export function releaseBodyBuffers (app: FastifyInstance): BodyBytesCollector | 
     route.onResponse = own === undefined ? [countBody] : [...(Array.isArray(own) ? own : [own]), countBody]
   })
   app.addHook('onClose', async () => collector.stop())
-  return collector
 }
