@@ -281,6 +281,8 @@ async function scenario (t: Test, page: Page, base: string) {
   await tid(page, 'clients-search').fill('HIG-1000-01')
   await tid(page, 'clients-search').press('Enter')
   await tid(page, 'clients-results').locator('[data-testid="client-result-1000"]', { hasText: 'HIG-1000-01' }).waitFor()
+  // Client 1000 is also in the agency's listing the search replaces: wait for the search's answer.
+  await page.waitForFunction('document.querySelectorAll(\'[data-testid="clients-results"] button\').length === 1', undefined, { timeout: 5000 }).catch(() => {})
   t.equal(await tid(page, 'clients-results').locator('button').count(), 1, 'the policy number finds one client')
   await tid(page, 'client-result-1000').click()
   await tid(page, 'client-read-meta', 'version=4.0').waitFor()
