@@ -213,8 +213,11 @@ async function main (): Promise<void> {
     if (pid > 0) samples.push({ t: (Date.now() - started) / 1000, rss: rssKb(pid) })
   }, 1000)
   // Agency 1004 reconnects every 10 s (its pending writes are applied) and disconnects again.
+  // The last one may still be running when the workers stop: it is awaited before the agent's
+  // sockets are destroyed, which would otherwise cut it off ("socket hang up").
+  let reconnecting: Promise<void> = Promise.resolve()
   const reconnector = setInterval(() => {
-    void (async () => {
+    reconnecting = (async () => {
       try {
         for (const connected of [true, false]) {
           const a = await send('PATCH', '/_sandbox/agencies/1004', { 'content-type': 'application/json' }, JSON.stringify({ connected }))
@@ -259,6 +262,7 @@ async function main (): Promise<void> {
   await Promise.all(Array.from({ length: CONNECTIONS }, (_, i) => worker(i)))
   clearInterval(sampler)
   clearInterval(reconnector)
+  await reconnecting
   const elapsed = (Date.now() - started) / 1000
   if (pid > 0) samples.push({ t: elapsed, rss: rssKb(pid) })
   const after = await info()

@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type BannerFacts } from './banner.js'
 import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
+import { limitHeapGrowth } from './heap-growth.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -156,6 +157,8 @@ async function serve (args: string[]): Promise<number> {
   const config: Config = loadConfig(env)
   // loaded here, not at the top: the other commands need none of the server
   const { closeOnSignals, startServer } = await import('./server.js')
+  // This process is the sandbox's own, so its V8 heap settings are the sandbox's to choose.
+  limitHeapGrowth(config.heapGrowthPercent)
   const server = await startServer(config)
   const { sandbox } = server.app
   const facts: BannerFacts = {

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
+import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
 
 /**
  * Settings of the sandbox. This is the only module that reads the environment
@@ -28,6 +29,11 @@ export interface Config {
   journalSize: number
   /** Bytes the request journal may hold (its accounted memory); the oldest entries are dropped first. */
   journalBytes: number
+  /**
+   * How far the JavaScript heap may grow past its live size before a full collection, in percent
+   * (0: V8's own choice). Applied by the `serve` command only: it is process-wide.
+   */
+  heapGrowthPercent: number
   /** Start the activity simulator at start-up (real time): changes per minute and seed. */
   simulator: { ratePerMinute: number; seed: number } | undefined
 }
@@ -69,6 +75,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
   { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' },
   { env: 'SANDBOX_JOURNAL_BYTES', default: String(DEFAULT_JOURNAL_BYTES), meaning: 'memory the request journal may hold, in bytes (oldest dropped)' },
+  { env: 'SANDBOX_HEAP_GROWTH_PERCENT', default: String(DEFAULT_HEAP_GROWTH_PERCENT), meaning: `how far the heap grows past its live size before a full collection (0: V8's own choice; at most ${MAX_HEAP_GROWTH_PERCENT})` },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -97,6 +104,10 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
   if (!/^\d+$/.test(journalBytesText) || Number(journalBytesText) > MAX_JOURNAL_BYTES) {
     throw new ConfigError(`SANDBOX_JOURNAL_BYTES=${journalBytesText} is not a whole number of bytes from 0 to ${MAX_JOURNAL_BYTES} (1 GiB)`)
   }
+  const heapGrowthText = env.SANDBOX_HEAP_GROWTH_PERCENT ?? String(DEFAULT_HEAP_GROWTH_PERCENT)
+  if (!/^\d+$/.test(heapGrowthText) || Number(heapGrowthText) > MAX_HEAP_GROWTH_PERCENT) {
+    throw new ConfigError(`SANDBOX_HEAP_GROWTH_PERCENT=${heapGrowthText} is not a whole number from 0 to ${MAX_HEAP_GROWTH_PERCENT}`)
+  }
   const token = env.SANDBOX_CONTROL_TOKEN
   let simulator: Config['simulator']
   if (env.SANDBOX_SIMULATOR_RATE !== undefined && env.SANDBOX_SIMULATOR_RATE !== '') {
@@ -119,6 +130,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     controlToken: token === undefined || token === '' ? undefined : token,
     journalSize: Number(journalText),
     journalBytes: Number(journalBytesText),
+    heapGrowthPercent: Number(heapGrowthText),
     simulator,
     ...overrides
   }
