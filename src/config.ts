@@ -88,6 +88,13 @@ function parseBool (name: string, value: string): boolean {
 
 export type Env = Record<string, string | undefined>
 
+/** A setting that is a whole number from 0 to `max`; the error names the setting and `range`. */
+function wholeNumber (env: Env, name: string, fallback: number, max: number, range = `from 0 to ${max}`): number {
+  const text = env[name] ?? String(fallback)
+  if (!/^\d+$/.test(text) || Number(text) > max) throw new ConfigError(`${name}=${text} is not a whole number ${range}`)
+  return Number(text)
+}
+
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
 export function loadConfig (env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const portText = env.PORT ?? '8080'
@@ -96,18 +103,9 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
   const logLevel = (env.LOG_LEVEL ?? 'info').toLowerCase()
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL=${env.LOG_LEVEL} is not one of ${LOG_LEVELS.join(', ')}`)
   const dbFile = env.SANDBOX_DB ?? './data/sandbox.db'
-  const journalText = env.SANDBOX_JOURNAL_SIZE ?? '1000'
-  if (!/^\d+$/.test(journalText) || Number(journalText) > 1_000_000) {
-    throw new ConfigError(`SANDBOX_JOURNAL_SIZE=${journalText} is not a whole number from 0 to 1000000`)
-  }
-  const journalBytesText = env.SANDBOX_JOURNAL_BYTES ?? String(DEFAULT_JOURNAL_BYTES)
-  if (!/^\d+$/.test(journalBytesText) || Number(journalBytesText) > MAX_JOURNAL_BYTES) {
-    throw new ConfigError(`SANDBOX_JOURNAL_BYTES=${journalBytesText} is not a whole number of bytes from 0 to ${MAX_JOURNAL_BYTES} (1 GiB)`)
-  }
-  const heapGrowthText = env.SANDBOX_HEAP_GROWTH_PERCENT ?? String(DEFAULT_HEAP_GROWTH_PERCENT)
-  if (!/^\d+$/.test(heapGrowthText) || Number(heapGrowthText) > MAX_HEAP_GROWTH_PERCENT) {
-    throw new ConfigError(`SANDBOX_HEAP_GROWTH_PERCENT=${heapGrowthText} is not a whole number from 0 to ${MAX_HEAP_GROWTH_PERCENT}`)
-  }
+  const journalSize = wholeNumber(env, 'SANDBOX_JOURNAL_SIZE', 1000, 1_000_000)
+  const journalBytes = wholeNumber(env, 'SANDBOX_JOURNAL_BYTES', DEFAULT_JOURNAL_BYTES, MAX_JOURNAL_BYTES, `of bytes from 0 to ${MAX_JOURNAL_BYTES} (1 GiB)`)
+  const heapGrowthPercent = wholeNumber(env, 'SANDBOX_HEAP_GROWTH_PERCENT', DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT)
   const token = env.SANDBOX_CONTROL_TOKEN
   let simulator: Config['simulator']
   if (env.SANDBOX_SIMULATOR_RATE !== undefined && env.SANDBOX_SIMULATOR_RATE !== '') {
@@ -128,9 +126,9 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     migrationsDir: join(ROOT, 'migrations'),
     version: PACKAGE_VERSION,
     controlToken: token === undefined || token === '' ? undefined : token,
-    journalSize: Number(journalText),
-    journalBytes: Number(journalBytesText),
-    heapGrowthPercent: Number(heapGrowthText),
+    journalSize,
+    journalBytes,
+    heapGrowthPercent,
     simulator,
     ...overrides
   }

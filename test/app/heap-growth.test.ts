@@ -46,7 +46,7 @@ t.test('limitHeapGrowth keeps the old generation near its live size (V8 alone le
   const own = await oldGenerationPeak(0)
   const limited = await oldGenerationPeak(30)
   t.comment(`old generation peak: ${own.toFixed(0)} MiB with V8's own growth, ${limited.toFixed(0)} MiB at 30%`)
-  // Measured: about 280 MiB against 108 MiB.
+  // Measured: 280-315 MiB against 108-113 MiB.
   t.ok(limited < own * 0.6, `limited ${limited.toFixed(0)} MiB is well under V8's own ${own.toFixed(0)} MiB`)
 })
 
