@@ -23,9 +23,9 @@ export interface AppOptions {
   fixture?: Fixture
   clock?: Clock
   /**
-   * Free the buffers of request bodies with a minor collection per 8 MiB of them (default true;
-   * src/http/body-buffers.ts). It sets V8's expose-gc flag, so startSandbox() turns it off to
-   * leave the host process's flags alone.
+   * Free the buffers of request bodies with a minor collection per 8 MiB of them
+   * (src/http/body-buffers.ts). It sets V8's expose-gc flag, which is process-wide, so it is off
+   * by default: only `serve`, whose process is the sandbox's own, turns it on.
    */
   collectBodyBuffers?: boolean
 }
@@ -104,7 +104,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   })
   registerErrorHandling(app)
   useJsonBodies(app, { emptyIsAbsent: false })
-  if (options.collectBodyBuffers !== false) releaseBodyBuffers(app)
+  if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))

@@ -157,9 +157,10 @@ async function serve (args: string[]): Promise<number> {
   const config: Config = loadConfig(env)
   // loaded here, not at the top: the other commands need none of the server
   const { closeOnSignals, startServer } = await import('./server.js')
-  // This process is the sandbox's own, so its V8 heap settings are the sandbox's to choose.
+  // This process is the sandbox's own, so its process-wide memory settings are the sandbox's to
+  // choose; an app built inside someone else's process (startSandbox, buildApp) leaves them alone.
   limitHeapGrowth(config.heapGrowthPercent)
-  const server = await startServer(config)
+  const server = await startServer(config, { collectBodyBuffers: true })
   const { sandbox } = server.app
   const facts: BannerFacts = {
     version: config.version,

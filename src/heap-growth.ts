@@ -12,8 +12,8 @@ import { setFlagsFromString } from 'node:v8'
  * thread). Reads lose about 3-8% of their throughput to them.
  *
  * The flag is read at every full collection, so it takes effect when set from inside a running
- * process. It is process-wide: the `serve` command sets it for the process it owns, and
- * `startSandbox()`, which runs inside the partner's own process, leaves it alone.
+ * process. It is process-wide: the `serve` command sets it for the process it owns, and an app
+ * built inside the partner's own process (startSandbox, startServer, buildApp) leaves it alone.
  */
 
 /** The default SANDBOX_HEAP_GROWTH_PERCENT: the heap grows to 1.3 times the live size. */

@@ -52,7 +52,6 @@ export async function startSandbox (options: StartOptions = {}): Promise<Started
   if (options.journalSize !== undefined) overrides.journalSize = options.journalSize
   if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
   const config = loadConfig(env, overrides)
-  // In the caller's process: its V8 flags stay as they are (no collections of body buffers).
-  const server = await startServer(config, { collectBodyBuffers: false, ...(typeof options.fixture === 'object' ? { fixture: options.fixture } : {}) })
+  const server = await startServer(config, typeof options.fixture === 'object' ? { fixture: options.fixture } : {})
   return { url: server.url, control: controlClient(server.url, options.controlToken), close: server.close }
 }

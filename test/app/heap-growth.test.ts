@@ -50,7 +50,7 @@ t.test('limitHeapGrowth keeps the old generation near its live size (V8 alone le
   t.ok(limited < own * 0.6, `limited ${limited.toFixed(0)} MiB is well under V8's own ${own.toFixed(0)} MiB`)
 })
 
-t.test('serve sets the heap growth of its own process; 0 leaves V8 alone', { timeout: 60_000 }, async (t) => {
+t.test('serve sets the memory settings of its own process: heap growth (0 leaves V8 alone) and expose-gc for body buffers', { timeout: 60_000 }, async (t) => {
   const dir = t.testdir()
   // Reports every V8 flag the process sets, whichever module sets it.
   const spy = join(dir, 'flag-spy.mjs')
@@ -65,9 +65,12 @@ t.test('serve sets the heap growth of its own process; 0 leaves V8 alone', { tim
     const served = await serveProcess({ SANDBOX_DB: ':memory:', NODE_OPTIONS: `--import ${pathToFileURL(spy).href}`, ...env })
     served.child.kill('SIGTERM')
     await served.exited
-    return served.lines.filter((line) => line.startsWith('v8 flags: --heap-growing'))
+    return served.lines.filter((line) => line.startsWith('v8 flags: '))
   }
-  t.same(await flagsOf({}), ['v8 flags: --heap-growing-percent=30'], 'the default')
-  t.same(await flagsOf({ SANDBOX_HEAP_GROWTH_PERCENT: '50' }), ['v8 flags: --heap-growing-percent=50'], 'a setting')
-  t.same(await flagsOf({ SANDBOX_HEAP_GROWTH_PERCENT: '0' }), [], '0: not set')
+  const heapGrowth = (flags: string[]) => flags.filter((line) => line.startsWith('v8 flags: --heap-growing'))
+  const byDefault = await flagsOf({})
+  t.same(heapGrowth(byDefault), ['v8 flags: --heap-growing-percent=30'], 'the default')
+  t.ok(byDefault.includes('v8 flags: --expose-gc'), 'body buffers are collected (src/http/body-buffers.ts)')
+  t.same(heapGrowth(await flagsOf({ SANDBOX_HEAP_GROWTH_PERCENT: '50' })), ['v8 flags: --heap-growing-percent=50'], 'a setting')
+  t.same(heapGrowth(await flagsOf({ SANDBOX_HEAP_GROWTH_PERCENT: '0' })), [], '0: not set')
 })

@@ -30,8 +30,8 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
 }
 
 /** An app on an in-memory database seeded with the demo fixture (or the given one). */
-export async function build (t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock } = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(options.config), { fixture: options.fixture ?? demoFixture(), clock: options.clock })
+export async function build (t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock; collectBodyBuffers?: boolean } = {}): Promise<FastifyInstance> {
+  const app = await buildApp(testConfig(options.config), { fixture: options.fixture ?? demoFixture(), clock: options.clock, collectBodyBuffers: options.collectBodyBuffers })
   t.teardown(() => app.close())
   await app.ready()
   return app
