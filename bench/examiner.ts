@@ -58,7 +58,7 @@ async function timeReport (requests: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
   const app = await buildApp(loadConfig({ SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
   try {
-    const { examiner } = app.sandbox
+    const { examiner } = app.worlds.default
     const live = (await app.inject({ method: 'GET', url: `/vendor/agency/${AGENCY}/clients?version=4.0`, headers: { authorization: AUTH } })).json() as number[]
     const { id } = examiner.start({ name: 'report bench', clientId: 'abc' })
     const startMs = Date.now()
@@ -81,7 +81,6 @@ async function timeReport (requests: number): Promise<void> {
   }
 }
 
-/** One run: throughput, and the server's CPU time per request (steadier than throughput on a busy machine). */
 /**
  * CPU time the recording point adds to one get-client request: examineRequest (what is taken
  * from the request) and Examiner.record, flushes included, over a request as Fastify presents it.
@@ -90,7 +89,7 @@ async function recordingCost (): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'examiner-bench-'))
   const app = await buildApp(loadConfig({ SANDBOX_DB: join(dir, 'sandbox.db'), LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
   try {
-    const { sandbox } = app
+    const world = app.worlds.default
     const requests = Array.from({ length: 250 }, (_, i) => ({
       method: 'GET',
       url: `/vendor/agency/${AGENCY}/client/${1000 + i}?version=4.0`,
@@ -106,15 +105,15 @@ async function recordingCost (): Promise<void> {
     const perRound = 100_000
     const costs: number[] = []
     for (let round = 0; round < 6; round++) {
-      const { id } = sandbox.examiner.start({ name: `cost ${round}`, clientId: 'abc' })
+      const { id } = world.examiner.start({ name: `cost ${round}`, clientId: 'abc' })
       const before = process.cpuUsage()
       for (let i = 0; i < perRound; i++) {
-        examineRequest(sandbox, sandbox.examiner, requests[i % requests.length], { atMs: sandbox.clock.nowMs(), status: 200, elapsedMs: 0.4, journalId: i + 1, clientId: 'abc', warnings: [] })
+        examineRequest(world, requests[i % requests.length], { atMs: world.clock.nowMs(), status: 200, elapsedMs: 0.4, journalId: i + 1, clientId: 'abc', warnings: [] })
       }
-      sandbox.examiner.close()
+      world.examiner.close()
       const used = process.cpuUsage(before)
       if (round > 0) costs.push((used.user + used.system) / perRound) // the first round compiles
-      sandbox.examiner.end(id)
+      world.examiner.end(id)
     }
     costs.sort((a, b) => a - b)
     console.log(`recording cost per request: ${costs.map((c) => c.toFixed(2)).join(', ')} µs of CPU (median ${costs[Math.floor(costs.length / 2)].toFixed(2)} µs)`)

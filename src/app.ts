@@ -2,9 +2,10 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import partnerApiRoutes from '../routes/partner-api/index.js'
 import controlPlane from '../routes/control/index.js'
 import type { Config } from './config.js'
-import { closeDatabase, openDatabase } from './db/database.js'
+import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
-import { createSandbox, type Sandbox } from './domain/sandbox.js'
+import { openDefaultWorld } from './domain/worlds/default-world.js'
+import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
 import { childLoggerFactory, loggerOptions } from './logger.js'
@@ -32,11 +33,20 @@ export interface AppOptions {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    sandbox: Sandbox
+    /** Every world of the process; `worlds.default` is the one the unprefixed control routes and the demo credentials reach. */
+    worlds: WorldRegistry
     /** Every route registered: method, URL and API version (vendor routes). */
     routeTable: RegisteredRoute[]
   }
 }
+
+/**
+ * A created world keeps a sixteenth of the journal memory the default world may (1 MiB by
+ * default) and 1 MiB of cached answers of each kind: a hundred worlds stay within the memory of a
+ * few default ones, and a world's reads are answered as fast (a demo-sized world fits whole).
+ */
+const CREATED_WORLD_SHARE = 16
+const CREATED_WORLD_CACHE_BYTES = 1024 * 1024
 
 export interface RegisteredRoute {
   method: string
@@ -50,19 +60,9 @@ export interface RegisteredRoute {
  */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const db = openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
-  let sandbox: Sandbox
+  let worlds: WorldRegistry
   try {
-    sandbox = await createSandbox({
-      db,
-      // Read (and validated) only when the database is empty or on reset: starts stay fast.
-      fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
-      fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
-      fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
-      reseed: config.resetOnStart,
-      clock: options.clock ?? new Clock(),
-      journalSize: config.journalSize,
-      journalBytes: config.journalBytes
-    })
+    worlds = await openWorlds(db, config, options)
   } catch (e) {
     closeDatabase(db)
     throw e
@@ -87,7 +87,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
-  app.decorate('sandbox', sandbox)
+  app.decorate('worlds', worlds)
   const routeTable: RegisteredRoute[] = []
   app.decorate('routeTable', routeTable)
   app.addHook('onRoute', (route) => {
@@ -95,11 +95,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     const version = (route.constraints as { apiVersion?: string } | undefined)?.apiVersion
     for (const method of methods) routeTable.push({ method: String(method), url: route.url, version })
   })
-  if (config.simulator !== undefined) await sandbox.simulator.start(config.simulator)
+  if (config.simulator !== undefined) await worlds.default.simulator.start(config.simulator)
   app.addHook('onClose', async () => {
-    sandbox.simulator.stop()
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
-    sandbox.examiner.close()
+    worlds.close()
     closeDatabase(db)
   })
   registerErrorHandling(app)
@@ -108,12 +107,46 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // The root leads to the console, where everything else is linked.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
-  observeVendorTraffic(app, sandbox)
+  observeVendorTraffic(app, worlds)
 
-  serveDocuments(app, config.version, (docsApp, describe) => registerApi(docsApp, sandbox, config, describe))
-  await registerApi(app, sandbox, config)
+  serveDocuments(app, config.version, (docsApp, describe) => registerApi(docsApp, worlds, config, describe))
+  await registerApi(app, worlds, config)
 
   return app
+}
+
+/** The default world over the process's database, and the registry of the worlds created beside it. */
+async function openWorlds (db: Db, config: Config, options: AppOptions): Promise<WorldRegistry> {
+  const loadFaker = async (seed: number) => {
+    const { createFaker, generateClient } = await import('./fixture/generate.js')
+    return { faker: createFaker(seed), generateClient }
+  }
+  const { world, startFixture, seededNow, fixtureMismatch } = await openDefaultWorld({
+    db,
+    // Read (and validated) only when the database is empty or on reset: starts stay fast.
+    fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
+    fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
+    fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
+    reseed: config.resetOnStart,
+    clock: options.clock ?? new Clock(),
+    journalSize: config.journalSize,
+    journalBytes: config.journalBytes,
+    loadFaker
+  })
+  return new WorldRegistry(world, {
+    limits: {
+      maxWorlds: config.worlds.max,
+      maxBytes: config.worlds.maxBytes,
+      defaultTtlSeconds: config.worlds.ttlSeconds,
+      journalSize: config.journalSize,
+      journalBytes: Math.ceil(config.journalBytes / CREATED_WORLD_SHARE),
+      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES }
+    },
+    migrationsDir: config.migrationsDir,
+    startFixture,
+    loadFaker,
+    startUp: { seededNow, fixtureMismatch }
+  })
 }
 
 /**
@@ -121,17 +154,17 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
  * documents register the same routes on their own instance, with `describe` adding the
  * generator to each scope.
  */
-async function registerApi (app: FastifyInstance, sandbox: Sandbox, config: Config, describe?: DescribeScope): Promise<void> {
+async function registerApi (app: FastifyInstance, worlds: WorldRegistry, config: Config, describe?: DescribeScope): Promise<void> {
   await app.register(async function control (scope) {
     if (describe !== undefined) await describe(scope, 'control')
-    await scope.register(controlPlane, { prefix: '/_sandbox', sandbox, config })
+    await scope.register(controlPlane, { prefix: '/_sandbox', worlds, config })
   })
   for (const version of API_VERSIONS) {
     await app.register(async function vendorApi (vendor) {
       if (describe !== undefined) await describe(vendor, version)
-      await vendorPipeline(vendor, { sandbox })
+      await vendorPipeline(vendor)
       // every operation the version has (src/versions/operations.ts), with its handler
-      await vendor.register(partnerApiRoutes, { sandbox, version })
+      await vendor.register(partnerApiRoutes, { version })
     })
   }
 }

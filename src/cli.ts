@@ -161,14 +161,14 @@ async function serve (args: string[]): Promise<number> {
   // choose; an app built inside someone else's process (startSandbox, buildApp) leaves them alone.
   limitHeapGrowth(config.heapGrowthPercent)
   const server = await startServer(config, { collectBodyBuffers: true })
-  const { sandbox } = server.app
+  const { worlds } = server.app
   const facts: BannerFacts = {
     version: config.version,
     url: server.url,
     config,
-    seededNow: sandbox.seededNow,
-    fixtureMismatch: sandbox.fixtureMismatch,
-    demoCredentials: sandbox.access.authenticate(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) !== undefined
+    seededNow: worlds.startUp.seededNow,
+    fixtureMismatch: worlds.startUp.fixtureMismatch,
+    demoCredentials: worlds.default.access.authenticate(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) !== undefined
   }
   // JSON logs carry the banner's facts as fields; a terminal gets the banner itself.
   if (config.prettyLogs && config.logLevel !== 'silent') {
@@ -178,7 +178,7 @@ async function serve (args: string[]): Promise<number> {
     server.app.log.info(bannerFields(facts), `agency-sandbox ${config.version} listening on ${server.url}`)
   }
   // said in the banner and again as a warning, so that neither a terminal nor a log collector misses it
-  if (sandbox.fixtureMismatch !== undefined) server.app.log.warn(`WARNING: ${sandbox.fixtureMismatch}`)
+  if (worlds.startUp.fixtureMismatch !== undefined) server.app.log.warn(`WARNING: ${worlds.startUp.fixtureMismatch}`)
   if (!isLoopback(config.host) && config.controlToken === undefined) {
     server.app.log.warn(
       `WARNING: HOST=${config.host} exposes the control API (/_sandbox: reset, state with secrets, faults) to the network ` +

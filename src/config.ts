@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
+import { MAX_WORLD_TTL_SECONDS } from './schemas/worlds.js'
 
 /**
  * Settings of the sandbox. This is the only module that reads the environment
@@ -36,6 +37,8 @@ export interface Config {
   heapGrowthPercent: number
   /** Start the activity simulator at start-up (real time): changes per minute and seed. */
   simulator: { ratePerMinute: number; seed: number } | undefined
+  /** Worlds created besides the default one: how many at once, their memory, their idle time to live. */
+  worlds: { max: number, maxBytes: number, ttlSeconds: number }
 }
 
 export class ConfigError extends Error {
@@ -60,6 +63,14 @@ export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json
 
 /** Largest SANDBOX_JOURNAL_BYTES accepted: 1 GiB. */
 const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024
+/** Default bound on the memory of the worlds created: 1 GiB (at most 64 GiB). */
+const DEFAULT_WORLDS_BYTES = 1024 * 1024 * 1024
+const MAX_WORLDS_BYTES = 64 * 1024 * 1024 * 1024
+/** Worlds at once by default, and at most (the default world not counted). */
+const DEFAULT_MAX_WORLDS = 100
+const MAX_MAX_WORLDS = 10_000
+/** A created world's default idle time to live (the longest allowed is 30 days). */
+const DEFAULT_WORLD_TTL_SECONDS = 3600
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -76,6 +87,9 @@ export const SETTINGS = [
   { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' },
   { env: 'SANDBOX_JOURNAL_BYTES', default: String(DEFAULT_JOURNAL_BYTES), meaning: 'memory the request journal may hold, in bytes (oldest dropped)' },
   { env: 'SANDBOX_HEAP_GROWTH_PERCENT', default: String(DEFAULT_HEAP_GROWTH_PERCENT), meaning: `how far the heap grows past its live size before a full collection (0: V8's own choice; at most ${MAX_HEAP_GROWTH_PERCENT})` },
+  { env: 'SANDBOX_MAX_WORLDS', default: String(DEFAULT_MAX_WORLDS), meaning: `worlds POST /_sandbox/worlds may create, at once (at most ${MAX_MAX_WORLDS})` },
+  { env: 'SANDBOX_WORLDS_MAX_BYTES', default: String(DEFAULT_WORLDS_BYTES), meaning: 'memory the created worlds may take together, in bytes' },
+  { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -106,6 +120,11 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
   const journalSize = wholeNumber(env, 'SANDBOX_JOURNAL_SIZE', 1000, 1_000_000)
   const journalBytes = wholeNumber(env, 'SANDBOX_JOURNAL_BYTES', DEFAULT_JOURNAL_BYTES, MAX_JOURNAL_BYTES, `of bytes from 0 to ${MAX_JOURNAL_BYTES} (1 GiB)`)
   const heapGrowthPercent = wholeNumber(env, 'SANDBOX_HEAP_GROWTH_PERCENT', DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT)
+  const worlds = {
+    max: wholeNumber(env, 'SANDBOX_MAX_WORLDS', DEFAULT_MAX_WORLDS, MAX_MAX_WORLDS),
+    maxBytes: wholeNumber(env, 'SANDBOX_WORLDS_MAX_BYTES', DEFAULT_WORLDS_BYTES, MAX_WORLDS_BYTES, `of bytes from 0 to ${MAX_WORLDS_BYTES} (64 GiB)`),
+    ttlSeconds: wholeNumber(env, 'SANDBOX_WORLD_TTL_SECONDS', DEFAULT_WORLD_TTL_SECONDS, MAX_WORLD_TTL_SECONDS, `of seconds from 0 to ${MAX_WORLD_TTL_SECONDS} (30 days)`)
+  }
   const token = env.SANDBOX_CONTROL_TOKEN
   let simulator: Config['simulator']
   if (env.SANDBOX_SIMULATOR_RATE !== undefined && env.SANDBOX_SIMULATOR_RATE !== '') {
@@ -130,6 +149,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     journalBytes,
     heapGrowthPercent,
     simulator,
+    worlds,
     ...overrides
   }
 }

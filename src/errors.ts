@@ -80,6 +80,8 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
     'retry-after': String(retryAfterSeconds)
   })
 
+export const insufficientStorage = (detail: string) => new ApiError(507, 'insufficient-storage', 'Insufficient Storage', detail)
+
 export const payloadTooLarge = (detail: string) => new ApiError(413, 'payload-too-large', 'Payload Too Large', detail)
 
 export const headersTooLarge = (maxBytes: number) =>

@@ -13,79 +13,77 @@ import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
 /** Integrations, subscriptions, agencies, offices, users and the writes agencies received. */
-export default async function agencyControl (fastify: FastifyInstance, { sandbox }: ControlOptions) {
+export default async function agencyControl (fastify: FastifyInstance, _options: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const { admin } = sandbox
 
   app.get('/integrations', { schema: { summary: 'Integrations and their agency subscriptions (secrets are in /_sandbox/state)' } },
-    () => admin.listIntegrations())
+    (request) => request.world.admin.listIntegrations())
 
   app.post('/integrations', { schema: { summary: 'Add an integration (vendor credentials)', body: FixtureIntegrationSchema } },
     (request, reply) => {
-      admin.addIntegration(request.body)
-      reply.code(201).send({ clientId: request.body.clientId })
+      reply.code(201).send({ clientId: request.world.admin.addIntegration(request.body) })
     })
 
   app.delete('/integrations/:clientId', { schema: { summary: 'Remove an integration', params: IntegrationParams } },
     (request, reply) => {
-      admin.removeIntegration(request.params.clientId)
+      request.world.admin.removeIntegration(request.params.clientId)
       reply.code(204).send()
     })
 
   app.patch('/integrations/:clientId/agencies/:agencyId', {
     schema: { summary: "Change (or create) an integration's subscription: scopes, opted out", params: SubscriptionParams, body: SubscriptionPatchBody }
-  }, (request) => admin.patchSubscription(request.params.clientId, request.params.agencyId, request.body))
+  }, (request) => request.world.admin.patchSubscription(request.params.clientId, request.params.agencyId, request.body))
 
   app.delete('/integrations/:clientId/agencies/:agencyId', { schema: { summary: 'Unsubscribe an integration from an agency', params: SubscriptionParams } },
     (request, reply) => {
-      admin.removeSubscription(request.params.clientId, request.params.agencyId)
+      request.world.admin.removeSubscription(request.params.clientId, request.params.agencyId)
       reply.code(204).send()
     })
 
-  app.get('/agencies', { schema: { summary: 'Agencies with their flags, offices and users' } }, () => admin.listAgencies())
+  app.get('/agencies', { schema: { summary: 'Agencies with their flags, offices and users' } }, (request) => request.world.admin.listAgencies())
 
   // Validated like a fixture (at most 200 errors), not by Ajv listing an error per bad item of a long client list.
   app.post('/agencies', { bodyLimit: FIXTURE_BODY_LIMIT, validatorCompiler: fixtureFormValidator, schema: { summary: 'Add an agency (fixture form, clients included)', body: FixtureAgencySchema } },
     (request, reply) => {
-      admin.addAgency(request.body)
+      request.world.admin.addAgency(request.body)
       reply.code(201).send({ agencyId: request.body.agencyId })
     })
 
   app.patch('/agencies/:agencyId', {
     schema: { summary: "Change an agency's flags; reconnecting applies its pending writes before answering", params: AgencyIdParams, body: AgencyPatchBody }
   }, (request) => {
-    const { agency, applied } = sandbox.patchAgency(request.params.agencyId, request.body)
+    const { agency, applied } = request.world.patchAgency(request.params.agencyId, request.body)
     const { defaultUsers: _defaultUsers, ...flags } = agency
     return { ...flags, appliedPendingWrites: applied }
   })
 
   app.delete('/agencies/:agencyId', { schema: { summary: 'Remove an agency with everything it holds', params: AgencyIdParams } },
     (request, reply) => {
-      admin.removeAgency(request.params.agencyId)
+      request.world.admin.removeAgency(request.params.agencyId)
       reply.code(204).send()
     })
 
   app.post('/agencies/:agencyId/offices', { schema: { summary: 'Add an office', params: AgencyIdParams, body: FixtureOfficeSchema } },
     (request, reply) => {
-      admin.addOffice(request.params.agencyId, request.body)
+      request.world.admin.addOffice(request.params.agencyId, request.body)
       reply.code(201).send(request.body)
     })
 
   app.delete('/agencies/:agencyId/offices/:officeId', { schema: { summary: 'Remove an office without clients', params: OfficeParams } },
     (request, reply) => {
-      admin.removeOffice(request.params.agencyId, request.params.officeId)
+      request.world.admin.removeOffice(request.params.agencyId, request.params.officeId)
       reply.code(204).send()
     })
 
   app.post('/agencies/:agencyId/users', { schema: { summary: 'Add a user', params: AgencyIdParams, body: FixtureUserSchema } },
     (request, reply) => {
-      admin.addUser(request.params.agencyId, request.body)
+      request.world.admin.addUser(request.params.agencyId, request.body)
       reply.code(201).send(request.body)
     })
 
   app.delete('/agencies/:agencyId/users/:userId', { schema: { summary: 'Remove a user (and any default role it held)', params: UserParams } },
     (request, reply) => {
-      admin.removeUser(request.params.agencyId, request.params.userId)
+      request.world.admin.removeUser(request.params.agencyId, request.params.userId)
       reply.code(204).send()
     })
 
@@ -96,7 +94,7 @@ export default async function agencyControl (fastify: FastifyInstance, { sandbox
       querystring: WritesQuery
     }
   }, (request) =>
-    sandbox.writes.list(request.params.agencyId, request.query).map((w) => ({
+    request.world.writes.list(request.params.agencyId, request.query).map((w) => ({
       seq: w.seq,
       refId: w.refId,
       kind: w.kind,
@@ -112,7 +110,7 @@ export default async function agencyControl (fastify: FastifyInstance, { sandbox
   app.get('/agencies/:agencyId/attachments/:refId/content', {
     schema: { summary: 'The stored bytes of an attachment, with its content type', params: AttachmentParams }
   }, (request, reply) => {
-    const file = sandbox.writes.attachmentContent(request.params.agencyId, request.params.refId)
+    const file = request.world.writes.attachmentContent(request.params.agencyId, request.params.refId)
     return reply
       .type(file.contentType)
       .header('content-disposition', attachmentDisposition(file.fileName))

@@ -1,8 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { createHash, timingSafeEqual } from 'node:crypto'
-import { ApiError } from '../../src/errors.js'
 import { useJsonBodies } from '../../src/http/json-body.js'
 import { plainIntegers } from '../../src/plugins/plain-integers.js'
 import agencyControl from './agencies.js'
@@ -10,38 +8,27 @@ import clientControl from './clients.js'
 import timeAndTraffic from './traffic.js'
 import sessionControl from './sessions.js'
 import worldControl from './world.js'
+import worldsControl from './worlds.js'
 import consoleUi from './ui.js'
+import { controlTokens, worldScope } from './tokens.js'
 import type { ControlOptions } from './options.js'
 
 export type { ControlOptions } from './options.js'
 
-const digest = (s: string) => createHash('sha256').update(s).digest()
-
 /**
- * The control plane under /_sandbox: its own scope, outside vendor auth and rate limits.
- * With SANDBOX_CONTROL_TOKEN set, every call but health needs `Authorization: Bearer <token>`.
+ * The control plane under /_sandbox: its own scope, outside vendor auth and rate limits. The
+ * routes of one world are registered twice: unprefixed for the default world, and under
+ * /_sandbox/worlds/{worldId} for any world. With SANDBOX_CONTROL_TOKEN set, every call but health
+ * needs `Authorization: Bearer <token>`: the sandbox's token opens everything, a world's token
+ * opens that world's routes.
  */
 export default async function controlPlane (fastify: FastifyInstance, options: ControlOptions) {
-  const { config } = options
+  const { config, worlds } = options
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   // Control calls such as POST /reset are often sent with a JSON content type and no body.
   useJsonBodies(app, { emptyIsAbsent: true })
-
-  if (config.controlToken !== undefined) {
-    const expected = digest(`Bearer ${config.controlToken}`)
-    app.addHook('onRequest', async (request) => {
-      // Health stays open for container health checks; the console page loads and then asks for the token.
-      const path = request.url.split('?')[0]
-      if (path === '/_sandbox/health' || (request.method === 'GET' && (path === '/_sandbox/ui' || path.startsWith('/_sandbox/ui/')))) return
-      const given = request.headers.authorization
-      if (typeof given !== 'string' || !timingSafeEqual(digest(given.trim()), expected)) {
-        throw new ApiError(401, 'control-token', 'Unauthorized',
-          'This sandbox protects its control API: send Authorization: Bearer <SANDBOX_CONTROL_TOKEN>', undefined, false,
-          { 'www-authenticate': 'Bearer realm="agency-sandbox control"' })
-      }
-    })
-  }
+  const tokens = controlTokens(config.controlToken)
 
   app.route({
     method: 'GET',
@@ -56,12 +43,28 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
   // Ids, limits and statuses in paths and queries: plain digits in range, or 400 (not Ajv's coercion).
   app.addHook('preValidation', plainIntegers)
 
-  // Children inherit the /_sandbox prefix; pass only the dependencies on.
-  const deps: ControlOptions = { sandbox: options.sandbox, config }
-  await app.register(worldControl, deps)
-  await app.register(agencyControl, deps)
-  await app.register(clientControl, deps)
-  await app.register(timeAndTraffic, deps)
-  await app.register(sessionControl, deps)
-  await app.register(consoleUi, deps)
+  // Children inherit the /_sandbox prefix; pass only the dependencies on (options holds the prefix too).
+  const deps: ControlOptions = { worlds, config }
+  await app.register(worldsControl, { ...deps, tokens })
+  await app.register(async function console (scope) {
+    scope.addHook('onRequest', tokens.sandboxOnly)
+    await scope.register(consoleUi, deps)
+  })
+  await app.register(async function defaultWorld (scope) {
+    scope.addHook('onRequest', tokens.sandboxOnly)
+    await registerWorldRoutes(scope, deps)
+  })
+  await app.register(async function anyWorld (scope) {
+    worldScope(scope, worlds, tokens)
+    await registerWorldRoutes(scope, deps)
+  }, { prefix: '/worlds/:worldId' })
+}
+
+/** The control routes of one world (the request's: see worldScope). */
+async function registerWorldRoutes (app: FastifyInstance, options: ControlOptions): Promise<void> {
+  await app.register(worldControl, options)
+  await app.register(agencyControl, options)
+  await app.register(clientControl, options)
+  await app.register(timeAndTraffic, options)
+  await app.register(sessionControl, options)
 }

@@ -1,8 +1,11 @@
 import type { Config } from '../../src/config.js'
-import type { Sandbox } from '../../src/domain/sandbox.js'
+import type { WorldRegistry } from '../../src/domain/worlds/registry.js'
 
-/** What every control-plane route file receives. */
+/**
+ * What every control-plane route file receives. Routes about one world read it from the request
+ * (`request.world`: the default world's under /_sandbox, another's under /_sandbox/worlds/{id}).
+ */
 export interface ControlOptions {
-  sandbox: Sandbox
+  worlds: WorldRegistry
   config: Config
 }

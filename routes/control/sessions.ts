@@ -45,9 +45,8 @@ function firstErrorsValidator ({ schema, httpPart }: { schema: unknown, httpPart
 }
 
 /** Examiner sessions: record a test run of an integration and report whether it is ready for the live service. */
-export default async function sessionControl (fastify: FastifyInstance, { sandbox }: ControlOptions) {
+export default async function sessionControl (fastify: FastifyInstance, _options: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const { examiner } = sandbox
 
   app.post('/sessions', {
     schema: {
@@ -61,17 +60,17 @@ export default async function sessionControl (fastify: FastifyInstance, { sandbo
       done()
     }
   }, (request, reply) => {
-    reply.code(201).send(examiner.start(request.body))
+    reply.code(201).send(request.world.examiner.start(request.body))
   })
 
-  app.get('/sessions', { schema: { summary: 'Sessions, oldest first', response: { 200: Type.Array(SessionSchema) } } }, () => examiner.list())
+  app.get('/sessions', { schema: { summary: 'Sessions, oldest first', response: { 200: Type.Array(SessionSchema) } } }, (request) => request.world.examiner.list())
 
   app.get('/sessions/:id', { schema: { summary: 'One session', params: SessionIdParams, response: { 200: SessionSchema } } },
-    (request) => examiner.get(request.params.id))
+    (request) => request.world.examiner.get(request.params.id))
 
   app.post('/sessions/:id/end', {
     schema: { summary: 'Stop recording and sum up the report (ending an ended session answers the same)', params: SessionIdParams, response: { 200: ReportSummarySchema } }
-  }, (request) => examiner.end(request.params.id))
+  }, (request) => request.world.examiner.end(request.params.id))
 
   app.post('/sessions/:id/mirror', {
     bodyLimit: MIRROR_BODY_LIMIT,
@@ -82,7 +81,7 @@ export default async function sessionControl (fastify: FastifyInstance, { sandbo
       body: MirrorBody,
       response: { 200: MirrorAcceptedSchema }
     }
-  }, (request) => examiner.mirror(request.params.id, request.body))
+  }, (request) => request.world.examiner.mirror(request.params.id, request.body))
 
   app.get('/sessions/:id/report', {
     schema: {
@@ -93,7 +92,7 @@ export default async function sessionControl (fastify: FastifyInstance, { sandbo
     }
   }, (request, reply) => {
     const format = request.query.format ?? 'json'
-    const report = examiner.report(request.params.id)
+    const report = request.world.examiner.report(request.params.id)
     if (format === 'json') {
       reply.send(report)
       return

@@ -8,15 +8,15 @@ import {
 import type { ControlOptions } from './options.js'
 
 /** The clock, the request journal and fault rules. */
-export default async function timeAndTraffic (fastify: FastifyInstance, { sandbox }: ControlOptions) {
+export default async function timeAndTraffic (fastify: FastifyInstance, _options: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const { clock, journal, faults } = sandbox
 
-  app.get('/clock', { schema: { summary: 'The sandbox clock', response: { 200: ClockSchema } } }, () => clock.state())
+  app.get('/clock', { schema: { summary: 'The sandbox clock', response: { 200: ClockSchema } } }, (request) => request.world.clock.state())
 
   app.put('/clock', {
     schema: { summary: 'Set the clock to any time, forwards or back, freeze or unfreeze it', body: ClockPutBody, response: { 200: ClockSetSchema } }
   }, (request) => {
+    const { clock } = request.world
     const { now, frozen } = request.body
     let target = clock.nowMs()
     if (now !== undefined) {
@@ -32,7 +32,8 @@ export default async function timeAndTraffic (fastify: FastifyInstance, { sandbo
 
   app.delete('/clock', {
     schema: { summary: 'Back to real time, running', response: { 200: ClockSchema } }
-  }, () => {
+  }, (request) => {
+    const { clock } = request.world
     clock.reset()
     return clock.state()
   })
@@ -40,30 +41,32 @@ export default async function timeAndTraffic (fastify: FastifyInstance, { sandbo
   app.post('/clock/advance', {
     schema: { summary: 'Move the clock forward (the simulator makes the changes of that period)', body: ClockAdvanceBody, response: { 200: ClockSchema } }
   }, (request) => {
+    const { clock, simulator } = request.world
     const from = clock.nowMs()
     clock.advance(Math.round(request.body.seconds * 1000))
-    sandbox.simulator.onAdvance(from, clock.nowMs())
+    simulator.onAdvance(from, clock.nowMs())
     return clock.state()
   })
 
   app.post('/simulator', {
     schema: { summary: 'Start the agency activity simulator (replaces a running one)', body: SimulatorBody }
-  }, async (request) => sandbox.simulator.start(request.body))
+  }, async (request) => request.world.simulator.start(request.body))
 
-  app.get('/simulator', { schema: { summary: 'Simulator status and the changes it made' } }, () => sandbox.simulator.status())
+  app.get('/simulator', { schema: { summary: 'Simulator status and the changes it made' } }, (request) => request.world.simulator.status())
 
-  app.delete('/simulator', { schema: { summary: 'Stop the simulator' } }, () => sandbox.simulator.stop())
+  app.delete('/simulator', { schema: { summary: 'Stop the simulator' } }, (request) => request.world.simulator.stop())
 
   app.get('/requests', {
     schema: { summary: 'The request journal, oldest first (limit keeps the newest)', querystring: RequestsQuery }
   }, async (request, reply) => {
+    const { journal } = request.world
     const entries = await journal.listJson(request.query)
     return reply.header('x-journal-capacity', String(journal.capacity)).header('x-journal-bytes', `${journal.bytes}/${journal.budgetBytes}`)
       .type('application/json; charset=utf-8').send(entries)
   })
 
-  app.delete('/requests', { schema: { summary: 'Clear the request journal (its entries and their memory)' } }, (_request, reply) => {
-    journal.clear()
+  app.delete('/requests', { schema: { summary: 'Clear the request journal (its entries and their memory)' } }, (request, reply) => {
+    request.world.journal.clear()
     reply.code(204).send()
   })
 
@@ -75,18 +78,18 @@ export default async function timeAndTraffic (fastify: FastifyInstance, { sandbo
     if (effect.drop === true && effect.status !== undefined) {
       throw badRequest('effect: drop closes the connection, so it cannot also answer a status', [{ field: 'effect.drop', message: 'cannot be combined with status' }])
     }
-    reply.code(201).send(faults.add(request.body))
+    reply.code(201).send(request.world.faults.add(request.body))
   })
 
-  app.get('/faults', { schema: { summary: 'Fault rules with their match and hit counts' } }, () => faults.list())
+  app.get('/faults', { schema: { summary: 'Fault rules with their match and hit counts' } }, (request) => request.world.faults.list())
 
-  app.delete('/faults', { schema: { summary: 'Remove every fault rule' } }, (_request, reply) => {
-    faults.clear()
+  app.delete('/faults', { schema: { summary: 'Remove every fault rule' } }, (request, reply) => {
+    request.world.faults.clear()
     reply.code(204).send()
   })
 
   app.delete('/faults/:id', { schema: { summary: 'Remove a fault rule', params: FaultIdParams } }, (request, reply) => {
-    if (!faults.remove(request.params.id)) throw notFound(`No fault rule ${request.params.id}`)
+    if (!request.world.faults.remove(request.params.id)) throw notFound(`No fault rule ${request.params.id}`)
     reply.code(204).send()
   })
 }

@@ -1,13 +1,13 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { RESET_PARTS, type ResetPart } from '../../src/domain/sandbox.js'
+import { RESET_PARTS, type ResetPart } from '../../src/domain/worlds/world.js'
 import { invalidField, validationFailed } from '../../src/errors.js'
 import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
-/** Info, reset and state: the sandbox as a whole. */
-export default async function worldControl (fastify: FastifyInstance, { sandbox, config }: ControlOptions) {
+/** Info, reset and state: one world as a whole. */
+export default async function worldControl (fastify: FastifyInstance, { config }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
   const startedAt = new Date().toISOString()
 
@@ -15,13 +15,14 @@ export default async function worldControl (fastify: FastifyInstance, { sandbox,
     method: 'GET',
     url: '/info',
     schema: { summary: 'Version, clock, counts and settings' },
-    handler: () => ({
+    handler: ({ world }) => ({
       version: config.version,
       startedAt,
-      clock: sandbox.clock.state(),
-      counts: sandbox.counts(),
-      fixture: sandbox.source,
-      simulator: sandbox.simulator.status(),
+      world: { id: world.id, name: world.name },
+      clock: world.clock.state(),
+      counts: world.counts(),
+      fixture: world.source,
+      simulator: world.simulator.status(),
       settings: {
         host: config.host,
         port: config.port,
@@ -44,16 +45,17 @@ export default async function worldControl (fastify: FastifyInstance, { sandbox,
       body: Type.Optional(Type.Unknown({ description: 'a fixture document (fixtures/schema.json)' }))
     },
     handler: async (request) => {
+      const { world } = request
       const { keep, fixture } = resetRequest(request.body)
       if (fixture === undefined) {
-        await sandbox.reset(undefined, undefined, keep)
+        await world.reset(undefined, keep)
       } else {
         const { validateFixture } = await import('../../src/fixture/validate.js')
         const result = validateFixture(fixture, { owned: true })
         if (!result.ok) throw validationFailed(result.errors)
-        await sandbox.reset(result.fixture, '(posted to /_sandbox/reset)', keep)
+        await world.reset({ fixture: result.fixture, source: '(posted to /_sandbox/reset)' }, keep)
       }
-      return { status: 'reset', fixture: sandbox.source, kept: keep, counts: sandbox.counts() }
+      return { status: 'reset', fixture: world.source, kept: keep, counts: world.counts() }
     }
   })
 
@@ -61,8 +63,8 @@ export default async function worldControl (fastify: FastifyInstance, { sandbox,
     method: 'GET',
     url: '/state',
     schema: { summary: 'The whole state as a fixture document; POST it to /_sandbox/reset to restore it' },
-    handler: (_request, reply) => {
-      reply.type('application/json; charset=utf-8').send(JSON.stringify(sandbox.state()))
+    handler: (request, reply) => {
+      reply.type('application/json; charset=utf-8').send(JSON.stringify(request.world.state()))
     }
   })
 }

@@ -3,17 +3,17 @@ import type { OperationHandlers } from './operation.js'
 
 /** Agencies, offices and users (spec endpoints 1, 2 and 11). */
 export const agencyHandlers: OperationHandlers<'agencies' | 'offices' | 'users'> = {
-  agencies: ({ sandbox, mapping }) => ({
-    handler: (request) => mapping(sandbox.access.listAgencies(request.integrationId))
+  agencies: ({ mapping }) => ({
+    handler: (request) => mapping(request.world.access.listAgencies(request.integrationId))
   }),
 
-  offices: ({ sandbox, mapping }) => ({
-    handler: (request) => mapping(sandbox.offices(grantOf(request).agency.agencyId))
+  offices: ({ mapping }) => ({
+    handler: (request) => mapping(request.world.offices(grantOf(request).agency.agencyId))
   }),
 
-  users: ({ sandbox }) => ({
+  users: () => ({
     handler: (request) =>
-      sandbox.activeUsers(grantOf(request).agency.agencyId).map((u) => ({
+      request.world.activeUsers(grantOf(request).agency.agencyId).map((u) => ({
         userId: u.userId,
         username: u.username,
         ...(u.firstName === null ? {} : { firstName: u.firstName }),

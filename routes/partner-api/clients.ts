@@ -18,25 +18,25 @@ function groupsOf (reader: ClientReader, request: FastifyRequest, reply: Fastify
  * schemas document and test the answers, no serializer runs.
  */
 export const clientHandlers: OperationHandlers<'changedClients' | 'getClient' | 'batchClients' | 'searchClients'> = {
-  changedClients: ({ sandbox }) => ({
-    handler: (request) => sandbox.clients.changedIdsJson(grantOf(request).agency.agencyId, request.query)
+  changedClients: () => ({
+    handler: (request) => request.world.clients.changedIdsJson(grantOf(request).agency.agencyId, request.query)
   }),
 
-  getClient: ({ sandbox, mapping: reader }) => ({
+  getClient: ({ mapping: reader }) => ({
     handler: (request, reply) =>
-      reader.one(sandbox.clients, grantOf(request).agency.agencyId, request.params.clientId, groupsOf(reader, request, reply))
+      reader.one(request.world.clients, grantOf(request).agency.agencyId, request.params.clientId, groupsOf(reader, request, reply))
   }),
 
-  batchClients: ({ sandbox, mapping: reader }) => ({
+  batchClients: ({ mapping: reader }) => ({
     handler: (request, reply) => {
       const body = request.body as number[] | { clientNumbers: number[] }
       const numbers = Array.isArray(body) ? body : body.clientNumbers
-      return reader.batch(sandbox.clients, grantOf(request).agency.agencyId, numbers, groupsOf(reader, request, reply))
+      return reader.batch(request.world.clients, grantOf(request).agency.agencyId, numbers, groupsOf(reader, request, reply))
     }
   }),
 
-  searchClients: ({ sandbox, mapping: reader }) => ({
+  searchClients: ({ mapping: reader }) => ({
     handler: (request, reply) =>
-      reader.search(sandbox.clients, grantOf(request).agency.agencyId, request.query.policyNumber, groupsOf(reader, request, reply))
+      reader.search(request.world.clients, grantOf(request).agency.agencyId, request.query.policyNumber, groupsOf(reader, request, reply))
   })
 }

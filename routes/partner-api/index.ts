@@ -1,6 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, RouteHandlerMethod, RouteOptions } from 'fastify'
-import type { Sandbox } from '../../src/domain/sandbox.js'
 import type { ApiVersion } from '../../src/versions/index.js'
 import { OPERATIONS, operationsOf, type OperationId } from '../../src/versions/operations.js'
 import { agencyHandlers } from './agencies.js'
@@ -11,9 +10,8 @@ import { writeHandlers } from './writes.js'
 /** Every operation's handler, by operation id. */
 const HANDLERS: { readonly [K in OperationId]: OperationHandler<K> } = { ...agencyHandlers, ...clientHandlers, ...writeHandlers }
 
-/** What the partner-API scope of one version receives: the domain and the version. */
+/** What the partner-API scope of one version receives. */
 export interface PartnerApiOptions {
-  sandbox: Sandbox
   version: ApiVersion
 }
 
@@ -21,8 +19,8 @@ export interface PartnerApiOptions {
  * The partner API of one version: each operation of the table (src/versions/operations.ts) that
  * the version has, registered once with the version's constraint, URL, scope and schemas.
  */
-export default async function partnerApiRoutes (app: FastifyInstance, { sandbox, version }: PartnerApiOptions): Promise<void> {
-  for (const id of operationsOf(version)) await registerOperation(app, id, sandbox, version)
+export default async function partnerApiRoutes (app: FastifyInstance, { version }: PartnerApiOptions): Promise<void> {
+  for (const id of operationsOf(version)) await registerOperation(app, id, version)
 }
 
 /** The schema parts that are set (Fastify and the OpenAPI generator read a present key as a schema). */
@@ -30,18 +28,18 @@ function definedParts (parts: Record<string, TSchema | string | Record<number, T
   return Object.fromEntries(Object.entries(parts).filter(([, value]) => value !== undefined))
 }
 
-async function registerOperation<K extends OperationId> (app: FastifyInstance, id: K, sandbox: Sandbox, version: ApiVersion): Promise<void> {
+async function registerOperation<K extends OperationId> (app: FastifyInstance, id: K, version: ApiVersion): Promise<void> {
   const operation = OPERATIONS[id]
   const binding = operation.versions[version]
   if (binding === undefined) return
-  const route = HANDLERS[id]({ sandbox, version, mapping: binding.mapping })
+  const route = HANDLERS[id]({ version, mapping: binding.mapping })
   const { bindBody } = binding
   const options: RouteOptions = {
     method: operation.method,
     url: binding.url ?? operation.url,
     constraints: { apiVersion: version },
     // bindBody reshapes the raw body before the vendor pipeline binds it (src/plugins/vendor.ts)
-    config: { operation: id, scope: operation.scope, fieldName: route.fieldName, reshapeBody: bindBody },
+    config: { operation: id, apiVersion: version, scope: operation.scope, fieldName: route.fieldName, reshapeBody: bindBody },
     schema: definedParts({
       summary: binding.summary ?? operation.summary,
       params: operation.params,

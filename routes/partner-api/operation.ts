@@ -1,6 +1,5 @@
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest, RouteShorthandOptions } from 'fastify'
-import type { Sandbox } from '../../src/domain/sandbox.js'
 import type { AgencyParams, ChangedClientsQuery, ClientParams, SearchQuery } from '../../src/schemas/requests.js'
 import type { ClientCreateRequest } from '../../src/schemas/writes.js'
 import type { ApiVersion } from '../../src/versions/index.js'
@@ -12,9 +11,8 @@ import type { OperationId, OperationMappings } from '../../src/versions/operatio
  * method, URL, scope and schemas come from the operation table (src/versions/operations.ts).
  */
 
-/** What the handler of an operation is made with. */
+/** What the handler of an operation is made with (the world is the request's: `request.world`). */
 export interface OperationContext<Mapping> {
-  sandbox: Sandbox
   version: ApiVersion
   mapping: Mapping
 }

@@ -58,59 +58,61 @@ function decompressedBody (request: FastifyRequest): Buffer {
  * version's request is mapped to the 4.0 command by `mapping`; the rules are the domain's.
  */
 export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receipts' | 'createClient'> = {
-  logNote: ({ sandbox, version, mapping }) => ({
+  logNote: ({ version, mapping }) => ({
     fieldName: pascalFields,
     handler: (request, reply) => {
       const { agency } = grantOf(request)
       const { clientId } = request.params
-      const command = mapping.map(request.body, (index) => sandbox.writes.policyIdAt(agency.agencyId, clientId, index))
-      answerOutcome(reply, sandbox.writes.logNote(agency, clientId, command, originOf(request, version)))
+      const { writes } = request.world
+      const command = mapping.map(request.body, (index) => writes.policyIdAt(agency.agencyId, clientId, index))
+      answerOutcome(reply, writes.logNote(agency, clientId, command, originOf(request, version)))
     }
   }),
 
   // The body is gzip bytes whatever the Content-Type says; the metadata is in headers.
-  attachment: ({ sandbox, version, mapping }) => ({
+  attachment: ({ version, mapping }) => ({
     fieldName: headerFields,
     rawBodyLimit: MAX_ATTACHMENT_BODY,
     handler: (request, reply) => {
       const { agency } = grantOf(request)
       const { clientId } = request.params
       const content = decompressedBody(request)
-      const command = mapping.map(headerRecord(request), content, (index) => sandbox.writes.policyIdAt(agency.agencyId, clientId, index))
-      answerOutcome(reply, sandbox.writes.attachment(agency, clientId, command, originOf(request, version)))
+      const { writes } = request.world
+      const command = mapping.map(headerRecord(request), content, (index) => writes.policyIdAt(agency.agencyId, clientId, index))
+      answerOutcome(reply, writes.attachment(agency, clientId, command, originOf(request, version)))
     }
   }),
 
-  receipts: ({ sandbox, version }) => ({
+  receipts: ({ version }) => ({
     fieldName: pascalFields,
     handler: async (request, reply) => {
       const warnings = (request.warnings ??= [])
       const { outcome, answers } = await recordReceipts(
-        sandbox.writes, grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
+        () => request.world.writes, grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
       )
       return reply.code(outcome === 'created' ? 200 : 202).send(answers)
     }
   }),
 
-  createClient: ({ sandbox, version }) => ({
+  createClient: ({ version }) => ({
     fieldName: pascalFields,
     attachValidation: true,
     // The budget counts a creation at the time its request arrived, however long it then takes.
     onRequest: (request, _reply, done) => {
-      arrivals.set(request, sandbox.clock.realMs())
+      arrivals.set(request, request.world.clock.realMs())
       done()
     },
     // What is left of the integration's budget, on every answer after authentication.
     onSend: (request, reply, payload, done) => {
       if (request.integrationId !== '') {
-        const { limit, remaining, resetMs } = sandbox.creator.budget(request.integrationId)
+        const { limit, remaining, resetMs } = request.world.creator.budget(request.integrationId)
         reply.header('x-ratelimit-limit', limit).header('x-ratelimit-remaining', remaining).header('x-ratelimit-reset', Math.ceil(resetMs / 1000))
       }
       done(null, payload)
     },
     handler: (request) => {
       const arrivedAt = arrivals.get(request)
-      const clientNumber = sandbox.creator.create(grantOf(request).agency, createClientRequest(request), originOf(request, version), arrivedAt)
+      const clientNumber = request.world.creator.create(grantOf(request).agency, createClientRequest(request), originOf(request, version), arrivedAt)
       return { clientNumber }
     }
   })

@@ -45,6 +45,13 @@ export function createAccessRepository (sql: UnitOfWork) {
     'UPDATE subscriptions SET scopes = ?, opted_out = ? WHERE client_id = ? AND agency_id = ?'
   )
   const deleteSubscription = sql.command<[string, number]>('DELETE FROM subscriptions WHERE client_id = ? AND agency_id = ?')
+  // A rename touches both ends of the subscriptions' foreign key: checked at commit, once both are renamed.
+  const deferForeignKeys = sql.command<[]>('PRAGMA defer_foreign_keys = ON')
+  const renames = [
+    'UPDATE integrations SET client_id = ? WHERE client_id = ?',
+    'UPDATE subscriptions SET client_id = ? WHERE client_id = ?',
+    'UPDATE writes SET integration = ? WHERE integration = ?'
+  ].map((text) => sql.command<[string, string]>(text))
 
   return {
     getIntegration (clientId: string): IntegrationRow | undefined {
@@ -70,7 +77,14 @@ export function createAccessRepository (sql: UnitOfWork) {
     updateSubscription (s: SubscriptionRow): void {
       updateSubscription.run(JSON.stringify(s.scopes), s.optedOut ? 1 : 0, s.clientId, s.agencyId)
     },
-    deleteSubscription: (clientId: string, agencyId: number): boolean => deleteSubscription.run(clientId, agencyId).changes > 0
+    deleteSubscription: (clientId: string, agencyId: number): boolean => deleteSubscription.run(clientId, agencyId).changes > 0,
+    /** Gives an integration another Client Id, in its subscriptions and the writes it sent too (in one transaction). */
+    renameIntegration (from: string, to: string): void {
+      sql.transaction(() => {
+        deferForeignKeys.run()
+        for (const rename of renames) rename.run(to, from)
+      })
+    }
   }
 }
 

@@ -1,5 +1,7 @@
 import type { UnitOfWork } from './unit-of-work.js'
 
+export type { ClientVersion } from './clients.js'
+
 /** Examiner sessions, their recorded requests (in chunks) and the mirrors partners declared. */
 
 export interface SessionRow {
@@ -31,13 +33,6 @@ export interface MirrorRow {
   clients: string
 }
 
-/** What the examiner compares a mirror and the requests with: every client of an agency, deleted too. */
-export interface ClientVersion {
-  clientNumber: number
-  deleted: boolean
-  modifiedMs: number
-}
-
 interface RawSession {
   session_id: number; name: string; client_id: string | null; started_ms: number; ended_ms: number | null; recorded: number; capped: number
 }
@@ -45,13 +40,20 @@ const toSession = (r: RawSession): SessionRow => ({
   id: r.session_id, name: r.name, clientId: r.client_id, startedMs: r.started_ms, endedMs: r.ended_ms, recorded: r.recorded, capped: r.capped === 1
 })
 
-/** Every statement here writes only examiner tables, a log no answer is derived from: log commands, which signal no change. */
-export function createSessionRepository (sql: UnitOfWork) {
-  const insertSession = sql.logCommand<[string, string | null, number]>('INSERT INTO examiner_sessions (name, client_id, started_ms) VALUES (?, ?, ?)')
-  const selectSession = sql.query<[number], RawSession>('SELECT * FROM examiner_sessions WHERE session_id = ?')
-  const selectSessions = sql.query<[], RawSession>('SELECT * FROM examiner_sessions ORDER BY session_id')
-  const selectOpen = sql.query<[], RawSession>('SELECT * FROM examiner_sessions WHERE ended_ms IS NULL ORDER BY session_id')
+/**
+ * The sessions of one world (every query is scoped to `worldId`, so a session id of another world
+ * is unknown here). Every statement writes only examiner tables, a log no answer is derived from:
+ * log commands, which signal no change.
+ */
+export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
+  const insertSession = sql.logCommand<[string, string | null, number, string]>(
+    'INSERT INTO examiner_sessions (name, client_id, started_ms, world_id) VALUES (?, ?, ?, ?)'
+  )
+  const selectSession = sql.query<[number, string], RawSession>('SELECT * FROM examiner_sessions WHERE session_id = ? AND world_id = ?')
+  const selectSessions = sql.query<[string], RawSession>('SELECT * FROM examiner_sessions WHERE world_id = ? ORDER BY session_id')
+  const selectOpen = sql.query<[string], RawSession>('SELECT * FROM examiner_sessions WHERE world_id = ? AND ended_ms IS NULL ORDER BY session_id')
   const endSession = sql.logCommand<[number, number]>('UPDATE examiner_sessions SET ended_ms = ? WHERE session_id = ? AND ended_ms IS NULL')
+  const deleteAll = sql.logCommand<[string]>('DELETE FROM examiner_sessions WHERE world_id = ?')
   const insertChunk = sql.logCommand<[number, number, number, Buffer]>(
     'INSERT INTO examiner_records (session_id, first_seq, count, requests) VALUES (?, ?, ?, ?)'
   )
@@ -68,20 +70,21 @@ export function createSessionRepository (sql: UnitOfWork) {
   const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; clients: string }>(
     'SELECT agency_id, up_to, posted_ms, clients FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
   )
-  const selectClientVersions = sql.query<[number], { client_number: number; deleted: number; modified_ms: number }>(
-    'SELECT client_number, deleted, modified_ms FROM clients WHERE agency_id = ? ORDER BY client_number'
-  )
 
   return {
     insert (name: string, clientId: string | null, startedMs: number): number {
-      return Number(sql.transaction(() => insertSession.run(name, clientId, startedMs)).lastInsertRowid)
+      return Number(sql.transaction(() => insertSession.run(name, clientId, startedMs, worldId)).lastInsertRowid)
     },
     get (id: number): SessionRow | undefined {
-      const row = selectSession.get(id)
+      const row = selectSession.get(id, worldId)
       return row === undefined ? undefined : toSession(row)
     },
-    list: (): SessionRow[] => selectSessions.all().map(toSession),
-    listOpen: (): SessionRow[] => selectOpen.all().map(toSession),
+    list: (): SessionRow[] => selectSessions.all(worldId).map(toSession),
+    listOpen: (): SessionRow[] => selectOpen.all(worldId).map(toSession),
+    /** Forgets every session of the world, with its records and mirrors (the world is gone). */
+    deleteAll (): void {
+      sql.transaction(() => deleteAll.run(worldId))
+    },
     end (id: number, endedMs: number): void {
       sql.transaction(() => endSession.run(endedMs, id))
     },
@@ -104,10 +107,13 @@ export function createSessionRepository (sql: UnitOfWork) {
       sql.transaction(() => upsertMirror.run(sessionId, mirror.agencyId, mirror.upTo, mirror.postedMs, mirror.clients))
     },
     mirrors: (sessionId: number): MirrorRow[] =>
-      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, clients: r.clients })),
-    clientVersions: (agencyId: number): ClientVersion[] =>
-      selectClientVersions.all(agencyId).map((r) => ({ clientNumber: r.client_number, deleted: r.deleted === 1, modifiedMs: r.modified_ms }))
+      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, clients: r.clients }))
   }
 }
 
 export type SessionRepository = ReturnType<typeof createSessionRepository>
+
+/** Forgets the sessions of every world but this one (at start-up: worlds in memory ended with their process). */
+export function forgetSessionsOutside (sql: UnitOfWork, worldId: string): void {
+  sql.transaction(() => sql.logCommand<[string]>('DELETE FROM examiner_sessions WHERE world_id <> ?').run(worldId))
+}

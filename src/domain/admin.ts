@@ -34,7 +34,13 @@ export interface ClientPatch {
   deleted?: boolean
 }
 
-export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction'>, clock: Clock) {
+/**
+ * `clientIdOf` gives a new integration the Client Id it has in this world (a world other than the
+ * default one adds its suffix; see worlds/world-ids.ts).
+ */
+export function createAdmin (
+  repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction'>, clock: Clock, clientIdOf = (clientId: string) => clientId
+) {
   const agencyOrThrow = (agencyId: number) => {
     const agency = repos.agencies.getAgency(agencyId)
     if (agency === undefined) throw notFound(`No agency ${agencyId}`)
@@ -64,7 +70,9 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
       }))
     },
 
-    addIntegration (i: FixtureIntegration): void {
+    /** Adds an integration and answers its Client Id in this world. */
+    addIntegration (added: FixtureIntegration): string {
+      const i = { ...added, clientId: clientIdOf(added.clientId) }
       if (repos.access.getIntegration(i.clientId) !== undefined) throw conflict(`Integration ${i.clientId} already exists; DELETE it first or choose another clientId`)
       const errors: FieldError[] = []
       i.agencies.forEach((s, n) => {
@@ -75,6 +83,7 @@ export function createAdmin (repos: Pick<Repositories, 'access' | 'agencies' | '
         repos.access.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
         i.agencies.forEach((s, n) => repos.access.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, n))
       })
+      return i.clientId
     },
 
     removeIntegration (clientId: string): void {

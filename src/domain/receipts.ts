@@ -24,10 +24,11 @@ const withLiveSentence = (a: ReceiptAnswer): ReceiptAnswer =>
  * its schema still answers with the RefId it carried, when readable.
  */
 export async function recordReceipts (
-  writes: Writes, agency: Agency, clientNumber: number, items: readonly unknown[], origin: Origin, warnings: string[]
+  writes: () => Writes, agency: Agency, clientNumber: number, items: readonly unknown[], origin: Origin, warnings: string[]
 ): Promise<{ outcome: Outcome, answers: ReceiptAnswer[] }> {
   const check = await loadReceiptCheck()
   const commands = items.map((raw, i) => check(raw, i, warnings))
-  const { outcome, answers } = writes.receipts(agency, clientNumber, commands, origin)
+  // the world's writes after the wait: a reset meanwhile may have given the world new data
+  const { outcome, answers } = writes().receipts(agency, clientNumber, commands, origin)
   return { outcome, answers: answers.map((a, i) => withLiveSentence(a.refId !== null ? a : { ...a, refId: refIdOf(items[i]) })) }
 }

@@ -35,7 +35,10 @@ const WEIGHTS: [ChangeKind, number][] = [['person', 30], ['contact', 25], ['poli
 const STATUSES = ['Active', 'DeadFile', 'Prospect', 'Lead'] as const
 const LOBS = ['AUTOP', 'HOME', 'PUMBR', 'BOAT', 'CGL', 'BOP', 'WORK', 'AUTOB'] as const
 
-export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients' | 'transaction'>, clock: Clock, loadFaker: (seed: number) => Promise<{ faker: Faker; generateClient: typeof import('../fixture/generate.js').generateClient }>) {
+/** The data the simulator changes: read at each change, as a world's data may be replaced by a reset. */
+export type SimulatorData = () => Pick<Repositories, 'agencies' | 'clients' | 'transaction'>
+
+export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (seed: number) => Promise<{ faker: Faker; generateClient: typeof import('../fixture/generate.js').generateClient }>) {
   let settings: SimulatorSettings | null = null
   let timer: NodeJS.Timeout | null = null
   let tools: Awaited<ReturnType<typeof loadFaker>> | null = null
@@ -55,7 +58,7 @@ export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients
 
   function agencyIds (): number[] {
     const wanted = settings?.agencies
-    return repos.agencies.listAgencies().filter((a) => a.active && (wanted === undefined || wanted.includes(a.agencyId))).map((a) => a.agencyId)
+    return data().agencies.listAgencies().filter((a) => a.active && (wanted === undefined || wanted.includes(a.agencyId))).map((a) => a.agencyId)
   }
 
   /**
@@ -63,7 +66,7 @@ export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients
    * only (an archived one takes no new client), the real ones before the agency-level office 0.
    */
   function newClientOffices (agencyId: number, defaultOfficeId: number): number[] {
-    const open = repos.agencies.listOffices(agencyId).filter((o) => !o.archived).map((o) => o.officeId)
+    const open = data().agencies.listOffices(agencyId).filter((o) => !o.archived).map((o) => o.officeId)
     const ordered = [...open.filter((id) => id !== 0), ...open.filter((id) => id === 0)]
     return ordered.length > 0 ? ordered : [defaultOfficeId]
   }
@@ -75,6 +78,7 @@ export function createSimulator (repos: Pick<Repositories, 'agencies' | 'clients
     const agencies = agencyIds()
     if (agencies.length === 0) return null
     const agencyId = f.helpers.arrayElement(agencies)
+    const repos = data()
     const ids = repos.clients.clientIds(agencyId, { deleted: false, officeId: null, sinceMs: null })
     let kind = pickKind(f)
     if (ids.length === 0) kind = 'newClient'

@@ -1,9 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import { HEADER_NAMES } from '../domain/attachments.js'
 import type { RequestRecord } from '../domain/examiner/codec.js'
-import type { Examiner } from '../domain/examiner/sessions.js'
 import { writeItems } from '../domain/examiner/records.js'
-import type { Sandbox } from '../domain/sandbox.js'
+import type { World } from '../domain/worlds/world.js'
 
 /**
  * What an examiner session records of a vendor request, taken from Fastify's request at the
@@ -48,8 +47,8 @@ function batchOf (request: FastifyRequest): Pick<RequestRecord, 'clients' | 'bat
   return { clients, batchSize: numbers.length }
 }
 
-/** Records the request in the open sessions that take its Client Id (see Examiner.record). */
-export function examineRequest (sandbox: Sandbox, examiner: Examiner, request: FastifyRequest, answer: {
+/** Records the request in the world's open sessions that take its Client Id (see Examiner.record). */
+export function examineRequest (world: World, request: FastifyRequest, answer: {
   /** Sandbox clock at the answer, as the journal took it. */
   atMs: number
   status: number
@@ -61,10 +60,11 @@ export function examineRequest (sandbox: Sandbox, examiner: Examiner, request: F
   warnings: string[]
   retryAfter?: unknown
 }): void {
+  const { examiner } = world
   if (!examiner.wants(answer.clientId)) return
   // Set by the vendor pipeline; a request answered before it (a fault, a 401) reads its route.
   const operation = request.operation ?? request.routeOptions?.config?.operation
-  const realMs = sandbox.clock.realMs()
+  const realMs = world.clock.realMs()
   // Every field in the literal, absent ones undefined: one object shape for every request.
   const record: RequestRecord = {
     atMs: answer.atMs,
@@ -82,7 +82,7 @@ export function examineRequest (sandbox: Sandbox, examiner: Examiner, request: F
   }
   if (operation === 'batchClients') Object.assign(record, batchOf(request))
   if (operation === 'agencies' && answer.status === 200 && request.integrationId !== '' && request.integrationId !== undefined) {
-    record.listedAgencies = sandbox.access.listAgencies(request.integrationId).map((a) => a.agencyId)
+    record.listedAgencies = world.access.listAgencies(request.integrationId).map((a) => a.agencyId)
   }
   if (operation !== undefined && WRITE_OPERATIONS.has(operation)) {
     const writes = writeItems(operation, request.sentBody, operation === 'attachment' ? metadataHeaders(request) : undefined)

@@ -1,7 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
-import type { Sandbox } from '../domain/sandbox.js'
 import type { FaultRule } from '../domain/faults.js'
+import type { WorldRegistry } from '../domain/worlds/registry.js'
+import type { World } from '../domain/worlds/world.js'
+import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
 import { capPath } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
@@ -9,6 +11,13 @@ import { examineRequest } from './examine.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /**
+     * The world the request is about: a partner request's by its Client Id, a control request's by
+     * the world id in its path, any other request's the default world.
+     */
+    world: World
+    /** The Basic credentials a partner request presents (checked by the vendor pipeline), decoded once. */
+    credentials: Credentials | null
     /** The body as the partner sent it (before key binding), for the journal. */
     sentBody: unknown
     /** Fault rule that answered this request. */
@@ -16,29 +25,22 @@ declare module 'fastify' {
   }
 }
 
-const AGENCY_IN_PATH = /^\/vendor\/agency\/(\d{1,10})(?:\/|$)/
 /** Headers never journaled. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
+const isVendorApi = (request: FastifyRequest) => request.url.startsWith('/vendor/')
 /** Vendor traffic of a partner: the web console marks its own reads with x-sandbox-console. */
-const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && request.headers['x-sandbox-console'] === undefined
+const isVendor = (request: FastifyRequest) => isVendorApi(request) && request.headers['x-sandbox-console'] === undefined
 const pathOf = (url: string) => {
   const q = url.indexOf('?')
   return q === -1 ? url : url.slice(0, q)
 }
-const agencyOf = (path: string) => {
-  const m = AGENCY_IN_PATH.exec(path)
-  return m === null ? null : Number(m[1])
-}
+/** The agency id the router found in the path, as sent (the vendor pipeline checks its digits). */
+const agencyParam = (request: FastifyRequest): string | undefined => (request.params as { agencyId?: string } | undefined)?.agencyId
+const agencyOf = (param: string | undefined): number | null => (param === undefined || !/^\d{1,10}$/.test(param) ? null : Number(param))
 
-/** The Client Id a request claims (Basic user name), without checking the secret. */
-function claimedClientId (request: FastifyRequest): string | null {
-  const header = request.headers.authorization
-  if (typeof header !== 'string' || !/^\s*basic\s+/i.test(header)) return null
-  const decoded = Buffer.from(header.replace(/^\s*basic\s+/i, '').trim(), 'base64').toString('utf8')
-  const colon = decoded.indexOf(':')
-  return colon > 0 ? decoded.slice(0, colon) : null
-}
+/** The Client Id a request claims (Basic user name), whether or not its secret is right. */
+const claimedClientId = (request: FastifyRequest): string | null => request.credentials?.clientId ?? null
 
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
 
@@ -97,19 +99,35 @@ function answerFault (request: FastifyRequest, reply: FastifyReply, rule: FaultR
 }
 
 /**
- * Root hooks for vendor requests: fault rules first (before authentication, so a fault can
- * stand in for any answer), then the request journal when the answer is sent.
+ * Root hooks: the request's world first (for a partner request: its Basic credentials decoded
+ * once, its world chosen by their Client Id, which marks the world used), then its fault rules
+ * (before authentication, so a fault can stand in for any answer), and when the answer is sent,
+ * the world's request journal and examiner sessions.
  */
-export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): void {
+export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistry): void {
+  app.decorateRequest('world', null as unknown as World)
+  app.decorateRequest('credentials', null)
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
 
   // Callback hooks, not async ones: they run on every request and most return at once.
   app.addHook('onRequest', (request, reply, done) => {
-    if (!isVendor(request) || !sandbox.faults.active) return done()
-    const path = capPath(pathOf(request.url))
-    const rule = sandbox.faults.decide({
-      method: request.method, path, version: versionOf(request.url), clientId: claimedClientId(request), agencyId: agencyOf(path)
+    if (!isVendorApi(request)) {
+      request.world = worlds.default
+      return done()
+    }
+    const credentials = basicCredentials(request.headers.authorization)
+    request.credentials = credentials
+    const world = worlds.forClientId(credentials?.clientId)
+    request.world = world
+    world.touch()
+    if (!world.faults.active || !isVendor(request)) return done()
+    const rule = world.faults.decide({
+      method: request.method,
+      path: capPath(pathOf(request.url)),
+      version: request.routeOptions.config.apiVersion ?? versionOf(request.url),
+      clientId: claimedClientId(request),
+      agencyId: agencyOf(agencyParam(request))
     })
     if (rule === undefined) return done()
     const apply = () => {
@@ -133,16 +151,18 @@ export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): v
   })
 
   /**
-   * Journals the request, and records it in the open examiner sessions that take its Client Id
-   * (fault answers, 401s and 429s included); parsing its URL and formatting the time wait until
-   * the journal is read.
+   * Journals the request in its world, and records it in the world's open examiner sessions that
+   * take its Client Id (fault answers, 401s and 429s included); parsing its URL and formatting the
+   * time wait until the journal is read.
    */
   function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
-    const { method, url, faultId } = request
-    const atMs = sandbox.clock.nowMs()
+    const { method, url, faultId, world } = request
+    const atMs = world.clock.nowMs()
     const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
     const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
-    const journalId = sandbox.journal.record({
+    const agency = agencyParam(request)
+    const version = request.apiVersion
+    const journalId = world.journal.record({
       url,
       warnings,
       body: journalBody(request),
@@ -152,10 +172,10 @@ export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): v
           time: new Date(atMs).toISOString(),
           method,
           path: capPath(path),
-          version: versionOf(url),
+          version: version ?? versionOf(url),
           query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
           integration,
-          agencyId: agencyOf(path),
+          agencyId: agencyOf(agency),
           status,
           durationMs: Math.round(durationMs * 100) / 100,
           warnings,
@@ -163,14 +183,14 @@ export function observeVendorTraffic (app: FastifyInstance, sandbox: Sandbox): v
         }
       }
     }, atMs)
-    if (sandbox.examiner.recording) {
-      examineRequest(sandbox, sandbox.examiner, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
+    if (world.examiner.recording) {
+      examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
     }
   }
 
   app.addHook('onResponse', (request, reply, done) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
-    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && sandbox.examiner.recording ? reply.getHeader('retry-after') : undefined)
+    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)
     done()
   })
 }

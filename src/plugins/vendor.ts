@@ -1,8 +1,6 @@
-import fastifyBasicAuth from '@fastify/basic-auth'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { Grant } from '../domain/access.js'
-import type { Sandbox } from '../domain/sandbox.js'
 import { badRequest, invalidField, unauthorized } from '../errors.js'
 import { bindPart, liveSentenceAt, type BindingFault, type RequestPart } from '../schemas/bind.js'
 import { toApiError } from './errors.js'
@@ -23,10 +21,14 @@ declare module 'fastify' {
     warnings: string[] | null
     /** The route's operation, once the pipeline has checked access (null before, or off the table's routes). */
     operation: OperationId | null
+    /** The route's API version, once the pipeline has checked access (undefined before, or off the table's routes). */
+    apiVersion: ApiVersion | undefined
   }
   interface FastifyContextConfig {
     /** The operation a partner-API route serves. */
     operation?: OperationId
+    /** The API version of the route (the router chose it by the version parameter). */
+    apiVersion?: ApiVersion
     /** Scope the agency must have granted; absent: the subscription alone suffices. */
     scope?: Scope
     /** How validation errors name a field (e.g. the spec's PascalCase for write bodies). */
@@ -89,37 +91,22 @@ function refuse (faults: BindingFault[], part: RequestPart): void {
   })
 }
 
-/** What each vendor route file receives: the domain and the one version it registers. */
-export interface VendorRouteOptions {
-  sandbox: Sandbox
-  version: ApiVersion
-}
-
 /**
- * The vendor scope's request pipeline: Basic auth, then the path ids, the agency grant and the
- * scope (both onRequest: a caller without access is answered before its body is even read, so
+ * The vendor scope's request pipeline: the credentials (decoded with the request's world, see
+ * observe.ts) checked against the world's integrations, then the path ids, the agency grant and
+ * the scope (one onRequest hook: a caller without access is answered before its body is even read, so
  * 401 and 403 come before body errors and a refused caller cannot make the sandbox parse
  * megabytes), then binding the query, body and headers as the live service's .NET binder does
  * (src/schemas/bind.ts), then validation; answers already encoded as JSON are sent as they are
  * (send-bytes.ts).
  */
-export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandbox: Sandbox }): Promise<void> {
+export async function vendorPipeline (app: FastifyInstance): Promise<void> {
   app.decorateRequest('integrationId', '')
   app.decorateRequest('grant', null)
   app.decorateRequest('warnings', null)
   app.decorateRequest('operation', null)
+  app.decorateRequest('apiVersion', undefined)
 
-  await app.register(fastifyBasicAuth, {
-    authenticate: false,
-    strictCredentials: false,
-    validate (clientId, clientSecret, request, _reply, done) {
-      const integration = sandbox.access.authenticate(clientId, clientSecret)
-      if (integration === undefined) return done(unauthorized())
-      request.integrationId = integration.clientId
-      done()
-    }
-  })
-  app.addHook('onRequest', app.basicAuth)
   app.setValidatorCompiler(vendorValidatorCompiler)
   // Validation errors the live service answers with a known sentence; the app's handler answers the rest.
   app.setErrorHandler((error: ValidationError, request) => {
@@ -144,10 +131,15 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
     done()
   })
 
-  /** Checks the path ids, the grant and the scope (throws a 400 or 403); notes the operation. */
+  /** Checks the credentials, the path ids, the grant and the scope (throws a 401, 400 or 403); notes the operation and version. */
   function checkAccess (request: FastifyRequest): void {
     const { config } = request.routeOptions
     request.operation = config.operation ?? null
+    request.apiVersion = config.apiVersion
+    const { credentials, world } = request
+    const integration = credentials === null ? undefined : world.access.authenticate(credentials.clientId, credentials.secret)
+    if (integration === undefined) throw unauthorized()
+    request.integrationId = integration.clientId
     const params = request.params as Record<string, string> | undefined
     // Path ids are plain digits: no signs, spaces, exponents or `Infinity` for coercion to bend.
     for (const name of ['agencyId', 'clientId'] as const) {
@@ -156,9 +148,9 @@ export async function vendorPipeline (app: FastifyInstance, { sandbox }: { sandb
     }
     const agencyId = params?.agencyId
     if (agencyId !== undefined) {
-      const grant = sandbox.access.grant(request.integrationId, Number(agencyId))
+      const grant = world.access.grant(request.integrationId, Number(agencyId))
       const scope = config.scope
-      if (scope !== undefined) sandbox.access.requireScope(grant, scope)
+      if (scope !== undefined) world.access.requireScope(grant, scope)
       request.grant = grant
     }
   }

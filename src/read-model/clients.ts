@@ -11,18 +11,18 @@ export type ClientSources = Pick<
 
 /** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
 const CLIENT_CACHE_ENTRIES = 2048
-/** Memory the full changed-clients listings may take. */
+/** Memory the full changed-clients listings may take, unless the world says less. */
 const LISTING_CACHE_BYTES = 16 * 1024 * 1024
 
 /**
  * Client reads: the clients and searches a partner reads again, and the full changed-clients
  * listings as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
-export function createClientReads (sources: ClientSources, batchCacheBytes?: number) {
+export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number } = {}) {
   /** Rows by agency and number, and search results by agency and policy number; frozen, as every reader shares them. */
   const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
-  const listings = new BoundedCache<string, Buffer>(LISTING_CACHE_BYTES, (json) => json.length)
-  const batches = new BatchAnswers(sources, batchCacheBytes)
+  const listings = new BoundedCache<string, Buffer>(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES, (json) => json.length)
+  const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
 
   const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
     const load = () => {

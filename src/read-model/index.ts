@@ -44,6 +44,8 @@ export interface ReadModel {
 export interface ReadModelOptions {
   /** Bytes of batch-read client JSON kept in memory (16 MiB by default). */
   batchCacheBytes?: number
+  /** Bytes of full changed-clients listings kept in memory (16 MiB by default). */
+  listingCacheBytes?: number
 }
 
 export function createReadModel (
@@ -52,7 +54,7 @@ export function createReadModel (
   options: ReadModelOptions = {}
 ): ReadModel {
   const access = createAccessReads(sources)
-  const clients = createClientReads(sources.clients, options.batchCacheBytes)
+  const clients = createClientReads(sources.clients, options)
   changes.onCommit(() => {
     access.clear()
     clients.clear()

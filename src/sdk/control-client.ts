@@ -2,7 +2,7 @@ import type { Static } from '@sinclair/typebox'
 import type { ClockState } from '../domain/clock.js'
 import type { FaultRule } from '../domain/faults.js'
 import type { JournalEntry } from '../domain/journal.js'
-import type { ResetPart } from '../domain/sandbox.js'
+import type { ResetPart } from '../domain/worlds/world.js'
 import type { SimulatorStatus } from '../domain/simulator.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import type { Mirror, Report, ReportSummary, Session, SessionStart } from '../schemas/examiner.js'
@@ -24,7 +24,7 @@ export class ControlError extends Error {
 }
 
 /** Parts of the sandbox a reset can keep (everything else returns to the start). */
-export type { ResetPart } from '../domain/sandbox.js'
+export type { ResetPart } from '../domain/worlds/world.js'
 
 export interface ResetOptions {
   /** Reset to this fixture instead of the start-up one. */

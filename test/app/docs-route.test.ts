@@ -123,7 +123,7 @@ t.test('the documents instance answers Swagger UI routes only, whatever URL reac
   const { app: docs } = await buildDocsInstance('test', async (docsApp, describe) => {
     await docsApp.register(async (scope) => {
       await describe(scope, 'control')
-      await scope.register(controlPlane, { prefix: '/_sandbox', sandbox: app.sandbox, config })
+      await scope.register(controlPlane, { prefix: '/_sandbox', worlds: app.worlds, config })
     })
   })
   t.teardown(() => docs.close())

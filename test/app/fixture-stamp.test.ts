@@ -24,8 +24,8 @@ function fixtures () {
 async function start (db: string, fixtures: string, resetOnStart = false) {
   const app = await buildApp(testConfig({ db, fixtures, resetOnStart }))
   await app.ready()
-  const main = app.sandbox.admin.listAgencies().find((a) => a.agencyId === AGENCY.main)!.name
-  const result = { seededNow: app.sandbox.seededNow, mismatch: app.sandbox.fixtureMismatch, main }
+  const main = app.worlds.default.admin.listAgencies().find((a) => a.agencyId === AGENCY.main)!.name
+  const result = { seededNow: app.worlds.startUp.seededNow, mismatch: app.worlds.startUp.fixtureMismatch, main }
   await app.close()
   return result
 }

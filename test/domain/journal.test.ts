@@ -102,7 +102,7 @@ t.test('1,000 POSTs of a 64 KB body answered 403 are refused before their bodies
   // Over a socket: an injected request whose body is never read keeps its stream open.
   await app.listen({ port: 0, host: '127.0.0.1' })
   const { port } = app.server.address() as { port: number }
-  const { journal } = app.sandbox
+  const { journal } = app.worlds.default
   const before = heapAfterGc()
   const headers = { authorization: IDLE, 'content-type': 'application/json' }
   for (let i = 0; i < 1000; i++) {
@@ -119,7 +119,7 @@ t.test('1,000 POSTs of a 64 KB body answered 403 are refused before their bodies
 
 t.test('1,000 authenticated POSTs of a 64 KB body stay within the byte budget, and a clear gives the memory back', { timeout: 300_000 }, async (t) => {
   const app = await build(t)
-  const { journal } = app.sandbox
+  const { journal } = app.worlds.default
   const before = heapAfterGc()
   const headers = { authorization: DEMO, 'content-type': 'application/json' }
   for (let i = 0; i < 1000; i++) {

@@ -20,7 +20,7 @@ const parsedAndStringified = (rows: ClientRow[], groups: ClientGroup[]) =>
 
 t.test('batch answers joined by SQLite equal the rows rendered one by one, for any numbers and groups', async (t) => {
   const app = await build(t)
-  const { clients } = app.sandbox
+  const { clients } = app.worlds.default
   const agency = AGENCY.main
   const demoClients = demoFixture().agencies.find((a) => a.agencyId === agency)!.clients
   const known = demoClients.map((c) => c.clientNumber)

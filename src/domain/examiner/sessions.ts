@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js'
 import { chunkHeader, encodeRequest, requestDecoder, type RequestRecord, type TimeBases } from './codec.js'
 import type { RecordedRequest } from './records.js'
 import { buildReport, summarize, type DeclaredMirror } from './report.js'
+import type { ClientsOf } from './sync.js'
 
 /**
  * How long recorded requests wait in memory before they are encoded and written, in one
@@ -21,6 +22,8 @@ const FLUSH_AT_REQUESTS = 4_000
 export interface ExaminerOptions {
   repo: SessionRepository
   clock: Clock
+  /** The world's clients now: what the sync check compares mirrors and reads with. */
+  clientsOf: ClientsOf
   /** Most requests recorded per session (SESSION_REQUEST_CAP). */
   cap?: number
 }
@@ -50,7 +53,7 @@ interface OpenSession {
  * costs far less per request than one at a time between other requests, which push the encoding
  * code and its data out of the CPU's caches.
  */
-export function createExaminer ({ repo, clock, cap = SESSION_REQUEST_CAP }: ExaminerOptions) {
+export function createExaminer ({ repo, clock, clientsOf, cap = SESSION_REQUEST_CAP }: ExaminerOptions) {
   const open = new Map<number, OpenSession>()
   for (const row of repo.listOpen()) open.set(row.id, { row, recorded: row.recorded, capped: row.capped, pending: [], cappedPending: false })
   /** What recorded times are relative to (see LINE_FORMAT): small numbers are written faster. */
@@ -124,7 +127,7 @@ export function createExaminer ({ repo, clock, cap = SESSION_REQUEST_CAP }: Exam
       postedMs: m.postedMs,
       clients: JSON.parse(m.clients) as Array<[number, number]>
     }))
-    return buildReport({ session: view(row), requests, mirrors, clientsOf: (agencyId) => repo.clientVersions(agencyId) })
+    return buildReport({ session: view(row), requests, mirrors, clientsOf })
   }
 
   return {

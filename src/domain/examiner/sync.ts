@@ -1,4 +1,4 @@
-import type { ClientVersion } from '../../db/sessions.js'
+import type { ClientVersion } from '../../db/clients.js'
 import { CLIENT_NUMBERS_PER_SET, type ClientSet, type SyncCheck } from '../../schemas/examiner.js'
 import { parseTimestamp } from '../../time.js'
 import { count, queryIsTrue, queryValue, Tally, type RecordedRequest, type RuleOutcomes } from './records.js'

@@ -25,7 +25,7 @@ const request = (over: Partial<RequestRecord> = {}): RequestRecord => ({
 t.test('a session records up to its cap, then stops and is marked capped (also after a restart)', async (t) => {
   const { sql } = open(t)
   const clock = new Clock()
-  const examiner = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5 })
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: () => [] })
   const { id } = examiner.start({ clientId: 'abc' })
   for (let i = 1; i <= 4; i++) examiner.record(request({ journalId: i }))
   t.match(examiner.get(id), { recorded: 4, capped: false })
@@ -34,7 +34,7 @@ t.test('a session records up to its cap, then stops and is marked capped (also a
   for (let i = 6; i <= 9; i++) examiner.record(request({ journalId: i }))
   t.match(examiner.get(id), { recorded: 5, capped: true })
   examiner.close()
-  const reopened = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5 })
+  const reopened = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: () => [] })
   t.match(reopened.get(id), { recorded: 5, capped: true }, 'the count and the mark are stored')
   reopened.record(request({ journalId: 10 }))
   const report = reopened.report(id)
@@ -44,7 +44,7 @@ t.test('a session records up to its cap, then stops and is marked capped (also a
 
 t.test('recorded requests are written in one transaction per flush, without the change signal', async (t) => {
   const { db, sql, commits } = open(t)
-  const examiner = createExaminer({ repo: createSessionRepository(sql), clock: new Clock() })
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock: new Clock(), clientsOf: () => [] })
   const { id } = examiner.start({})
   for (let i = 1; i <= 50; i++) examiner.record(request({ journalId: i }))
   const count = () => (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM examiner_records WHERE session_id = ?').get(id) as { n: number }).n
@@ -64,13 +64,13 @@ t.test('recording every read does not drop the cached reads', async (t) => {
   const first = await read()
   t.equal(first.statusCode, 200)
   // A cached row is the same frozen object on every read; a dropped cache loads a new one.
-  const cachedBefore = app.sandbox.clients.get(AGENCY.main, 1000)
-  t.equal(app.sandbox.clients.get(AGENCY.main, 1000), cachedBefore, 'cached')
+  const cachedBefore = app.worlds.default.clients.get(AGENCY.main, 1000)
+  t.equal(app.worlds.default.clients.get(AGENCY.main, 1000), cachedBefore, 'cached')
   await sleep(FLUSH_INTERVAL_MS * 3)
   await read()
   await sleep(FLUSH_INTERVAL_MS * 3)
   t.equal((await app.inject({ method: 'GET', url: '/_sandbox/sessions/1' })).json().recorded, 2, 'both reads recorded and flushed')
-  t.equal(app.sandbox.clients.get(AGENCY.main, 1000), cachedBefore, 'the same cached row after flushes of recorded requests')
+  t.equal(app.worlds.default.clients.get(AGENCY.main, 1000), cachedBefore, 'the same cached row after flushes of recorded requests')
   await app.inject({ method: 'PATCH', url: `/_sandbox/agencies/${AGENCY.main}/clients/1000`, payload: { details: { status: 'DeadFile' } } })
-  t.not(app.sandbox.clients.get(AGENCY.main, 1000), cachedBefore, 'a change to the data drops it (the check can fail)')
+  t.not(app.worlds.default.clients.get(AGENCY.main, 1000), cachedBefore, 'a change to the data drops it (the check can fail)')
 })

@@ -1,0 +1,224 @@
+import { conflict, insufficientStorage, notFound, tooManyRequests } from '../../errors.js'
+import type { Fixture } from '../../fixture/schema.js'
+import type { ReadModelOptions } from '../../read-model/index.js'
+import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
+import { World, type WorldOptions } from './world.js'
+import { DEFAULT_WORLD_ID, newWorldId, newWorldToken, worldIdOfClientId } from './world-ids.js'
+
+/** Bounds and defaults of the worlds a process holds besides the default one. */
+export interface WorldLimits {
+  /** Worlds at once (the default one not counted). */
+  maxWorlds: number
+  /** Bytes their databases and snapshots may take together. */
+  maxBytes: number
+  /** Idle seconds before a world is deleted when its creator says nothing (0: kept). */
+  defaultTtlSeconds: number
+  /** Each world's request journal: entries and bytes. */
+  journalSize: number
+  journalBytes: number
+  /** Each world's read model: what it may keep in memory. */
+  readModel: ReadModelOptions
+}
+
+export interface NewWorld {
+  name?: string
+  /** `default` or a world id: a copy of that world's data as it stands now. */
+  from?: string
+  /** A fixture document (validated): the world's data and its starting point. */
+  fixture?: Fixture
+  ttlSeconds?: number
+}
+
+export interface RegistryOptions {
+  limits: WorldLimits
+  migrationsDir: string
+  startFixture: StartFixture
+  loadFaker: WorldOptions['loadFaker']
+  realNow?: () => number
+  /** What this start did with the default world's database, for the start-up banner. */
+  startUp?: StartUp
+}
+
+export interface StartUp {
+  /** True when this start seeded the database (false: existing data was kept). */
+  seededNow: boolean
+  /** Set when the kept data was seeded from another fixture than the start-up one: what to tell the user. */
+  fixtureMismatch: string | undefined
+}
+
+/**
+ * Every world of the process: the default one, and the worlds created (in memory, each forked
+ * from a snapshot in milliseconds). A partner request finds its world by its Client Id, a control
+ * request by the world's id. Worlds idle past their time to live are deleted: by a sweep, and
+ * at the latest when they are next looked up, so an expired world never answers.
+ */
+export class WorldRegistry {
+  private readonly worlds = new Map<string, World>()
+  /** The snapshot of each created world's start (a world created from the start-up fixture shares one). */
+  private readonly snapshots = new Map<string, Buffer>()
+  private startSnapshot: Buffer | undefined
+  private readonly realNow: () => number
+  private sweeper: NodeJS.Timeout | undefined
+
+  /** The world `default`: the process's own database, there from the start, never deleted. */
+  readonly default: World
+  readonly startUp: StartUp
+
+  constructor (defaultWorld: World, private readonly options: RegistryOptions) {
+    this.default = defaultWorld
+    this.startUp = options.startUp ?? { seededNow: false, fixtureMismatch: undefined }
+    this.realNow = options.realNow ?? Date.now
+  }
+
+  /** The world with this id, if it exists and has not expired. */
+  get (id: string): World | undefined {
+    if (id === DEFAULT_WORLD_ID) return this.default
+    const world = this.worlds.get(id)
+    if (world !== undefined && this.expired(world)) {
+      this.delete(id)
+      return undefined
+    }
+    return world
+  }
+
+  /** The world a partner request goes to: the one its Client Id names, else the default world. */
+  forClientId (clientId: string | undefined): World {
+    if (clientId === undefined) return this.default
+    const id = worldIdOfClientId(clientId)
+    return (id === undefined ? undefined : this.get(id)) ?? this.default
+  }
+
+  /** The worlds created, oldest first (expired ones are deleted on the way). */
+  list (): World[] {
+    this.sweep()
+    return [...this.worlds.values()]
+  }
+
+  /** The bounds on the worlds created. */
+  get limits (): { maxWorlds: number, maxBytes: number } {
+    return { maxWorlds: this.options.limits.maxWorlds, maxBytes: this.options.limits.maxBytes }
+  }
+
+  /** Bytes the created worlds' databases and their snapshots take. */
+  bytes (): number {
+    let total = this.startSnapshot?.length ?? 0
+    for (const world of this.worlds.values()) total += world.bytes()
+    for (const snapshot of this.snapshots.values()) if (snapshot !== this.startSnapshot) total += snapshot.length
+    return total
+  }
+
+  /**
+   * A new world: a copy of `from`, or of `fixture`, or of the start-up fixture. Past the bound on
+   * worlds it answers 429 with the seconds until an idle world expires (507 when none will); past
+   * the bound on their memory, 507.
+   */
+  async create (request: NewWorld): Promise<World> {
+    const { limits } = this.options
+    this.sweep()
+    this.checkRoom(request)
+    const id = newWorldId()
+    let snapshot: Buffer
+    let source: string
+    if (request.fixture !== undefined) {
+      source = '(posted to /_sandbox/worlds)'
+      snapshot = snapshotOfFixture(request.fixture, source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
+    } else if (request.from !== undefined) {
+      const from = this.get(request.from)
+      if (from === undefined) throw notFound(`No world ${request.from} to copy; GET /_sandbox/worlds lists the worlds`)
+      snapshot = snapshotOf(from.db)
+      source = `copy of world ${from.id}`
+    } else {
+      snapshot = await this.startupSnapshot()
+      source = this.default.source
+    }
+    const ttlSeconds = request.ttlSeconds ?? limits.defaultTtlSeconds
+    const world = new World({
+      id,
+      name: request.name ?? `world ${this.worlds.size + 1}`,
+      token: newWorldToken(),
+      db: openSnapshot(snapshot),
+      start: snapshotStart(snapshot, source),
+      records: this.default.records,
+      journalSize: limits.journalSize,
+      journalBytes: limits.journalBytes,
+      readModel: limits.readModel,
+      ttlMs: ttlSeconds * 1000,
+      realNow: this.realNow,
+      loadFaker: this.options.loadFaker
+    })
+    this.worlds.set(id, world)
+    this.snapshots.set(id, snapshot)
+    this.startSweeping()
+    return world
+  }
+
+  /** Deletes a created world: its credentials answer 401 from now on. */
+  delete (id: string): boolean {
+    if (id === DEFAULT_WORLD_ID) throw conflict('The default world cannot be deleted; POST /_sandbox/reset returns it to its start')
+    const world = this.worlds.get(id)
+    if (world === undefined) return false
+    this.worlds.delete(id)
+    this.snapshots.delete(id)
+    world.destroy()
+    if (this.worlds.size === 0) this.stopSweeping()
+    return true
+  }
+
+  /** Deletes the worlds idle past their time to live. */
+  sweep (): void {
+    for (const world of this.worlds.values()) if (this.expired(world)) this.delete(world.id)
+  }
+
+  /** Writes what every world's examiner holds and stops their timers (at shutdown). */
+  close (): void {
+    this.stopSweeping()
+    for (const world of this.worlds.values()) world.destroy()
+    this.worlds.clear()
+    this.default.close()
+  }
+
+  private expired (world: World): boolean {
+    const at = world.expiresAtMs
+    return at !== undefined && at <= this.realNow()
+  }
+
+  private checkRoom (request: NewWorld): void {
+    const { maxWorlds, maxBytes } = this.options.limits
+    if (this.worlds.size >= maxWorlds) {
+      const next = Math.min(...[...this.worlds.values()].map((w) => w.expiresAtMs ?? Infinity))
+      const detail = `This sandbox holds ${this.worlds.size} worlds, its most (SANDBOX_MAX_WORLDS=${maxWorlds}); DELETE /_sandbox/worlds/{id} the worlds you no longer need`
+      if (next === Infinity) throw insufficientStorage(`${detail} (none of them expires: each was created with ttlSeconds 0)`)
+      throw tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))
+    }
+    const expected = request.from !== undefined ? 2 * (this.get(request.from)?.bytes() ?? 0) : (this.startSnapshot?.length ?? 0)
+    const used = this.bytes()
+    if (used + expected > maxBytes) {
+      const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`
+      throw insufficientStorage(
+        `The worlds hold ${mib(used)} of the ${mib(maxBytes)} they may take (SANDBOX_WORLDS_MAX_BYTES), and this one needs about ${mib(expected)}; ` +
+        'DELETE /_sandbox/worlds/{id} the worlds you no longer need'
+      )
+    }
+  }
+
+  /** The start-up fixture's snapshot, made on the first world created from it. */
+  private async startupSnapshot (): Promise<Buffer> {
+    if (this.startSnapshot === undefined) {
+      const { fixture } = await this.options.startFixture()
+      this.startSnapshot ??= snapshotOfFixture(fixture, this.default.source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
+    }
+    return this.startSnapshot
+  }
+
+  private startSweeping (): void {
+    if (this.sweeper !== undefined) return
+    // Frees the memory of expired worlds; lookups never see one, sweep or not.
+    this.sweeper = setInterval(() => this.sweep(), 5000)
+    this.sweeper.unref()
+  }
+
+  private stopSweeping (): void {
+    if (this.sweeper !== undefined) clearInterval(this.sweeper)
+    this.sweeper = undefined
+  }
+}

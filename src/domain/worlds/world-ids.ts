@@ -1,0 +1,43 @@
+import { randomBytes, randomInt } from 'node:crypto'
+
+/**
+ * Names of worlds, and how a partner request finds its world by its Client Id alone: in every
+ * world but the default one, each integration's Client Id ends with `@<world id>` (the sandbox adds
+ * it where a fixture or a control call leaves it out), so the Basic-auth user name carries the
+ * world and two worlds never share a Client Id.
+ */
+
+export const DEFAULT_WORLD_ID = 'default'
+
+const ID_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
+const ID_LENGTH = 10
+const SUFFIX = new RegExp(`@(w[0-9a-z]{${ID_LENGTH}})$`)
+
+/** A new world id: `w` and ten random letters and digits (about 52 bits). */
+export function newWorldId (): string {
+  let id = 'w'
+  for (let i = 0; i < ID_LENGTH; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)]
+  return id
+}
+
+/** A world's control token: 144 random bits. */
+export const newWorldToken = (): string => randomBytes(18).toString('base64url')
+
+const AT = 64
+const W = 119
+
+/**
+ * The world a Client Id names by its suffix, or undefined (the default world's ids have none). Runs
+ * on every partner request, hence characters compared rather than a pattern matched; an id that
+ * names no world is the registry's to find unknown.
+ */
+export function worldIdOfClientId (clientId: string): string | undefined {
+  const at = clientId.length - ID_LENGTH - 2
+  if (at < 0 || clientId.charCodeAt(at) !== AT || clientId.charCodeAt(at + 1) !== W) return undefined
+  return clientId.slice(at + 1)
+}
+
+/** The Client Id an integration has in a world: its own id without any world suffix, then this world's. */
+export function clientIdInWorld (clientId: string, worldId: string): string {
+  return clientId.replace(SUFFIX, '') + '@' + worldId
+}

@@ -1,0 +1,185 @@
+import type { Db } from '../../db/database.js'
+import type { UnitOfWork } from '../../db/index.js'
+import { createSessionRepository } from '../../db/sessions.js'
+import type { Fixture } from '../../fixture/schema.js'
+import type { ReadModelOptions } from '../../read-model/index.js'
+import { Clock } from '../clock.js'
+import { CREATE_CLIENT_RATE } from '../create-client.js'
+import { createExaminer } from '../examiner/sessions.js'
+import { Faults } from '../faults.js'
+import { Journal } from '../journal.js'
+import { createSimulator } from '../simulator.js'
+import { SlidingWindow } from '../sliding-window.js'
+import { openWorldData, type WorldData } from './world-data.js'
+import { clientIdInWorld, DEFAULT_WORLD_ID } from './world-ids.js'
+
+/** Parts of a world a reset can keep as they are. */
+export const RESET_PARTS = ['data', 'journal', 'faults', 'clock', 'simulator', 'rateWindows'] as const
+export type ResetPart = typeof RESET_PARTS[number]
+
+/**
+ * How a world's data returns to a starting point. `restore` loads the world's own start (or the
+ * fixture given) and answers the database to use from then on: the same one when it loaded the
+ * data in place (the default world's file), a new one when it made a fresh copy (a world in
+ * memory, whose start is a snapshot copied in about a millisecond).
+ */
+export interface WorldStart {
+  restore(data: WorldData, clock: Clock, fixture?: { fixture: Fixture, source: string }): Promise<Db>
+  /** What the world's own start is, for people: a fixture file, `(given at start)`, `fork of <id>`. */
+  readonly source: string
+}
+
+export interface WorldOptions {
+  id: string
+  name: string
+  /** Opens the world's control routes besides the sandbox's control token (none for the default world). */
+  token?: string
+  db: Db
+  start: WorldStart
+  /**
+   * Where the world's examiner sessions are kept: the process's own database, by world id (absent:
+   * the world's own database, which is the process's: the default world).
+   */
+  records?: UnitOfWork
+  clock?: Clock
+  journalSize: number
+  journalBytes: number
+  readModel?: ReadModelOptions
+  /** Idle time after which the world is deleted; 0 keeps it. */
+  ttlMs: number
+  /** Real time (ms), for idleness: a world's own clock may stand still or run in another year. */
+  realNow?: () => number
+  /** Loads the activity simulator's generator on first use (it is large, and most worlds never need it). */
+  loadFaker: Parameters<typeof createSimulator>[2]
+}
+
+/**
+ * One world: everything a sandbox holds, isolated from every other world of the process. Its data
+ * (integrations, agencies, offices, users, clients, writes) lives in one database with its read
+ * model; its instruments (clock, journal, faults, rate windows, simulator, examiner sessions) live
+ * beside it and survive a reset of the data. Partner requests reach a world by its integrations'
+ * Client Ids (see WorldRegistry); control requests by its id.
+ */
+export class World {
+  readonly id: string
+  readonly name: string
+  readonly token: string | undefined
+  readonly createdAtMs: number
+  readonly ttlMs: number
+  lastUsedMs: number
+  readonly clock: Clock
+  readonly journal: Journal
+  readonly faults = new Faults()
+  readonly createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
+  readonly simulator: ReturnType<typeof createSimulator>
+  readonly examiner: ReturnType<typeof createExaminer>
+  private data: WorldData
+  private dataSource: string
+  private readonly sessions: ReturnType<typeof createSessionRepository>
+  /** Where this world's examiner sessions are kept (the process's database); worlds created later keep theirs there too. */
+  readonly records: UnitOfWork
+  private readonly realNow: () => number
+
+  constructor (private readonly options: WorldOptions) {
+    this.id = options.id
+    this.name = options.name
+    this.token = options.token
+    this.ttlMs = options.ttlMs
+    this.realNow = options.realNow ?? Date.now
+    this.createdAtMs = this.realNow()
+    this.lastUsedMs = this.createdAtMs
+    this.clock = options.clock ?? new Clock()
+    this.journal = new Journal(options.journalSize, options.journalBytes)
+    this.data = this.openData(options.db)
+    this.dataSource = options.start.source
+    this.simulator = createSimulator(() => this.data.repos, this.clock, options.loadFaker)
+    this.records = options.records ?? this.data.sql
+    this.sessions = createSessionRepository(this.records, this.id)
+    this.examiner = createExaminer({ repo: this.sessions, clock: this.clock, clientsOf: (agencyId) => this.data.clientVersions(agencyId) })
+  }
+
+  /** The world's data over this database, every integration with its Client Id in this world. */
+  private openData (db: Db): WorldData {
+    const data = openWorldData(db, {
+      clock: this.clock,
+      createBudget: this.createBudget,
+      readModel: this.options.readModel,
+      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id)
+    })
+    data.adoptIntegrations()
+    return data
+  }
+
+  /** Loads the world's start, or the fixture given, into its data. */
+  async restoreData (next?: { fixture: Fixture, source: string }): Promise<void> {
+    const db = await this.options.start.restore(this.data, this.clock, next)
+    if (db === this.data.db) {
+      this.data.adoptIntegrations()
+    } else {
+      const old = this.data.db
+      this.data = this.openData(db)
+      old.close()
+    }
+    this.dataSource = next?.source ?? this.options.start.source
+  }
+
+  get access () { return this.data.access }
+  get clients () { return this.data.clients }
+  get writes () { return this.data.writes }
+  get admin () { return this.data.admin }
+  get creator () { return this.data.creator }
+  get patchAgency () { return this.data.patchAgency }
+  get offices () { return this.data.offices }
+  get integrations () { return this.data.integrations }
+  get activeUsers () { return this.data.activeUsers }
+  /** The whole data as a fixture document: resetting to it reproduces every answer. */
+  state () { return this.data.state() }
+  /** Where the data came from: the start, or the fixture of the last reset. */
+  get source (): string { return this.dataSource }
+  /** Bytes the world's database takes. */
+  bytes (): number { return this.data.bytes() }
+  /** The database (tests and the registry's fork read it whole). */
+  get db (): Db { return this.data.db }
+
+  counts () {
+    return { ...this.data.counts(), journal: this.journal.size, faults: this.faults.list().length }
+  }
+
+  /** The world was used now (a partner or control request): its idle time starts again. */
+  touch (): void {
+    this.lastUsedMs = this.realNow()
+  }
+
+  /** When the world expires if nobody uses it (undefined: kept). */
+  get expiresAtMs (): number | undefined {
+    return this.ttlMs === 0 ? undefined : this.lastUsedMs + this.ttlMs
+  }
+
+  /**
+   * A clean slate: the simulator stops, the clock runs in real time again, the data returns to
+   * the world's start (or the given fixture) with its pending writes, and the journal, fault
+   * rules and create-client rate windows are emptied; `keep` names the parts to leave alone.
+   */
+  async reset (next?: { fixture: Fixture, source: string }, keep: readonly ResetPart[] = []): Promise<void> {
+    const keeps = (part: ResetPart) => keep.includes(part)
+    if (!keeps('simulator')) this.simulator.stop()
+    if (!keeps('clock')) this.clock.reset()
+    if (!keeps('data')) await this.restoreData(next)
+    if (!keeps('journal')) this.journal.clear()
+    if (!keeps('faults')) this.faults.clear()
+    if (!keeps('rateWindows')) this.createBudget.clear()
+  }
+
+  /** Stops the world's timers and writes what its examiner holds (at shutdown, before the databases close). */
+  close (): void {
+    this.simulator.stop()
+    this.examiner.close()
+  }
+
+  /** Ends the world: its timers stop, its sessions are forgotten, its database is closed. */
+  destroy (): void {
+    this.close()
+    this.sessions.deleteAll()
+    if (this.data.db.open) this.data.db.close()
+  }
+}

@@ -1,0 +1,57 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+/** Schemas of the worlds API (/_sandbox/worlds). */
+
+/** The longest idle time a world may be given: 30 days. */
+export const MAX_WORLD_TTL_SECONDS = 30 * 24 * 3600
+
+export const WorldCreateBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a label for people (the id is made by the sandbox)' })),
+    from: Type.Optional(Type.String({
+      minLength: 1, maxLength: 40, description: '`default` or a world id: the new world starts as a copy of that world\'s data as it stands now'
+    })),
+    fixture: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'a fixture document (fixtures/schema.json): the new world\'s data and starting point' })),
+    ttlSeconds: Type.Optional(Type.Integer({
+      minimum: 0, maximum: MAX_WORLD_TTL_SECONDS, description: 'idle seconds (no request to the world) after which it is deleted; 0 keeps it (default SANDBOX_WORLD_TTL_SECONDS)'
+    }))
+  },
+  { additionalProperties: false, description: 'give at most one of from and fixture; neither: the start-up fixture' }
+)
+export type WorldCreateRequest = Static<typeof WorldCreateBody>
+
+export const WorldIdParams = Type.Object({ worldId: Type.String({ maxLength: 40 }) })
+
+const WorldIntegration = Type.Object({
+  clientId: Type.String({ description: 'the Basic-auth user name: ends with @<world id>, which is how partner requests reach the world' }),
+  clientSecret: Type.String(),
+  name: Type.String()
+})
+
+const WorldFacts = {
+  id: Type.String({ description: '`default`, or `w` and ten letters and digits' }),
+  name: Type.String(),
+  expiresAt: Type.Union([Type.String(), Type.Null()], { description: 'when the world is deleted unless it is used before (null: kept)' })
+}
+
+export const WorldCreatedSchema = Type.Object({
+  ...WorldFacts,
+  integrations: Type.Array(WorldIntegration),
+  token: Type.String({ description: "opens this world's control routes (/_sandbox/worlds/{id}/...) when the sandbox has a control token" })
+}, { title: 'WorldCreated' })
+
+export const WorldSchema = Type.Object({
+  ...WorldFacts,
+  source: Type.String({ description: 'what the world started from' }),
+  createdAt: Type.String(),
+  lastUsedAt: Type.String(),
+  ttlSeconds: Type.Integer(),
+  bytes: Type.Integer({ description: 'memory its database takes' }),
+  integrations: Type.Array(Type.String(), { description: 'Client Ids of its integrations' }),
+  counts: Type.Record(Type.String(), Type.Unknown(), { description: 'integrations, agencies, clients, writes (pending and applied), journal entries, fault rules' })
+}, { title: 'World' })
+
+export const WorldListSchema = Type.Object({
+  worlds: Type.Array(WorldSchema),
+  limits: Type.Object({ maxWorlds: Type.Integer(), maxBytes: Type.Integer(), bytes: Type.Integer({ description: 'what the created worlds take now' }) })
+})
