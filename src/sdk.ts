@@ -1,11 +1,14 @@
 import { loadConfig, type Config } from './config.js'
 import type { Fixture } from './fixture/schema.js'
 import { controlClient, type Control } from './sdk/control-client.js'
+import { createWorld, type SandboxWorld, type WorldOptions } from './sdk/world.js'
 import { startServer } from './server.js'
 
 export {
-  controlClient, ControlError, type Control, type ReportFormat, type ResetOptions, type ResetPart, type Sessions, type WriteView
+  controlClient, ControlError, type Control, type ReportFormat, type ResetOptions, type ResetPart, type Sessions, type WriteView,
+  type WorldCreated, type Worlds, type WorldView
 } from './sdk/control-client.js'
+export { createWorld, type SandboxWorld, type WorldOptions } from './sdk/world.js'
 export type { Finding, Mirror, Report, ReportSummary, Session, SessionStart } from './schemas/examiner.js'
 
 /**
@@ -35,7 +38,13 @@ export interface StartOptions {
 export interface StartedSandbox {
   /** Base URL of the vendor API, e.g. http://127.0.0.1:53124 */
   url: string
+  /** The control client of the default world. */
   control: Control
+  /**
+   * A new world of this sandbox (POST /_sandbox/worlds): its own data, clock, faults, journal and
+   * sessions, reached by its own credentials, so tests can run in parallel against one sandbox.
+   */
+  world(options?: WorldOptions): Promise<SandboxWorld>
   close(): Promise<void>
 }
 
@@ -53,5 +62,10 @@ export async function startSandbox (options: StartOptions = {}): Promise<Started
   if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
   const config = loadConfig(env, overrides)
   const server = await startServer(config, typeof options.fixture === 'object' ? { fixture: options.fixture } : {})
-  return { url: server.url, control: controlClient(server.url, options.controlToken), close: server.close }
+  return {
+    url: server.url,
+    control: controlClient(server.url, options.controlToken),
+    world: (worldOptions) => createWorld(server.url, worldOptions, options.controlToken),
+    close: server.close
+  }
 }

@@ -10,6 +10,7 @@ import type {
   AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
   WritesQuery, WriteViewSchema
 } from '../schemas/control.js'
+import type { WorldCreateBody, WorldCreatedSchema, WorldListSchema, WorldSchema } from '../schemas/worlds.js'
 
 /**
  * A typed client of the whole control API (/_sandbox) of a running sandbox, for partners' test
@@ -120,6 +121,21 @@ export interface Control {
   }
   /** Examiner sessions: record a test run of an integration and judge it rule by rule. */
   sessions: Sessions
+  /** The worlds of the sandbox (each call of this object is about the process, whichever world this client controls). */
+  worlds: Worlds
+  /** The same client for another world's control routes (/_sandbox/worlds/{id}/...), with that world's token if the sandbox has a control token. */
+  world(id: string, token?: string): Control
+}
+
+export type WorldCreated = Static<typeof WorldCreatedSchema>
+export type WorldView = Static<typeof WorldSchema>
+
+export interface Worlds {
+  /** A new world: of the start-up fixture, of a fixture document (`fixture`), or a copy of a world as it stands (`from`). */
+  create(options?: Static<typeof WorldCreateBody>): Promise<WorldCreated>
+  list(): Promise<Static<typeof WorldListSchema>>
+  get(id: string): Promise<WorldView>
+  delete(id: string): Promise<void>
 }
 
 const query = (q: object): string => {
@@ -129,21 +145,30 @@ const query = (q: object): string => {
 
 const isFixture = (value: ResetOptions | Fixture): value is Fixture => 'agencies' in value || 'integrations' in value
 
-/** A typed client of the control API of a sandbox that runs at `baseUrl` (a container, another process). */
-export function controlClient (baseUrl: string, token?: string): Control {
+/**
+ * A typed client of the control API of a sandbox that runs at `baseUrl` (a container, another
+ * process): of its default world, or of the world `world` names.
+ */
+export function controlClient (baseUrl: string, token?: string, world?: string): Control {
+  // The world's routes are under its prefix; the process's (health, meta, worlds) under /_sandbox alone.
+  const worldPrefix = world === undefined ? '/_sandbox' : `/_sandbox/worlds/${encodeURIComponent(world)}`
   async function send (method: string, path: string, body?: unknown): Promise<Response> {
     const headers: Record<string, string> = {}
     if (token !== undefined) headers.authorization = `Bearer ${token}`
     if (body !== undefined) headers['content-type'] = 'application/json'
-    return fetch(baseUrl + '/_sandbox' + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+    return fetch(baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
   }
-  async function call<T> (method: string, path: string, body?: unknown): Promise<T> {
+  async function request<T> (method: string, path: string, body?: unknown): Promise<T> {
     const res = await send(method, path, body)
     const text = await res.text()
     const parsed: unknown = text === '' ? undefined : /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text
     if (!res.ok) throw new ControlError(res.status, parsed, method, path)
     return parsed as T
   }
+  /** A route of the world this client controls. */
+  const call = <T>(method: string, path: string, body?: unknown): Promise<T> => request<T>(method, worldPrefix + path, body)
+  /** A route of the process. */
+  const callSandbox = <T>(method: string, path: string, body?: unknown): Promise<T> => request<T>(method, '/_sandbox' + path, body)
   const id = (value: string) => encodeURIComponent(value)
   const subscribe = (clientId: string, agencyId: number, patch: unknown) => call('PATCH', `/integrations/${id(clientId)}/agencies/${agencyId}`, patch)
   const sessions: Sessions = {
@@ -156,9 +181,9 @@ export function controlClient (baseUrl: string, token?: string): Control {
       call('GET', `/sessions/${sessionId}/report` + query({ format: format === 'json' ? undefined : format }))) as Sessions['report']
   }
   return {
-    health: () => call('GET', '/health'),
+    health: () => callSandbox('GET', '/health'),
     info: () => call('GET', '/info'),
-    meta: () => call('GET', '/meta'),
+    meta: () => callSandbox('GET', '/meta'),
     reset: (options) => {
       if (options === undefined) return call('POST', '/reset')
       if (isFixture(options)) return call('POST', '/reset', options)
@@ -202,7 +227,7 @@ export function controlClient (baseUrl: string, token?: string): Control {
       patch: (agencyId, patch) => call('PATCH', `/agencies/${agencyId}`, patch),
       writes: (agencyId, filter = {}) => call('GET', `/agencies/${agencyId}/writes` + query(filter)),
       attachment: async (agencyId, refId) => {
-        const path = `/agencies/${agencyId}/attachments/${id(refId)}/content`
+        const path = `${worldPrefix}/agencies/${agencyId}/attachments/${id(refId)}/content`
         const res = await send('GET', path)
         if (!res.ok) throw new ControlError(res.status, await res.text(), 'GET', path)
         return { contentType: res.headers.get('content-type') ?? '', bytes: Buffer.from(await res.arrayBuffer()) }
@@ -224,6 +249,13 @@ export function controlClient (baseUrl: string, token?: string): Control {
       patch: (agencyId, n, patch) => call('PATCH', `/agencies/${agencyId}/clients/${n}`, patch),
       delete: (agencyId, n) => call('DELETE', `/agencies/${agencyId}/clients/${n}`)
     },
-    sessions
+    sessions,
+    worlds: {
+      create: (options = {}) => callSandbox('POST', '/worlds', options),
+      list: () => callSandbox('GET', '/worlds'),
+      get: (worldId) => callSandbox('GET', `/worlds/${id(worldId)}`),
+      delete: (worldId) => callSandbox('DELETE', `/worlds/${id(worldId)}`)
+    },
+    world: (worldId, worldToken) => controlClient(baseUrl, worldToken ?? token, worldId)
   }
 }

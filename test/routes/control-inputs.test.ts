@@ -59,13 +59,30 @@ const CASES: Case[] = [
 
 /** Integer path parameters of the control plane: every route holding one must be in CASES. */
 const INTEGER_PARAMS = /:(agencyId|clientNumber|officeId|userId)\b/
+/** A world's routes are the default world's under this prefix (the same route code, registered twice). */
+const WORLD_PREFIX = '/_sandbox/worlds/:worldId/'
 
 t.test('every control route with an integer path parameter is covered', async (t) => {
   const app = await build(t)
   const covered = new Set(CASES.map((c) => `${c.method} ${c.route}`))
   const routes = app.routeTable.filter((r) => r.url.startsWith('/_sandbox/') && r.method !== 'HEAD' && INTEGER_PARAMS.test(r.url))
-  t.ok(routes.length >= 15, `${routes.length} routes`)
-  for (const r of routes) t.ok(covered.has(`${r.method} ${r.url}`), `${r.method} ${r.url} is tested`)
+  t.ok(routes.length >= 30, `${routes.length} routes`)
+  for (const r of routes) {
+    const url = r.url.startsWith(WORLD_PREFIX) ? '/_sandbox/' + r.url.slice(WORLD_PREFIX.length) : r.url
+    t.ok(covered.has(`${r.method} ${url}`), `${r.method} ${r.url} is tested`)
+  }
+})
+
+t.test("a world's control routes check their integers as the default world's do", async (t) => {
+  const app = await build(t)
+  const world = (await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: {} })).json() as { id: string }
+  for (const c of CASES) {
+    const field = Object.keys(c.fields)[0]
+    const url = c.url({ ...c.fields, [field]: '1e999' }).replace('/_sandbox/', `/_sandbox/worlds/${world.id}/`)
+    const res = await app.inject({ method: c.method, url, ...(c.body === undefined ? {} : { payload: c.body }) })
+    t.equal(res.statusCode, 400, `${c.method} ${url}`)
+    t.equal(res.json().errors?.[0]?.field, field, `${c.method} ${url}: names ${field}`)
+  }
 })
 
 t.test('malformed and overflowing integers in control paths and queries are 400 naming the field, never 500', async (t) => {

@@ -26,8 +26,11 @@ t.test('the SDK\'s control client covers every control route', async (t) => {
   }) as typeof fetch
   t.teardown(() => { globalThis.fetch = realFetch })
 
+  // the default world's client, and a world's (the same calls under /_sandbox/worlds/{id})
   const control = controlClient('http://127.0.0.1:9')
-  // ids where ids go, an empty object for bodies; reset takes options only
-  for (const [name, fn] of functionsOf(control)) await (name === 'reset' ? fn({ keep: ['faults'] }) : fn(1001, 1000, {}))
+  for (const client of [control, control.world('w0123456789')]) {
+    // ids where ids go, an empty object for bodies; reset takes options only
+    for (const [name, fn] of functionsOf(client)) await (name === 'reset' ? fn({ keep: ['faults'] }) : fn(1001, 1000, {}))
+  }
   for (const route of routes) t.ok(called.some((c) => route.pattern.test(c)), `${route.key} has an SDK call`)
 })
