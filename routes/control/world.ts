@@ -30,7 +30,8 @@ export default async function worldControl (fastify: FastifyInstance, { sandbox,
         logLevel: config.logLevel,
         journalSize: config.journalSize,
         journalBytes: config.journalBytes,
-        controlToken: config.controlToken !== undefined
+        controlToken: config.controlToken !== undefined,
+        allowedHosts: config.allowedHosts
       }
     })
   })
