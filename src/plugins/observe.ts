@@ -5,6 +5,7 @@ import type { FaultRule } from '../domain/faults.js'
 import { capPath } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
+import { isConsoleOwnRequest } from './control-guard.js'
 import { examineRequest } from './examine.js'
 
 declare module 'fastify' {
@@ -20,8 +21,8 @@ const AGENCY_IN_PATH = /^\/vendor\/agency\/(\d{1,10})(?:\/|$)/
 /** Headers never journaled. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
-/** Vendor traffic of a partner: the web console marks its own reads with x-sandbox-console. */
-const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && request.headers['x-sandbox-console'] === undefined
+/** Vendor traffic of a partner: everything under /vendor but the web console's own reads. */
+const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && !isConsoleOwnRequest(request)
 const pathOf = (url: string) => {
   const q = url.indexOf('?')
   return q === -1 ? url : url.slice(0, q)
