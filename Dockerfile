@@ -18,7 +18,7 @@ RUN npm ci --no-audit --no-fund \
 # pino and the docs' packages from node_modules, and migrations/, fixtures/, public/ from /app).
 FROM docker.io/library/node:20-bookworm-slim AS run
 # Other containers reach the control API as http://agency-sandbox:8080 (docker run --name, a CI
-# service); a web page cannot rebind that name. Other names: set SANDBOX_ALLOWED_HOSTS.
+# service): a single-label name public DNS never answers. Other names: set SANDBOX_ALLOWED_HOSTS.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     SANDBOX_ALLOWED_HOSTS=agency-sandbox \
