@@ -17,8 +17,11 @@ RUN npm ci --no-audit --no-fund \
 # Run stage: production dependencies, the bundled CLI, the precompiled validators and the built OpenAPI documents only (dist/bundle; it loads better-sqlite3,
 # pino and the docs' packages from node_modules, and migrations/, fixtures/, public/ from /app).
 FROM docker.io/library/node:20-bookworm-slim AS run
+# Other containers reach the control API as http://agency-sandbox:8080 (docker run --name, a CI
+# service): a single-label name public DNS never answers. Other names: set SANDBOX_ALLOWED_HOSTS.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
+    SANDBOX_ALLOWED_HOSTS=agency-sandbox \
     PORT=8080 \
     SANDBOX_DB=/data/sandbox.db \
     LOG_LEVEL=info \

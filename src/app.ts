@@ -12,6 +12,7 @@ import { childLoggerFactory, loggerOptions } from './logger.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
+import { guardControlPlane, noSniff } from './plugins/control-guard.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
@@ -81,7 +82,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     clientErrorHandler,
     // Router-level failures (bad percent-encoding, over-long path parameters) answer problem bodies too.
     frameworkErrors: (error, _request, reply) => {
-      void sendError(reply, toApiError(error))
+      void sendError(reply.header('x-content-type-options', 'nosniff'), toApiError(error))
     },
     ajv: { customOptions: VALIDATOR_OPTIONS },
     schemaController: { compilersFactory: { buildValidator: lazyValidatorFactory() as never, buildSerializer: lazySerializerFactory() as never } }
@@ -102,6 +103,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     closeDatabase(db)
   })
   registerErrorHandling(app)
+  noSniff(app)
+  guardControlPlane(app, config)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.

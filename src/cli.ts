@@ -33,6 +33,7 @@ Options (each overrides its environment setting):
   --reset-on-start   SANDBOX_RESET_ON_START=true (seed from the fixture even over existing data)
   --log-level LEVEL  LOG_LEVEL
   --control-token T  SANDBOX_CONTROL_TOKEN
+  --allowed-hosts H  SANDBOX_ALLOWED_HOSTS (names the control API answers besides localhost and IP addresses)
   --journal-size N   SANDBOX_JOURNAL_SIZE
   --journal-bytes N  SANDBOX_JOURNAL_BYTES
 
@@ -140,6 +141,7 @@ async function serve (args: string[]): Promise<number> {
     'reset-on-start': { type: 'boolean' },
     'log-level': { type: 'string' },
     'control-token': { type: 'string' },
+    'allowed-hosts': { type: 'string' },
     'journal-size': { type: 'string' },
     'journal-bytes': { type: 'string' }
   })
@@ -152,6 +154,7 @@ async function serve (args: string[]): Promise<number> {
   if (values['reset-on-start'] === true) env.SANDBOX_RESET_ON_START = 'true'
   if (typeof values['log-level'] === 'string') env.LOG_LEVEL = values['log-level']
   if (typeof values['control-token'] === 'string') env.SANDBOX_CONTROL_TOKEN = values['control-token']
+  if (typeof values['allowed-hosts'] === 'string') env.SANDBOX_ALLOWED_HOSTS = values['allowed-hosts']
   if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
   if (typeof values['journal-bytes'] === 'string') env.SANDBOX_JOURNAL_BYTES = values['journal-bytes']
   const config: Config = loadConfig(env)

@@ -26,6 +26,11 @@ export interface Config {
   version: string
   /** When set, every control call but health needs `Authorization: Bearer <token>`. */
   controlToken: string | undefined
+  /**
+   * Host names the control plane answers besides loopback names, IP addresses and `host`
+   * (lower-case; `.example.com` also takes its subdomains; `*` any name). See src/plugins/control-guard.ts.
+   */
+  allowedHosts: string[]
   /** Entries the request journal keeps. */
   journalSize: number
   /** Bytes the request journal may hold (its accounted memory); the oldest entries are dropped first. */
@@ -84,6 +89,7 @@ export const SETTINGS = [
   { env: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
   { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' },
   { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
+  { env: 'SANDBOX_ALLOWED_HOSTS', default: '(none)', meaning: 'host names the control API answers besides localhost and IP addresses (comma-separated; .example.com: its subdomains too; *: any)' },
   { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' },
   { env: 'SANDBOX_JOURNAL_BYTES', default: String(DEFAULT_JOURNAL_BYTES), meaning: 'memory the request journal may hold, in bytes (oldest dropped)' },
   { env: 'SANDBOX_HEAP_GROWTH_PERCENT', default: String(DEFAULT_HEAP_GROWTH_PERCENT), meaning: `how far the heap grows past its live size before a full collection (0: V8's own choice; at most ${MAX_HEAP_GROWTH_PERCENT})` },
@@ -107,6 +113,19 @@ function wholeNumber (env: Env, name: string, fallback: number, max: number, ran
   const text = env[name] ?? String(fallback)
   if (!/^\d+$/.test(text) || Number(text) > max) throw new ConfigError(`${name}=${text} is not a whole number ${range}`)
   return Number(text)
+}
+
+/** A name in SANDBOX_ALLOWED_HOSTS: `*`, a host name, or `.domain` for the domain and its subdomains. */
+const HOST_NAME = /^\.?[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?)*\.?$/
+
+function allowedHostsOf (text: string | undefined): string[] {
+  const names = (text ?? '').split(',').map((name) => name.trim().toLowerCase()).filter((name) => name !== '')
+  for (const name of names) {
+    if (name !== '*' && !HOST_NAME.test(name)) {
+      throw new ConfigError(`SANDBOX_ALLOWED_HOSTS: '${name}' is not a host name; list names without scheme or port, separated by commas (sandbox.example.com,.team.example or *)`)
+    }
+  }
+  return names.map((name) => (name.length > 1 && name.endsWith('.') ? name.slice(0, -1) : name))
 }
 
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
@@ -145,6 +164,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     migrationsDir: join(ROOT, 'migrations'),
     version: PACKAGE_VERSION,
     controlToken: token === undefined || token === '' ? undefined : token,
+    allowedHosts: allowedHostsOf(env.SANDBOX_ALLOWED_HOSTS),
     journalSize,
     journalBytes,
     heapGrowthPercent,

@@ -131,3 +131,26 @@ export function toResponse (err: ApiError): { status: number; contentType: strin
     body: JSON.stringify(problemBody(err))
   }
 }
+
+/** A control-plane request under a Host name this sandbox does not answer to (DNS rebinding). */
+export const misdirectedHost = (host: string) =>
+  new ApiError(421, 'misdirected-host', 'Misdirected Request',
+    `This sandbox's control API does not answer to the host name '${host}': it answers loopback names (localhost), IP addresses ` +
+    `and the names listed in SANDBOX_ALLOWED_HOSTS (serve --allowed-hosts); add '${host}' there if the sandbox is served under that name`,
+    [{ field: 'Host', message: `'${host}' is not among SANDBOX_ALLOWED_HOSTS` }])
+
+/** A control-plane request a page of another origin made (cross-site request forgery). */
+export const crossSiteRequest = (from: string) =>
+  new ApiError(403, 'cross-site-request', 'Forbidden',
+    `The control API answers only its own pages and programs that are not browsers; this request came from ${from}. ` +
+    'Call it from your tests or a terminal, or use the console this sandbox serves at /_sandbox/ui')
+
+/** A state-changing control request from a browser that could have come from any page. */
+export const controlNeedsJson = () =>
+  unsupportedMediaType('A browser request that changes the sandbox must be sent with Content-Type: application/json ' +
+    '(an empty body is fine) or with an X-Sandbox-Console header, which no other site\'s page can send without asking first')
+
+/** Create client in an agency whose client numbers have reached the largest a client number can be. */
+export const clientNumbersExhausted = (agencyId: number) =>
+  conflict(`Agency ${agencyId} has no client numbers left: a new client takes the agency's highest number + 1, and its highest is ` +
+    '2147483647, the largest a client number can be (a 32-bit integer); reset the sandbox to a fixture whose client numbers leave room')

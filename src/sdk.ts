@@ -30,6 +30,8 @@ export interface StartOptions {
   db?: string
   logLevel?: string
   controlToken?: string
+  /** Host names the control API answers besides localhost and IP addresses (SANDBOX_ALLOWED_HOSTS). */
+  allowedHosts?: string[]
   journalSize?: number
   /** Bytes the request journal may hold (default 16 MiB). */
   journalBytes?: number
@@ -58,6 +60,7 @@ export async function startSandbox (options: StartOptions = {}): Promise<Started
   if (options.db !== undefined) overrides.db = options.db
   if (options.logLevel !== undefined) overrides.logLevel = options.logLevel
   if (options.controlToken !== undefined) overrides.controlToken = options.controlToken
+  if (options.allowedHosts !== undefined) overrides.allowedHosts = options.allowedHosts.map((name) => name.toLowerCase())
   if (options.journalSize !== undefined) overrides.journalSize = options.journalSize
   if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
   const config = loadConfig(env, overrides)

@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import { CLOCK_MAX_MS, CLOCK_MIN_MS, CLOCK_RANGE } from '../../src/domain/clock.js'
 import { parseTimestamp } from '../../src/time.js'
 import { badRequest, invalidField, notFound } from '../../src/errors.js'
 import {
@@ -22,6 +23,7 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
     if (now !== undefined) {
       const ms = parseTimestamp(now)
       if (ms === null) throw invalidField('now', `'${now}' is not an ISO 8601 date-time such as 2026-11-22T09:00:00Z`)
+      if (ms < CLOCK_MIN_MS || ms > CLOCK_MAX_MS) throw invalidField('now', `'${now}' is outside the clock's range, ${CLOCK_RANGE} (years 1 to 9999)`)
       target = ms
     }
     // Any time is allowed (a test returns to the present in one call); the answer says when it went back.
@@ -43,7 +45,12 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
   }, (request) => {
     const { clock, simulator } = request.world
     const from = clock.nowMs()
-    clock.advance(Math.round(request.body.seconds * 1000))
+    const ms = Math.round(request.body.seconds * 1000)
+    if (from + ms > CLOCK_MAX_MS) {
+      throw invalidField('seconds', `would move the clock past 9999-12-31T23:59:59.999Z, the end of its range (${CLOCK_RANGE}); ` +
+        `at most ${Math.floor((CLOCK_MAX_MS - from) / 1000)} seconds from ${new Date(from).toISOString()}`)
+    }
+    clock.advance(ms)
     simulator.onAdvance(from, clock.nowMs())
     return clock.state()
   })

@@ -31,7 +31,8 @@ export default async function worldControl (fastify: FastifyInstance, { config }
         logLevel: config.logLevel,
         journalSize: config.journalSize,
         journalBytes: config.journalBytes,
-        controlToken: config.controlToken !== undefined
+        controlToken: config.controlToken !== undefined,
+        allowedHosts: config.allowedHosts
       }
     })
   })

@@ -7,14 +7,20 @@ export interface ClockState {
   frozen: boolean
 }
 
+/** The first and last instants the clock can read: years 1 to 9999, the range of a .NET DateTime and of ISO 8601's four-digit years. */
+export const CLOCK_MIN_MS = Date.parse('0001-01-01T00:00:00.000Z')
+export const CLOCK_MAX_MS = Date.parse('9999-12-31T23:59:59.999Z')
+export const CLOCK_RANGE = '0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
+
 export class Clock {
   private offsetMs = 0
   private frozenAt: number | null = null
 
   constructor (private readonly realNow: () => number = Date.now) {}
 
+  /** A running clock set close to the end of year 9999 stops there. */
   nowMs (): number {
-    return this.frozenAt ?? this.realNow() + this.offsetMs
+    return this.frozenAt ?? Math.min(CLOCK_MAX_MS, this.realNow() + this.offsetMs)
   }
 
   /** The real time the clock runs on, whatever it was set to (rate windows keep real time). */

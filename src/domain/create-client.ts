@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AgencyRow, Repositories } from '../db/index.js'
-import { tooManyRequests, validationFailed, type FieldError } from '../errors.js'
+import { clientNumbersExhausted, tooManyRequests, validationFailed, type FieldError } from '../errors.js'
+import { MAX_CLIENT_NUMBER } from '../schemas/common.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
 import type { ClientCreateRequest } from '../schemas/writes.js'
 import { parseTimestamp } from '../time.js'
@@ -96,6 +97,7 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
     const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username ?? null
     return repos.transaction(() => {
       const clientNumber = repos.clients.maxClientNumber(agency.agencyId) + 1
+      if (clientNumber > MAX_CLIENT_NUMBER) throw clientNumbersExhausted(agency.agencyId)
       let legacy = clientNumber * 100
       const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
       const people = cmd.people.map((p) => ({

@@ -2,6 +2,7 @@ import type { Faker } from '@faker-js/faker'
 import type { Repositories } from '../db/index.js'
 import { badRequest } from '../errors.js'
 import type { FixtureClient } from '../fixture/schema.js'
+import { MAX_CLIENT_NUMBER } from '../schemas/common.js'
 import type { Clock } from './clock.js'
 import { insertClient, replaceClient, rowToClient } from './world.js'
 
@@ -82,6 +83,11 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
     const ids = repos.clients.clientIds(agencyId, { deleted: false, officeId: null, sinceMs: null })
     let kind = pickKind(f)
     if (ids.length === 0) kind = 'newClient'
+    // an agency whose highest client number is the largest there is gets no new client
+    if (kind === 'newClient' && repos.clients.maxClientNumber(agencyId) >= MAX_CLIENT_NUMBER) {
+      if (ids.length === 0) return null
+      kind = 'status'
+    }
     const save = (c: FixtureClient) => {
       c.details.modified = at
       repos.transaction(() => replaceClient(repos.clients, agencyId, c))

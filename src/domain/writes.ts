@@ -292,7 +292,10 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       const w = repos.writes.getWrite(agencyId, 'attachment', refId)
       const content = w === undefined ? undefined : repos.writes.getContent(w.seq)
       if (w === undefined || content === undefined) throw notFound(`No attachment with RefId ${refId} in agency ${agencyId}`)
-      return { content, contentType: String(w.data.contentType), fileName: `${String(w.data.fileName)}.${String(w.data.fileExt)}` }
+      // the type and name an upload stores, derived again: a database seeded before fixtures were checked may hold others
+      const ext = typeof w.data.fileExt === 'string' && Object.hasOwn(MIME_TYPES, w.data.fileExt) ? w.data.fileExt : undefined
+      const name = typeof w.data.fileName === 'string' ? w.data.fileName : ''
+      return { content, contentType: ext === undefined ? 'application/octet-stream' : MIME_TYPES[ext], fileName: ext === undefined ? name : `${name}.${ext}` }
     },
 
     newRefId: () => randomUUID()

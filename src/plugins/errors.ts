@@ -209,6 +209,6 @@ export function clientErrorHandler (err: Error & { code?: string }, socket: Sock
     return
   }
   const head = [`HTTP/1.1 ${r.status} ${problem.title}`, `Content-Type: ${r.contentType}`,
-    `Content-Length: ${Buffer.byteLength(r.body)}`, 'Connection: close']
+    `Content-Length: ${Buffer.byteLength(r.body)}`, 'X-Content-Type-Options: nosniff', 'Connection: close']
   socket.end(`${head.join('\r\n')}\r\n\r\n${r.body}`, () => socket.destroy())
 }

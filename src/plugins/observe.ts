@@ -7,6 +7,7 @@ import { basicCredentials, type Credentials } from '../http/basic-credentials.js
 import { capPath } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
+import { isConsoleOwnRequest } from './control-guard.js'
 import { examineRequest } from './examine.js'
 
 declare module 'fastify' {
@@ -29,8 +30,8 @@ declare module 'fastify' {
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
 const isVendorApi = (request: FastifyRequest) => request.url.startsWith('/vendor/')
-/** Vendor traffic of a partner: the web console marks its own reads with x-sandbox-console. */
-const isVendor = (request: FastifyRequest) => isVendorApi(request) && request.headers['x-sandbox-console'] === undefined
+/** Vendor traffic of a partner: everything under /vendor but the web console's own reads. */
+const isVendor = (request: FastifyRequest) => isVendorApi(request) && !isConsoleOwnRequest(request)
 const pathOf = (url: string) => {
   const q = url.indexOf('?')
   return q === -1 ? url : url.slice(0, q)

@@ -30,7 +30,10 @@ function vendorErrors (url: string, method: string) {
     errors[415] = problem('Wrong Content-Type, or an attachment body that is not gzip')
   }
   if (/\/(log|attachment|receipts)$/.test(url) || /\/client\/:clientId$/.test(url)) errors[409] = problem('RefId already used for a different body')
-  if (method === 'POST' && url.endsWith('/client')) errors[429] = problem('More than 25 create-client requests in one second (Retry-After: 1)')
+  if (method === 'POST' && url.endsWith('/client')) {
+    errors[409] = problem('The agency has no client numbers left: its highest is 2147483647, the largest a client number can be')
+    errors[429] = problem('More than 25 create-client requests in one second (Retry-After: 1)')
+  }
   return errors
 }
 

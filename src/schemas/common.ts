@@ -7,6 +7,8 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 
 export const Int = Type.Integer()
 export const PositiveInt = Type.Integer({ minimum: 1, maximum: 2147483647 })
+/** The largest client number: the live service's client numbers are .NET `int`s (32-bit). */
+export const MAX_CLIENT_NUMBER = 2_147_483_647
 export const Guid = Type.String({
   pattern: '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$',
   description: 'a UUID, e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301'

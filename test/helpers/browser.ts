@@ -17,14 +17,14 @@ export const NO_BROWSER = 'no Chromium at /usr/bin/chromium: install Debian\'s c
  * Headless Chromium with a fresh profile. The flags keep it off the network: this machine
  * refuses its background connections.
  */
-export async function launchBrowser (executablePath: string, teardown: (fn: () => unknown) => void): Promise<BrowserContext> {
+export async function launchBrowser (executablePath: string, teardown: (fn: () => unknown) => void, extraArgs: string[] = []): Promise<BrowserContext> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'sandbox-chromium-'))
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
     headless: true,
     viewport: { width: 1440, height: 900 },
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+      '--disable-component-update', '--disable-sync', ...extraArgs],
     timeout: 30_000
   })
   teardown(async () => {
