@@ -69,7 +69,7 @@ async function timeReport (requests: number): Promise<void> {
     const times: number[] = []
     for (let run = 0; run < 3; run++) {
       const started = performance.now()
-      const report = examiner.report(id)
+      const report = await examiner.report(id)
       times.push(performance.now() - started)
       if (run === 0) console.log(`report: ${report.session.recorded.toLocaleString('en-US')} requests, verdict ${report.verdict}, ${report.findings.length} findings (${report.findings.map((f) => `${f.rule} ${f.count}`).join(', ')})`)
     }
@@ -113,7 +113,7 @@ async function recordingCost (): Promise<void> {
       world.examiner.close()
       const used = process.cpuUsage(before)
       if (round > 0) costs.push((used.user + used.system) / perRound) // the first round compiles
-      world.examiner.end(id)
+      await world.examiner.end(id)
     }
     costs.sort((a, b) => a - b)
     console.log(`recording cost per request: ${costs.map((c) => c.toFixed(2)).join(', ')} µs of CPU (median ${costs[Math.floor(costs.length / 2)].toFixed(2)} µs)`)

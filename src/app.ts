@@ -1,7 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import partnerApiRoutes from '../routes/partner-api/index.js'
 import controlPlane from '../routes/control/index.js'
-import type { Config } from './config.js'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { ROOT, type Config } from './config.js'
+import { ReportRunner } from './domain/examiner/report-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
@@ -99,7 +103,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   if (config.simulator !== undefined) await worlds.default.simulator.start(config.simulator)
   app.addHook('onClose', async () => {
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
-    worlds.close()
+    await worlds.close()
     closeDatabase(db)
   })
   registerErrorHandling(app)
@@ -118,8 +122,19 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   return app
 }
 
+/**
+ * The examiner's report worker: beside this module when it runs from dist/src (or the sources,
+ * under a TypeScript loader), else in the package's dist/src (this module is in the bundled CLI).
+ */
+function reportWorkerFile (): URL {
+  const beside = new URL('./domain/examiner/report-worker.js', import.meta.url)
+  if (import.meta.url.endsWith('.ts') || existsSync(fileURLToPath(beside))) return beside
+  return pathToFileURL(join(ROOT, 'dist', 'src', 'domain', 'examiner', 'report-worker.js'))
+}
+
 /** The default world over the process's database, and the registry of the worlds created beside it. */
 async function openWorlds (db: Db, config: Config, options: AppOptions): Promise<WorldRegistry> {
+  const reports = new ReportRunner({ workerFile: reportWorkerFile() })
   const loadFaker = async (seed: number) => {
     const { createFaker, generateClient } = await import('./fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
@@ -134,7 +149,8 @@ async function openWorlds (db: Db, config: Config, options: AppOptions): Promise
     clock: options.clock ?? new Clock(),
     journalSize: config.journalSize,
     journalBytes: config.journalBytes,
-    loadFaker
+    loadFaker,
+    reports
   })
   return new WorldRegistry(world, {
     limits: {
@@ -148,6 +164,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions): Promise
     migrationsDir: config.migrationsDir,
     startFixture,
     loadFaker,
+    reports,
     startUp: { seededNow, fixtureMismatch }
   })
 }

@@ -69,8 +69,15 @@ export default async function sessionControl (fastify: FastifyInstance, _options
     (request) => request.world.examiner.get(request.params.id))
 
   app.post('/sessions/:id/end', {
-    schema: { summary: 'Stop recording and sum up the report (ending an ended session answers the same)', params: SessionIdParams, response: { 200: ReportSummarySchema } }
+    schema: { summary: 'Stop recording and sum up the report, which is kept: the session\'s report from now on (ending an ended session answers it again)', params: SessionIdParams, response: { 200: ReportSummarySchema } }
   }, (request) => request.world.examiner.end(request.params.id))
+
+  app.delete('/sessions/:id', {
+    schema: { summary: 'Delete a session, open or ended, with its recorded requests, mirrors and report', params: SessionIdParams }
+  }, (request, reply) => {
+    request.world.examiner.delete(request.params.id)
+    reply.code(204).send()
+  })
 
   app.post('/sessions/:id/mirror', {
     bodyLimit: MIRROR_BODY_LIMIT,
@@ -90,15 +97,12 @@ export default async function sessionControl (fastify: FastifyInstance, _options
       querystring: ReportQuery,
       response: { 200: ReportSchema }
     }
-  }, (request, reply) => {
+  }, async (request, reply) => {
     const format = request.query.format ?? 'json'
-    const report = request.world.examiner.report(request.params.id)
-    if (format === 'json') {
-      reply.send(report)
-      return
-    }
+    const report = await request.world.examiner.report(request.params.id)
+    if (format === 'json') return reply.send(report)
     const renderer = RENDERERS[format]
     // A rendered text: Fastify sends a string as it is (the response schema describes the JSON form).
-    reply.type(renderer.type).send(renderer.render(report) as never)
+    return reply.type(renderer.type).send(renderer.render(report) as never)
   })
 }

@@ -106,8 +106,8 @@ export function createClientRepository (sql: UnitOfWork) {
        AND (details LIKE @like OR people LIKE @like OR policies LIKE @like OR CAST(client_number AS TEXT) = @plain)
      ORDER BY client_number LIMIT @limit`
   )
-  const versions = sql.query<[number], { client_number: number; deleted: number; modified_ms: number }>(
-    'SELECT client_number, deleted, modified_ms FROM clients WHERE agency_id = ? ORDER BY client_number'
+  const versions = sql.query<[number, number, number], { client_number: number; deleted: number; modified_ms: number }>(
+    'SELECT client_number, deleted, modified_ms FROM clients WHERE agency_id = ? AND client_number > ? ORDER BY client_number LIMIT ?'
   )
   const maxNumber = sql.query<[number], { n: number | null }>('SELECT max(client_number) AS n FROM clients WHERE agency_id = ?')
   const count = sql.query<[], { n: number }>('SELECT count(*) AS n FROM clients')
@@ -184,9 +184,9 @@ export function createClientRepository (sql: UnitOfWork) {
     /** Clients whose name, details or policy numbers contain the text (or whose number is it). */
     searchClients: (agencyId: number, text: string, limit: number): ClientRow[] =>
       byText.all({ agencyId, like: `%${text.replace(/[%_\\]/g, '')}%`, plain: text.trim(), limit }).map(toClient),
-    /** Every client of an agency, deleted ones too, with its latest change, ascending. */
-    clientVersions: (agencyId: number): ClientVersion[] =>
-      versions.all(agencyId).map((r) => ({ clientNumber: r.client_number, deleted: r.deleted === 1, modifiedMs: r.modified_ms })),
+    /** Clients of an agency numbered after `after`, deleted ones too, with their latest change, ascending: a page of at most `limit`. */
+    clientVersions: (agencyId: number, after = 0, limit = -1): ClientVersion[] =>
+      versions.all(agencyId, after, limit).map((r) => ({ clientNumber: r.client_number, deleted: r.deleted === 1, modifiedMs: r.modified_ms })),
     maxClientNumber: (agencyId: number): number => maxNumber.get(agencyId)?.n ?? 0,
     countClients: (): number => count.get()?.n ?? 0,
     countOfficeClients: (agencyId: number, officeId: number): number => countInOffice.get(agencyId, officeId)?.n ?? 0,

@@ -2,7 +2,10 @@ import type { UnitOfWork } from './unit-of-work.js'
 
 export type { ClientVersion } from './clients.js'
 
-/** Examiner sessions, their recorded requests (in chunks) and the mirrors partners declared. */
+/**
+ * Examiner sessions of one world, the world's log of recorded requests (in chunks) that its open
+ * sessions share, the mirrors partners declared, and each ended session's report.
+ */
 
 export interface SessionRow {
   id: number
@@ -12,17 +15,20 @@ export interface SessionRow {
   endedMs: number | null
   recorded: number
   capped: boolean
+  /** The log position the session starts at (null: recorded before the log, in chunks of its own). */
+  startSeq: number | null
+  /** The log position after its last request, once ended. */
+  endSeq: number | null
+  /** What ended it: `end` (asked to) or `reset` (its world's reset). */
+  endedBy: string | null
 }
 
-/** Requests recorded for one session since the last flush, as one JSON array. */
-export interface RecordChunk {
-  sessionId: number
+/** Requests of the world's log recorded since the last flush, as one compressed chunk of lines. */
+export interface LogChunk {
   firstSeq: number
   count: number
-  /** JSON array of recorded requests, compressed with raw deflate. */
+  /** The requests as lines (examiner/codec.ts), compressed with raw deflate. */
   requests: Buffer
-  /** True when this chunk reached the session's cap. */
-  capped: boolean
 }
 
 export interface MirrorRow {
@@ -35,10 +41,22 @@ export interface MirrorRow {
 
 interface RawSession {
   session_id: number; name: string; client_id: string | null; started_ms: number; ended_ms: number | null; recorded: number; capped: number
+  start_seq: number | null; end_seq: number | null; ended_by: string | null
 }
 const toSession = (r: RawSession): SessionRow => ({
-  id: r.session_id, name: r.name, clientId: r.client_id, startedMs: r.started_ms, endedMs: r.ended_ms, recorded: r.recorded, capped: r.capped === 1
+  id: r.session_id,
+  name: r.name,
+  clientId: r.client_id,
+  startedMs: r.started_ms,
+  endedMs: r.ended_ms,
+  recorded: r.recorded,
+  capped: r.capped === 1,
+  startSeq: r.start_seq,
+  endSeq: r.end_seq,
+  endedBy: r.ended_by
 })
+
+const SESSION = 'SELECT session_id, name, client_id, started_ms, ended_ms, recorded, capped, start_seq, end_seq, ended_by FROM examiner_sessions'
 
 /**
  * The sessions of one world (every query is scoped to `worldId`, so a session id of another world
@@ -46,23 +64,40 @@ const toSession = (r: RawSession): SessionRow => ({
  * log commands, which signal no change.
  */
 export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
-  const insertSession = sql.logCommand<[string, string | null, number, string]>(
-    'INSERT INTO examiner_sessions (name, client_id, started_ms, world_id) VALUES (?, ?, ?, ?)'
+  const insertSession = sql.logCommand<[string, string | null, number, number, string]>(
+    'INSERT INTO examiner_sessions (name, client_id, started_ms, start_seq, world_id) VALUES (?, ?, ?, ?, ?)'
   )
-  const selectSession = sql.query<[number, string], RawSession>('SELECT * FROM examiner_sessions WHERE session_id = ? AND world_id = ?')
-  const selectSessions = sql.query<[string], RawSession>('SELECT * FROM examiner_sessions WHERE world_id = ? ORDER BY session_id')
-  const selectOpen = sql.query<[string], RawSession>('SELECT * FROM examiner_sessions WHERE world_id = ? AND ended_ms IS NULL ORDER BY session_id')
-  const endSession = sql.logCommand<[number, number]>('UPDATE examiner_sessions SET ended_ms = ? WHERE session_id = ? AND ended_ms IS NULL')
-  const deleteAll = sql.logCommand<[string]>('DELETE FROM examiner_sessions WHERE world_id = ?')
-  const insertChunk = sql.logCommand<[number, number, number, Buffer]>(
-    'INSERT INTO examiner_records (session_id, first_seq, count, requests) VALUES (?, ?, ?, ?)'
+  const selectSession = sql.query<[number, string], RawSession>(`${SESSION} WHERE session_id = ? AND world_id = ?`)
+  const selectSessions = sql.query<[string], RawSession>(`${SESSION} WHERE world_id = ? ORDER BY session_id`)
+  const selectOpen = sql.query<[string], RawSession>(`${SESSION} WHERE world_id = ? AND ended_ms IS NULL ORDER BY session_id`)
+  const endSession = sql.logCommand<[number, number, string, number, number, number]>(
+    'UPDATE examiner_sessions SET ended_ms = ?, end_seq = ?, ended_by = ?, recorded = ?, capped = ? WHERE session_id = ? AND ended_ms IS NULL'
   )
-  const countChunk = sql.logCommand<[number, number, number]>(
-    'UPDATE examiner_sessions SET recorded = recorded + ?, capped = max(capped, ?) WHERE session_id = ?'
+  const adoptSession = sql.logCommand<[number, number]>('UPDATE examiner_sessions SET start_seq = ? WHERE session_id = ? AND start_seq IS NULL')
+  const keepReport = sql.logCommand<[string, number]>('UPDATE examiner_sessions SET report = ? WHERE session_id = ? AND report IS NULL')
+  const selectReport = sql.query<[number, string], { report: string | null }>('SELECT report FROM examiner_sessions WHERE session_id = ? AND world_id = ?')
+  const deleteSession = sql.logCommand<[number, string]>('DELETE FROM examiner_sessions WHERE session_id = ? AND world_id = ?')
+  const deleteSessions = sql.logCommand<[string]>('DELETE FROM examiner_sessions WHERE world_id = ?')
+  const countSession = sql.logCommand<[number, number, number]>('UPDATE examiner_sessions SET recorded = ?, capped = ? WHERE session_id = ?')
+
+  const insertChunk = sql.logCommand<[string, number, number, Buffer]>(
+    'INSERT INTO examiner_log (world_id, first_seq, count, requests) VALUES (?, ?, ?, ?)'
   )
-  const selectChunks = sql.query<[number], { firstSeq: number, requests: Buffer }>(
+  const selectChunks = sql.query<[string, number, number], { firstSeq: number, requests: Buffer }>(
+    `SELECT first_seq AS firstSeq, requests FROM examiner_log
+     WHERE world_id = ? AND first_seq + count > ? AND first_seq < ? ORDER BY first_seq`
+  )
+  const trimLog = sql.logCommand<[string, number]>('DELETE FROM examiner_log WHERE world_id = ? AND first_seq + count <= ?')
+  const deleteLog = sql.logCommand<[string]>('DELETE FROM examiner_log WHERE world_id = ?')
+  const lastSeq = sql.query<[string, string], { n: number | null }>(
+    `SELECT max(coalesce((SELECT max(first_seq + count) FROM examiner_log WHERE world_id = ?), 0),
+                coalesce((SELECT max(max(coalesce(end_seq, 0), coalesce(start_seq, 0))) FROM examiner_sessions WHERE world_id = ?), 0)) AS n`
+  )
+  // chunks of the sessions recorded before the shared log
+  const selectOwnChunks = sql.query<[number], { firstSeq: number, requests: Buffer }>(
     'SELECT first_seq AS firstSeq, requests FROM examiner_records WHERE session_id = ? ORDER BY first_seq'
   )
+
   const upsertMirror = sql.logCommand<[number, number, number | null, number, string]>(
     `INSERT INTO examiner_mirrors (session_id, agency_id, up_to, posted_ms, clients) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (session_id, agency_id) DO UPDATE SET up_to = excluded.up_to, posted_ms = excluded.posted_ms, clients = excluded.clients`
@@ -70,10 +105,11 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
   const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; clients: string }>(
     'SELECT agency_id, up_to, posted_ms, clients FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
   )
+  const mirroredAgencies = sql.query<[number], number>('SELECT agency_id FROM examiner_mirrors WHERE session_id = ?').pluck()
 
   return {
-    insert (name: string, clientId: string | null, startedMs: number): number {
-      return Number(sql.transaction(() => insertSession.run(name, clientId, startedMs, worldId)).lastInsertRowid)
+    insert (name: string, clientId: string | null, startedMs: number, startSeq: number): number {
+      return Number(sql.transaction(() => insertSession.run(name, clientId, startedMs, startSeq, worldId)).lastInsertRowid)
     },
     get (id: number): SessionRow | undefined {
       const row = selectSession.get(id, worldId)
@@ -81,39 +117,68 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
     },
     list: (): SessionRow[] => selectSessions.all(worldId).map(toSession),
     listOpen: (): SessionRow[] => selectOpen.all(worldId).map(toSession),
-    /** Forgets every session of the world, with its records and mirrors (the world is gone). */
+    /** Ends a session: its place in the log ends here, its count is final (its report is kept once computed). */
+    end (id: number, ended: { endedMs: number, endSeq: number, by: string, recorded: number, capped: boolean }): void {
+      sql.transaction(() => endSession.run(ended.endedMs, ended.endSeq, ended.by, ended.recorded, ended.capped ? 1 : 0, id))
+    },
+    /** An open session recorded before the world's log goes on in the log from `seq`. */
+    adopt (id: number, seq: number): void {
+      sql.transaction(() => adoptSession.run(seq, id))
+    },
+    /** Keeps the report a session ended with (computed once, when it ended or when first read). */
+    keepReport (id: number, report: string): void {
+      sql.transaction(() => keepReport.run(report, id))
+    },
+    /** The report an ended session ended with (undefined while open, or for a session ended before reports were kept). */
+    report (id: number): string | undefined {
+      return selectReport.get(id, worldId)?.report ?? undefined
+    },
+    delete (id: number): boolean {
+      return sql.transaction(() => deleteSession.run(id, worldId)).changes > 0
+    },
+    /** Forgets every session of the world, with its records, mirrors and log (the world is gone). */
     deleteAll (): void {
-      sql.transaction(() => deleteAll.run(worldId))
-    },
-    end (id: number, endedMs: number): void {
-      sql.transaction(() => endSession.run(endedMs, id))
-    },
-    /**
-     * Appends recorded requests. Recording is a log no reader derives answers from, so it is
-     * written without the change signal (see UnitOfWork.logCommand): the read model's cached
-     * client answers stay valid while a session records every read.
-     */
-    append (chunks: readonly RecordChunk[]): void {
       sql.transaction(() => {
-        for (const chunk of chunks) {
-          if (chunk.count > 0) insertChunk.run(chunk.sessionId, chunk.firstSeq, chunk.count, chunk.requests)
-          countChunk.run(chunk.count, chunk.capped ? 1 : 0, chunk.sessionId)
-        }
+        deleteSessions.run(worldId)
+        deleteLog.run(worldId)
       })
     },
-    /** The session's chunks in recording order. */
-    chunks: (sessionId: number): IterableIterator<{ firstSeq: number, requests: Buffer }> => selectChunks.iterate(sessionId),
+    /**
+     * Appends chunks to the world's log and writes the open sessions' counts, in one transaction.
+     * Recording is a log no reader derives answers from, so it is written without the change
+     * signal (see UnitOfWork.logCommand): cached client answers stay valid while sessions record.
+     */
+    append (chunks: readonly LogChunk[], counts: ReadonlyArray<{ id: number, recorded: number, capped: boolean }>): void {
+      sql.transaction(() => {
+        for (const chunk of chunks) insertChunk.run(worldId, chunk.firstSeq, chunk.count, chunk.requests)
+        for (const c of counts) countSession.run(c.recorded, c.capped ? 1 : 0, c.id)
+      })
+    },
+    /** Chunks of the log holding positions from `fromSeq` up to (not including) `toSeq`, in order. */
+    logChunks: (fromSeq: number, toSeq: number): Array<{ firstSeq: number, requests: Buffer }> => selectChunks.all(worldId, fromSeq, toSeq),
+    /** Chunks of a session recorded before the shared log. */
+    ownChunks: (sessionId: number): Array<{ firstSeq: number, requests: Buffer }> => selectOwnChunks.all(sessionId),
+    /** Forgets the log's chunks wholly before `seq` (no open session reads them). */
+    trimLog (seq: number): void {
+      sql.transaction(() => trimLog.run(worldId, seq))
+    },
+    /** The position after the last one the world's log or sessions used. */
+    lastSeq: (): number => lastSeq.get(worldId, worldId)?.n ?? 0,
     putMirror (sessionId: number, mirror: MirrorRow): void {
       sql.transaction(() => upsertMirror.run(sessionId, mirror.agencyId, mirror.upTo, mirror.postedMs, mirror.clients))
     },
     mirrors: (sessionId: number): MirrorRow[] =>
-      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, clients: r.clients }))
+      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, clients: r.clients })),
+    mirroredAgencies: (sessionId: number): number[] => mirroredAgencies.all(sessionId)
   }
 }
 
 export type SessionRepository = ReturnType<typeof createSessionRepository>
 
-/** Forgets the sessions of every world but this one (at start-up: worlds in memory ended with their process). */
+/** Forgets the sessions and logs of every world but this one (at start-up: worlds in memory ended with their process). */
 export function forgetSessionsOutside (sql: UnitOfWork, worldId: string): void {
-  sql.transaction(() => sql.logCommand<[string]>('DELETE FROM examiner_sessions WHERE world_id <> ?').run(worldId))
+  sql.transaction(() => {
+    sql.logCommand<[string]>('DELETE FROM examiner_sessions WHERE world_id <> ?').run(worldId)
+    sql.logCommand<[string]>('DELETE FROM examiner_log WHERE world_id <> ?').run(worldId)
+  })
 }

@@ -32,6 +32,9 @@ export const SessionSchema = Type.Object(
     clientId: Type.Union([Type.String(), Type.Null()], { description: 'null: requests of every integration are recorded' }),
     startedAt: Type.String({ description: 'sandbox clock, ISO 8601' }),
     endedAt: Type.Optional(Type.String({ description: 'sandbox clock, ISO 8601; absent while the session is open' })),
+    endedBy: Type.Optional(Type.Union([Type.Literal('end'), Type.Literal('reset')], {
+      description: 'what ended it: asked to (end), or a reset of its world while it was open (reset); absent while open'
+    })),
     recorded: Type.Integer({ description: 'requests recorded' }),
     capped: Type.Boolean({ description: `true: the session reached ${SESSION_REQUEST_CAP} requests and stopped recording` })
   },

@@ -1,107 +1,70 @@
-import { deflateRawSync, inflateRawSync } from 'node:zlib'
+import type { ClientVersion } from '../../db/clients.js'
 import type { SessionRepository, SessionRow } from '../../db/sessions.js'
-import { notFound, invalidField } from '../../errors.js'
+import { conflict, invalidField, notFound } from '../../errors.js'
 import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type Session } from '../../schemas/examiner.js'
 import { parseTimestamp } from '../../time.js'
 import type { Clock } from '../clock.js'
-import { chunkHeader, encodeRequest, requestDecoder, type RequestRecord, type TimeBases } from './codec.js'
-import type { RecordedRequest } from './records.js'
-import { buildReport, summarize, type DeclaredMirror } from './report.js'
-import type { ClientsOf } from './sync.js'
+import type { RequestRecord } from './codec.js'
+import { RecordingLog } from './recording-log.js'
+import { summarize } from './report.js'
+import type { ReportJob } from './report-job.js'
+import type { ReportRunner } from './report-runner.js'
 
-/**
- * How long recorded requests wait in memory before they are encoded and written, in one
- * transaction. Each flush has a fixed cost (a deflate stream and a SQLite commit, a few hundred
- * microseconds together), so at full load it is spread over a couple of thousand requests; what
- * waits stays under a megabyte, and a process killed outright loses at most this much recording.
- */
-export const FLUSH_INTERVAL_MS = 100
-/** A flush happens at once when this many requests wait. */
-const FLUSH_AT_REQUESTS = 4_000
+export { FLUSH_INTERVAL_MS } from './recording-log.js'
+export type { RequestRecord } from './codec.js'
+
+/** Sessions open at once in one world; one more is a 409 (end or delete the ones a failed run left open). */
+export const MAX_OPEN_SESSIONS = 1000
+/** Agencies one session may declare mirrors of; one more is a 409. */
+export const MAX_MIRRORS_PER_SESSION = 20
+/** Mirror entries checked per turn of the event loop. */
+const MIRROR_ENTRIES_PER_TURN = 20_000
 
 export interface ExaminerOptions {
   repo: SessionRepository
   clock: Clock
   /** The world's clients now: what the sync check compares mirrors and reads with. */
-  clientsOf: ClientsOf
+  clientsOf: (agencyId: number) => Promise<readonly ClientVersion[]>
+  /** Whether the world has this agency (mirrors are declared of agencies that exist). */
+  agencyExists: (agencyId: number) => boolean
+  /** Where reports are computed (a worker thread shared by every world). */
+  reports: ReportRunner
   /** Most requests recorded per session (SESSION_REQUEST_CAP). */
   cap?: number
 }
 
-export type { RequestRecord } from './codec.js'
-
-/** Level 1: most of the size for little of the time (a chunk of JSON requests shrinks about 15 times). */
-const DEFLATE = { level: 1 }
-
-interface OpenSession {
-  row: SessionRow
-  /** Requests recorded so far, flushed or not. */
-  recorded: number
-  capped: boolean
-  /** Recorded since the last flush (a chunk's requests are numbered from its first). */
-  pending: RequestRecord[]
-  /** Whether `capped` changed since the last flush. */
-  cappedPending: boolean
-}
+/** What ended a session: asked to (`end`), or its world's reset (`reset`). */
+export type EndedBy = 'end' | 'reset'
 
 /**
- * Examiner sessions: each records the vendor requests of one test run of one integration (or of
- * all), in SQLite so a session survives a restart, and judges them on demand (report.ts).
- * Recording is on the path of every vendor request while a session is open, so it only appends
- * the request's fields to memory; a timer encodes and writes what waits every FLUSH_INTERVAL_MS
- * (ending, reporting and closing write it at once). Encoding a few thousand requests in one go
- * costs far less per request than one at a time between other requests, which push the encoding
- * code and its data out of the CPU's caches.
+ * The examiner sessions of one world: each records the world's vendor requests of one test run
+ * (of one integration or of all) in the world's log (recording-log.ts), in SQLite so an open
+ * session survives a restart. A report is computed on demand while the session is open, and once
+ * when it ends: that report is kept, and is the session's report from then on, whatever happens
+ * to the data afterwards.
  */
-export function createExaminer ({ repo, clock, clientsOf, cap = SESSION_REQUEST_CAP }: ExaminerOptions) {
-  const open = new Map<number, OpenSession>()
-  for (const row of repo.listOpen()) open.set(row.id, { row, recorded: row.recorded, capped: row.capped, pending: [], cappedPending: false })
-  /** What recorded times are relative to (see LINE_FORMAT): small numbers are written faster. */
-  const bases: TimeBases = { atMs: Math.round(clock.nowMs()), realMs: Math.round(clock.realMs()) }
-  const header = chunkHeader(bases) + '\n'
-  let waiting = 0
-  let timer: NodeJS.Timeout | undefined
-
-  function flush (): void {
-    if (timer !== undefined) {
-      clearTimeout(timer)
-      timer = undefined
-    }
-    if (waiting === 0 && ![...open.values()].some((s) => s.cappedPending)) return
-    const chunks = []
-    for (const session of open.values()) {
-      if (session.pending.length === 0 && !session.cappedPending) continue
-      const rows = session.pending
-      chunks.push({
-        sessionId: session.row.id,
-        firstSeq: session.recorded - rows.length + 1,
-        count: rows.length,
-        requests: deflateRawSync(header + rows.map((r) => encodeRequest(r, bases)).join('\n'), DEFLATE),
-        capped: session.capped
-      })
-      session.pending = []
-      session.cappedPending = false
-    }
-    waiting = 0
-    repo.append(chunks)
-  }
-
-  function schedule (): void {
-    if (waiting >= FLUSH_AT_REQUESTS) return flush()
-    if (timer !== undefined) return
-    timer = setTimeout(flush, FLUSH_INTERVAL_MS)
-    // An idle process may exit with requests waiting only when it is not closed properly (close() flushes).
-    timer.unref()
+export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports, cap = SESSION_REQUEST_CAP }: ExaminerOptions) {
+  const log = new RecordingLog(repo, { atMs: Math.round(clock.nowMs()), realMs: Math.round(clock.realMs()) }, cap)
+  const open = new Map<number, SessionRow>()
+  /** Sessions ended whose report is being computed (or was not, before a restart): their part of the log stays. */
+  const ending = new Map<number, Promise<Report>>()
+  for (const row of repo.listOpen()) {
+    // a session opened before the shared log keeps its own chunks and continues in the log
+    const adopted = row.startSeq === null ? { ...row, startSeq: log.nextSeq } : row
+    if (row.startSeq === null) repo.adopt(row.id, log.nextSeq)
+    open.set(row.id, adopted)
+    log.listen(row.id, row.clientId, row.recorded, row.capped)
   }
 
   function view (row: SessionRow): Session {
-    const live = open.get(row.id)
+    const live = log.countOf(row.id)
     return {
       id: row.id,
       name: row.name,
       clientId: row.clientId,
       startedAt: new Date(row.startedMs).toISOString(),
       ...(row.endedMs === null ? {} : { endedAt: new Date(row.endedMs).toISOString() }),
+      ...(row.endedBy === null ? {} : { endedBy: row.endedBy as EndedBy }),
       recorded: live?.recorded ?? row.recorded,
       capped: live?.capped ?? row.capped
     }
@@ -113,90 +76,150 @@ export function createExaminer ({ repo, clock, clientsOf, cap = SESSION_REQUEST_
     return row
   }
 
-  function report (id: number): Report {
-    flush()
-    const row = session(id)
-    const requests: RecordedRequest[] = []
-    const decode = requestDecoder()
-    for (const chunk of repo.chunks(id)) {
-      for (const request of decode(inflateRawSync(chunk.requests).toString('utf8'), chunk.firstSeq)) requests.push(request)
+  /** What computing the session's report takes: its chunks, which requests of them are its, its mirrors. */
+  function jobOf (row: SessionRow, sessionView: Session): ReportJob {
+    log.flush()
+    const toSeq = row.endSeq ?? log.nextSeq
+    return {
+      session: sessionView,
+      ownChunks: repo.ownChunks(row.id),
+      chunks: row.startSeq === null ? [] : repo.logChunks(row.startSeq, toSeq),
+      range: { fromSeq: row.startSeq ?? toSeq, toSeq, clientId: row.clientId, cap },
+      mirrors: repo.mirrors(row.id)
     }
-    const mirrors: DeclaredMirror[] = repo.mirrors(id).map((m) => ({
-      agencyId: m.agencyId,
-      upTo: m.upTo,
-      postedMs: m.postedMs,
-      clients: JSON.parse(m.clients) as Array<[number, number]>
-    }))
-    return buildReport({ session: view(row), requests, mirrors, clientsOf })
+  }
+
+  const compute = (row: SessionRow, sessionView: Session) => reports.run(jobOf(row, sessionView), clientsOf)
+
+  /** Forgets the log's chunks no open or ending session reads. */
+  function trim (): void {
+    let from = log.nextSeq
+    for (const row of open.values()) from = Math.min(from, row.startSeq ?? from)
+    for (const id of ending.keys()) from = Math.min(from, repo.get(id)?.startSeq ?? from)
+    repo.trimLog(from)
+  }
+
+  /** The report a session ended with: kept, or computed once (a session that ended before reports were kept). */
+  async function endedReport (row: SessionRow): Promise<Report> {
+    const kept = repo.report(row.id)
+    if (kept !== undefined) return JSON.parse(kept) as Report
+    const running = ending.get(row.id)
+    if (running !== undefined) return running
+    return keepReport(row, compute(row, view(row)))
+  }
+
+  async function keepReport (row: SessionRow, computing: Promise<Report>): Promise<Report> {
+    ending.set(row.id, computing)
+    try {
+      const report = await computing
+      repo.keepReport(row.id, JSON.stringify(report))
+      return report
+    } finally {
+      ending.delete(row.id)
+      trim()
+    }
+  }
+
+  /** Ends an open session: it stops recording now, and its report is computed against the data as it stands now, and kept. */
+  async function endSession (row: SessionRow, by: EndedBy): Promise<Report> {
+    log.flush()
+    const counted = view(row)
+    log.forget(row.id)
+    open.delete(row.id)
+    const endedMs = clock.nowMs()
+    const endSeq = log.nextSeq
+    repo.end(row.id, { endedMs, endSeq, by, recorded: counted.recorded, capped: counted.capped })
+    const ended = { ...row, endedMs, endSeq, endedBy: by, recorded: counted.recorded, capped: counted.capped }
+    return keepReport(ended, compute(ended, view(ended)))
   }
 
   return {
     /** True while a session is open: the recording points skip all work otherwise. */
     get recording (): boolean {
-      return open.size > 0
+      return log.recording
     },
 
-    /** Whether a request presenting this Client Id would be recorded by any open session. */
-    wants (clientId: string | null): boolean {
-      for (const s of open.values()) if (s.row.clientId === null || s.row.clientId === clientId) return true
-      return false
-    },
+    /** Whether a request presenting this Client Id would be recorded by an open session. */
+    wants: (clientId: string | null): boolean => log.wants(clientId),
 
-    /** Records a request in every open session that takes its Client Id. */
+    /** Records a request once in the world's log, for every open session that takes its Client Id. */
     record (request: RequestRecord): void {
-      for (const s of open.values()) {
-        if (s.row.clientId !== null && s.row.clientId !== request.clientId) continue
-        if (s.recorded >= cap) {
-          if (!s.capped) {
-            s.capped = true
-            s.cappedPending = true
-            schedule()
-          }
-          continue
-        }
-        s.recorded++
-        s.pending.push(request)
-        waiting++
-        schedule()
-      }
+      if (log.wants(request.clientId)) log.append(request)
     },
 
     start ({ name, clientId }: { name?: string, clientId?: string }): Session {
+      if (open.size >= MAX_OPEN_SESSIONS) {
+        throw conflict(`This world has ${open.size} open sessions, its most; end (POST /_sandbox/sessions/{id}/end) or delete the sessions a failed run left open, or reset the world, which ends them`)
+      }
+      log.flush()
       const startedMs = clock.nowMs()
-      const id = repo.insert(name ?? `session at ${new Date(startedMs).toISOString()}`, clientId ?? null, startedMs)
+      const id = repo.insert(name ?? `session at ${new Date(startedMs).toISOString()}`, clientId ?? null, startedMs, log.nextSeq)
       const row = session(id)
-      open.set(id, { row, recorded: 0, capped: false, pending: [], cappedPending: false })
+      open.set(id, row)
+      log.listen(id, row.clientId)
       return view(row)
     },
 
-    list: (): Session[] => repo.list().map(view),
-
-    get: (id: number): Session => view(session(id)),
-
-    /** Ends the session (ending an ended one answers the same) and sums up its report. */
-    end (id: number): ReportSummary {
-      session(id)
-      flush()
-      if (open.delete(id)) repo.end(id, clock.nowMs())
-      return summarize(report(id))
+    list: (): Session[] => {
+      log.flush()
+      return repo.list().map(view)
     },
 
-    /** Keeps what the partner says it stored for an agency (a later post for the agency replaces it). */
-    mirror (id: number, body: Mirror): { agencyId: number, clients: number } {
+    get: (id: number): Session => {
+      log.flush()
+      return view(session(id))
+    },
+
+    /** Ends the session and sums up its report (ending an ended session answers the report it ended with). */
+    async end (id: number): Promise<ReportSummary> {
+      const row = session(id)
+      return summarize(row.endedMs === null && open.has(id) ? await endSession(row, 'end') : await endedReport(row))
+    },
+
+    /** Ends every open session but those kept (a reset of the world): their reports say what ended them. */
+    async endAll (by: EndedBy): Promise<void> {
+      await Promise.all([...open.values()].map((row) => endSession(row, by)))
+    },
+
+    /** Deletes a session, ended or open, with its report and mirrors. */
+    delete (id: number): void {
       session(id)
-      const pairs: Array<[number, number]> = body.clients.map((c, i) => {
+      log.forget(id)
+      open.delete(id)
+      repo.delete(id)
+      trim()
+    },
+
+    /** Keeps what the partner says it stored for an agency (a later post for the agency replaces it); entries are read in turns. */
+    async mirror (id: number, body: Mirror): Promise<{ agencyId: number, clients: number }> {
+      const row = session(id)
+      if (row.endedMs !== null) throw conflict(`Session ${id} has ended: its report is the one it ended with. Post mirrors before ending the session`)
+      if (!agencyExists(body.agencyId)) throw notFound(`No agency ${body.agencyId} in this world; a mirror is of an agency the integration syncs`)
+      const agencies = repo.mirroredAgencies(id)
+      if (!agencies.includes(body.agencyId) && agencies.length >= MAX_MIRRORS_PER_SESSION) {
+        throw conflict(`Session ${id} has mirrors of ${agencies.length} agencies, its most (${MAX_MIRRORS_PER_SESSION}); post again for one of them to replace it`)
+      }
+      const pairs: Array<[number, number]> = []
+      for (const [i, c] of body.clients.entries()) {
         const ms = parseTimestamp(c.modified)
         if (ms === null) throw invalidField(`clients[${i}].modified`, `'${c.modified.slice(0, 40)}' is not an ISO 8601 date-time such as 2026-11-22T09:00:00Z`)
-        return [c.clientNumber, ms]
-      })
+        pairs.push([c.clientNumber, ms])
+        if (i % MIRROR_ENTRIES_PER_TURN === MIRROR_ENTRIES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve))
+      }
+      if (!open.has(id)) throw conflict(`Session ${id} ended while its mirror was read`)
       repo.putMirror(id, { agencyId: body.agencyId, upTo: body.upTo ?? null, postedMs: clock.nowMs(), clients: JSON.stringify(pairs) })
       return { agencyId: body.agencyId, clients: pairs.length }
     },
 
-    report,
+    /** The session's report: computed now while it is open, the kept one once it has ended. */
+    async report (id: number): Promise<Report> {
+      const row = session(id)
+      if (row.endedMs !== null || !open.has(id)) return endedReport(row)
+      return compute(row, view(row))
+    },
 
     /** Writes what waits (at shutdown, before the database closes). */
-    close: flush
+    close: () => log.flush()
   }
 }
 

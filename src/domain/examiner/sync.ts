@@ -185,6 +185,11 @@ function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], sy
   }
 }
 
+/** The agencies whose clients the sync check compares: those the session listed, and those it declared mirrors of. */
+export function syncAgencies (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[]): number[] {
+  return [...new Set([...mirrors.map((m) => m.agencyId), ...agencySyncs(requests).keys()])]
+}
+
 /** The sync section of the report and the sync rules' outcomes. */
 export function syncChecks (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[], clientsOf: ClientsOf): { sync: SyncCheck[], outcomes: RuleOutcomes } {
   const syncs = agencySyncs(requests)

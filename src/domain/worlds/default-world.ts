@@ -30,6 +30,7 @@ export interface DefaultWorldOptions {
   journalBytes?: number
   readModel?: ReadModelOptions
   loadFaker: WorldOptions['loadFaker']
+  reports: WorldOptions['reports']
 }
 
 export interface DefaultWorld {
@@ -73,7 +74,8 @@ export async function openDefaultWorld (options: DefaultWorldOptions): Promise<D
     journalBytes: options.journalBytes ?? 16 * 1024 * 1024,
     readModel: options.readModel,
     ttlMs: 0,
-    loadFaker: options.loadFaker
+    loadFaker: options.loadFaker,
+    reports: options.reports
   })
   if (seededNow) await world.restoreData()
   return { world, startFixture, seededNow, fixtureMismatch }

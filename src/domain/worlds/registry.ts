@@ -34,6 +34,7 @@ export interface RegistryOptions {
   migrationsDir: string
   startFixture: StartFixture
   loadFaker: WorldOptions['loadFaker']
+  reports: WorldOptions['reports']
   realNow?: () => number
   /** What this start did with the default world's database, for the start-up banner. */
   startUp?: StartUp
@@ -144,7 +145,8 @@ export class WorldRegistry {
       readModel: limits.readModel,
       ttlMs: ttlSeconds * 1000,
       realNow: this.realNow,
-      loadFaker: this.options.loadFaker
+      loadFaker: this.options.loadFaker,
+      reports: this.options.reports
     })
     this.worlds.set(id, world)
     this.snapshots.set(id, snapshot)
@@ -169,12 +171,13 @@ export class WorldRegistry {
     for (const world of this.worlds.values()) if (this.expired(world)) this.delete(world.id)
   }
 
-  /** Writes what every world's examiner holds and stops their timers (at shutdown). */
-  close (): void {
+  /** Writes what every world's examiner holds, stops their timers and the report worker (at shutdown). */
+  async close (): Promise<void> {
     this.stopSweeping()
     for (const world of this.worlds.values()) world.destroy()
     this.worlds.clear()
     this.default.close()
+    await this.options.reports.close()
   }
 
   private expired (world: World): boolean {

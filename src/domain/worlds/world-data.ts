@@ -13,6 +13,9 @@ import type { SlidingWindow } from '../sliding-window.js'
 import { exportWorld } from '../world.js'
 import { createWrites } from '../writes.js'
 
+/** Clients read per turn of the event loop for the examiner (about 10 ms). */
+const CLIENT_VERSIONS_PAGE = 20_000
+
 export interface AgencyPatch {
   connected?: boolean
   active?: boolean
@@ -89,8 +92,19 @@ export function openWorldData (db: Db, { clock, createBudget, readModel, clientI
         }
       })
     },
-    /** Every client of an agency, deleted ones too, with its latest change (the examiner's truth). */
-    clientVersions: (agencyId: number) => repos.clients.clientVersions(agencyId),
+    /**
+     * Every client of an agency, deleted ones too, with its latest change (the truth the examiner
+     * compares with), read in pages that let other requests run between them.
+     */
+    async clientVersions (agencyId: number) {
+      const all: ClientVersion[] = []
+      for (;;) {
+        const page = repos.clients.clientVersions(agencyId, all.at(-1)?.clientNumber ?? 0, CLIENT_VERSIONS_PAGE)
+        all.push(...page)
+        if (page.length < CLIENT_VERSIONS_PAGE) return all
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    },
     /** Bytes the database takes (pages in use), for the worlds' memory bound. */
     bytes: () => (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number),
     counts: () => ({
@@ -117,7 +131,7 @@ export interface WorldData {
   activeUsers: (agencyId: number) => UserRow[]
   state: () => Fixture
   adoptIntegrations: () => void
-  clientVersions: (agencyId: number) => ClientVersion[]
+  clientVersions: (agencyId: number) => Promise<ClientVersion[]>
   bytes: () => number
   counts: () => { integrations: number, agencies: number, clients: number, writes: ReturnType<Repositories['writes']['countWrites']> }
 }

@@ -5,6 +5,7 @@ import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import { Clock } from '../clock.js'
 import { CREATE_CLIENT_RATE } from '../create-client.js'
+import type { ReportRunner } from '../examiner/report-runner.js'
 import { createExaminer } from '../examiner/sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
@@ -14,7 +15,7 @@ import { openWorldData, type WorldData } from './world-data.js'
 import { clientIdInWorld, DEFAULT_WORLD_ID } from './world-ids.js'
 
 /** Parts of a world a reset can keep as they are. */
-export const RESET_PARTS = ['data', 'journal', 'faults', 'clock', 'simulator', 'rateWindows'] as const
+export const RESET_PARTS = ['data', 'journal', 'faults', 'clock', 'simulator', 'rateWindows', 'sessions'] as const
 export type ResetPart = typeof RESET_PARTS[number]
 
 /**
@@ -51,6 +52,8 @@ export interface WorldOptions {
   realNow?: () => number
   /** Loads the activity simulator's generator on first use (it is large, and most worlds never need it). */
   loadFaker: Parameters<typeof createSimulator>[2]
+  /** Where examiner reports are computed (one worker for every world). */
+  reports: ReportRunner
 }
 
 /**
@@ -95,7 +98,13 @@ export class World {
     this.simulator = createSimulator(() => this.data.repos, this.clock, options.loadFaker)
     this.records = options.records ?? this.data.sql
     this.sessions = createSessionRepository(this.records, this.id)
-    this.examiner = createExaminer({ repo: this.sessions, clock: this.clock, clientsOf: (agencyId) => this.data.clientVersions(agencyId) })
+    this.examiner = createExaminer({
+      repo: this.sessions,
+      clock: this.clock,
+      clientsOf: (agencyId) => this.data.clientVersions(agencyId),
+      agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
+      reports: options.reports
+    })
   }
 
   /** The world's data over this database, every integration with its Client Id in this world. */
@@ -156,12 +165,15 @@ export class World {
   }
 
   /**
-   * A clean slate: the simulator stops, the clock runs in real time again, the data returns to
-   * the world's start (or the given fixture) with its pending writes, and the journal, fault
-   * rules and create-client rate windows are emptied; `keep` names the parts to leave alone.
+   * A clean slate: open examiner sessions end (their reports say so), the simulator stops, the
+   * clock runs in real time again, the data returns to the world's start (or the given fixture)
+   * with its pending writes, and the journal, fault rules and create-client rate windows are
+   * emptied; `keep` names the parts to leave alone.
    */
   async reset (next?: { fixture: Fixture, source: string }, keep: readonly ResetPart[] = []): Promise<void> {
     const keeps = (part: ResetPart) => keep.includes(part)
+    // open sessions end first: their reports judge the data they saw, before it is reset
+    if (!keeps('sessions')) await this.examiner.endAll('reset')
     if (!keeps('simulator')) this.simulator.stop()
     if (!keeps('clock')) this.clock.reset()
     if (!keeps('data')) await this.restoreData(next)

@@ -5,6 +5,7 @@ import { closeDatabase, openDatabase } from '../../../src/db/database.js'
 import { createSessionRepository } from '../../../src/db/sessions.js'
 import { UnitOfWork } from '../../../src/db/unit-of-work.js'
 import { Clock } from '../../../src/domain/clock.js'
+import { ReportRunner } from '../../../src/domain/examiner/report-runner.js'
 import { createExaminer, FLUSH_INTERVAL_MS, type RequestRecord } from '../../../src/domain/examiner/sessions.js'
 import { AGENCY, build } from '../../helpers/app.js'
 import { startSession, sleep, vendor } from '../../helpers/examiner.js'
@@ -25,7 +26,7 @@ const request = (over: Partial<RequestRecord> = {}): RequestRecord => ({
 t.test('a session records up to its cap, then stops and is marked capped (also after a restart)', async (t) => {
   const { sql } = open(t)
   const clock = new Clock()
-  const examiner = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: () => [] })
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner() })
   const { id } = examiner.start({ clientId: 'abc' })
   for (let i = 1; i <= 4; i++) examiner.record(request({ journalId: i }))
   t.match(examiner.get(id), { recorded: 4, capped: false })
@@ -34,26 +35,26 @@ t.test('a session records up to its cap, then stops and is marked capped (also a
   for (let i = 6; i <= 9; i++) examiner.record(request({ journalId: i }))
   t.match(examiner.get(id), { recorded: 5, capped: true })
   examiner.close()
-  const reopened = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: () => [] })
+  const reopened = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner() })
   t.match(reopened.get(id), { recorded: 5, capped: true }, 'the count and the mark are stored')
   reopened.record(request({ journalId: 10 }))
-  const report = reopened.report(id)
+  const report = await reopened.report(id)
   t.equal(report.session.recorded, 5)
   t.same(report.coverage.operations.find((o) => o.operation === 'agencies')?.outcomes, { 200: 5 }, 'the first five requests')
 })
 
 t.test('recorded requests are written in one transaction per flush, without the change signal', async (t) => {
   const { db, sql, commits } = open(t)
-  const examiner = createExaminer({ repo: createSessionRepository(sql), clock: new Clock(), clientsOf: () => [] })
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock: new Clock(), clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner() })
   const { id } = examiner.start({})
   for (let i = 1; i <= 50; i++) examiner.record(request({ journalId: i }))
-  const count = () => (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM examiner_records WHERE session_id = ?').get(id) as { n: number }).n
+  const count = () => (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM examiner_log').get() as { n: number }).n
   t.equal(count(), 0, 'waiting in memory')
   await sleep(FLUSH_INTERVAL_MS * 3)
   t.equal(count(), 50, 'written by the timer')
-  t.equal((db.prepare('SELECT count(*) AS n FROM examiner_records').get() as { n: number }).n, 1, 'one chunk')
-  examiner.mirror(id, { agencyId: 1001, clients: [{ clientNumber: 1000, modified: '2026-01-01T00:00:00Z' }] })
-  examiner.end(id)
+  t.equal((db.prepare('SELECT count(*) AS n FROM examiner_log').get() as { n: number }).n, 1, 'one chunk')
+  await examiner.mirror(id, { agencyId: 1001, clients: [{ clientNumber: 1000, modified: '2026-01-01T00:00:00Z' }] })
+  await examiner.end(id)
   t.equal(commits(), 0, 'starting, recording, mirrors and ending signal no change to the read model')
 })
 

@@ -1,0 +1,80 @@
+import { inflateRawSync } from 'node:zlib'
+import type { ClientVersion } from '../../db/clients.js'
+import type { Report, Session } from '../../schemas/examiner.js'
+import { requestDecoder } from './codec.js'
+import type { RecordedRequest } from './records.js'
+import { buildReport, type DeclaredMirror } from './report.js'
+import { syncAgencies } from './sync.js'
+
+/**
+ * What computing one report takes, in the form it crosses to the report worker: the session's
+ * chunks as stored (compressed), which of their requests are the session's, and its mirrors.
+ * The agencies' clients are asked for once the requests are read (only the agencies synced).
+ */
+export interface ReportJob {
+  session: Session
+  /** Chunks the session recorded on its own (sessions started before the world's log): all its requests. */
+  ownChunks: Array<{ firstSeq: number, requests: Uint8Array }>
+  /** Chunks of the world's log; the session's requests among them are those `range` names. */
+  chunks: Array<{ firstSeq: number, requests: Uint8Array }>
+  /** The log positions and Client Id of the session's requests, and their most (own chunks counted). */
+  range: { fromSeq: number, toSeq: number, clientId: string | null, cap: number }
+  mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, clients: string }>
+}
+
+/** An agency's clients as columns (sent without copying between threads). */
+export interface ClientColumns {
+  numbers: Float64Array
+  deleted: Uint8Array
+  modifiedMs: Float64Array
+}
+
+export function toColumns (clients: readonly ClientVersion[]): ClientColumns {
+  const columns = { numbers: new Float64Array(clients.length), deleted: new Uint8Array(clients.length), modifiedMs: new Float64Array(clients.length) }
+  clients.forEach((c, i) => {
+    columns.numbers[i] = c.clientNumber
+    columns.deleted[i] = c.deleted ? 1 : 0
+    columns.modifiedMs[i] = c.modifiedMs
+  })
+  return columns
+}
+
+function fromColumns (columns: ClientColumns): ClientVersion[] {
+  return Array.from(columns.numbers, (clientNumber, i) => ({ clientNumber, deleted: columns.deleted[i] === 1, modifiedMs: columns.modifiedMs[i] }))
+}
+
+/** The session's requests, numbered from 1 in the order they were recorded. */
+export function sessionRequests (job: ReportJob): RecordedRequest[] {
+  const decode = requestDecoder()
+  const read = (chunk: { firstSeq: number, requests: Uint8Array }) => decode(inflateRawSync(chunk.requests).toString('utf8'), chunk.firstSeq)
+  const requests: RecordedRequest[] = []
+  const add = (r: RecordedRequest) => {
+    r.seq = requests.length + 1
+    requests.push(r)
+  }
+  for (const chunk of job.ownChunks) read(chunk).forEach(add)
+  const { range } = job
+  for (const chunk of job.chunks) {
+    for (const r of read(chunk)) {
+      if (r.seq < range.fromSeq || r.seq >= range.toSeq) continue
+      if (range.clientId !== null && r.clientId !== range.clientId) continue
+      if (requests.length >= range.cap) return requests
+      add(r)
+    }
+  }
+  return requests
+}
+
+/** The declared mirrors, their client lists parsed. */
+export const declaredMirrors = (job: ReportJob): DeclaredMirror[] =>
+  job.mirrors.map((m) => ({ agencyId: m.agencyId, upTo: m.upTo, postedMs: m.postedMs, clients: JSON.parse(m.clients) as Array<[number, number]> }))
+
+/** Reads the job's requests, asks for the clients of the agencies it compares, and judges the session. */
+export async function runReportJob (job: ReportJob, clientsOf: (agencies: number[]) => Promise<Map<number, ClientColumns>>): Promise<Report> {
+  const requests = sessionRequests(job)
+  const mirrors = declaredMirrors(job)
+  const columns = await clientsOf(syncAgencies(requests, mirrors))
+  return buildReport({ session: job.session, requests, mirrors, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
+}
+
+const EMPTY: ClientColumns = { numbers: new Float64Array(0), deleted: new Uint8Array(0), modifiedMs: new Float64Array(0) }
