@@ -119,7 +119,13 @@ function signalGroup (pgid, signal) {
 const running = new Set()
 let exitHooks = false
 
-/** Once per process: stop what still runs on exit and on SIGINT, SIGTERM, SIGHUP, then let the signal do what it would have done. */
+/**
+ * Once per process: stop what still runs on exit and on SIGINT, SIGTERM, SIGHUP. After a signal
+ * the sandboxes are stopped first, then the signal is raised again: with no other listener it
+ * ends the process as it would have; a listener that left the exit to others (signal-exit, which
+ * test runners load) acts on it now. A listener that exits at once (node --test's) ends the
+ * process before the stop is done: the exit hook then signals the sandboxes.
+ */
 function stopAtExit () {
   if (exitHooks) return
   exitHooks = true
@@ -130,7 +136,7 @@ function stopAtExit () {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
     process.once(signal, async () => {
       await Promise.all([...running].map((sandbox) => sandbox.stop()))
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
+      process.kill(process.pid, signal)
     })
   }
 }
