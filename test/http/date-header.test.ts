@@ -22,7 +22,7 @@ async function listen (app: FastifyInstance): Promise<string> {
 
 const json = (body: unknown) => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
-t.test('with the clock frozen at 2031-01-02T03:04:05Z, every answer is dated then: vendor, control, errors, faults', async (t) => {
+t.test('[B: The sandbox clock and HTTP] with the clock frozen at 2031-01-02T03:04:05Z, every answer is dated then: vendor, control, errors, faults', async (t) => {
   const app = await build(t)
   const url = await listen(app)
   const put = await fetch(`${url}/_sandbox/clock`, { method: 'PUT', ...json({ now: FROZEN, frozen: true }) })
