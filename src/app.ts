@@ -23,6 +23,7 @@ import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
 import { JSON_BODY_LIMIT, useJsonBodies } from './http/json-body.js'
 import { releaseBodyBuffers } from './http/body-buffers.js'
+import { dateFromSandboxClock } from './http/date-header.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
@@ -109,6 +110,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerErrorHandling(app)
   noSniff(app)
   guardControlPlane(app, config)
+  dateFromSandboxClock(app)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.

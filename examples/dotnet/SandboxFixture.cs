@@ -1,11 +1,22 @@
-// An xUnit fixture for the agency sandbox that needs only HTTP: it attaches to AGENCY_SANDBOX_URL
-// (a container, a CI service) or starts `npx agency-sandbox serve` on a free port, and exposes the
-// control calls a test suite uses. Share it with [Collection] and reset in each test's constructor.
+// An xUnit fixture for the agency sandbox that needs only HTTP, and exposes the control calls a test
+// suite uses. Share it with [Collection] and reset in each test's constructor.
+//
+// Where the sandbox comes from, first match wins:
+//   AGENCY_SANDBOX_URL   attach to a sandbox that already runs (a container, a CI service)
+//   AGENCY_SANDBOX_CMD   the command line that starts one, e.g. "node ../agency-sandbox/dist/bundle/cli.js"
+//   agency-sandbox       installed in the project (node_modules/.bin, searched from the current
+//                        directory upwards) or on PATH
+// and AGENCY_SANDBOX_TOKEN is the control token, when the sandbox has one.
+//
+// A started sandbox is stopped with every process it started, also when the test run ends early
+// (ProcessExit, Ctrl-C): on Linux it runs in a session of its own (through setsid) and the whole
+// group gets SIGTERM, then SIGKILL after a grace period; elsewhere the process tree is killed.
 using System.Diagnostics;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Net.Http.Json;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Text.Json;
 using Xunit;
 
@@ -13,7 +24,13 @@ namespace AgencySandbox.Examples;
 
 public sealed class SandboxFixture : IAsyncLifetime
 {
+    private const string Bin = "agency-sandbox";
+    private static readonly TimeSpan StopGrace = TimeSpan.FromSeconds(10);
+    private static readonly HashSet<SandboxFixture> Running = new();
+    private static bool _exitHooks;
+
     private Process? _process;
+    private bool _ownSession;
     public Uri BaseUrl { get; private set; } = default!;
     /// <summary>HTTP client for your integration under test: Basic auth with the demo credentials abc:123.</summary>
     public HttpClient Vendor { get; private set; } = default!;
@@ -25,12 +42,7 @@ public sealed class SandboxFixture : IAsyncLifetime
         if (string.IsNullOrEmpty(attached))
         {
             var port = FreePort();
-            var command = Environment.GetEnvironmentVariable("AGENCY_SANDBOX_CMD") ?? "npx agency-sandbox";
-            var parts = command.Split(' ', StringSplitOptions.RemoveEmptyEntries);
-            var start = new ProcessStartInfo(parts[0]) { RedirectStandardOutput = true, RedirectStandardError = true };
-            foreach (var arg in parts.Skip(1).Concat(new[] { "serve", "--port", port.ToString(), "--db", ":memory:", "--log-level", "warn" }))
-                start.ArgumentList.Add(arg);
-            _process = Process.Start(start) ?? throw new InvalidOperationException($"could not start {command}");
+            StartProcess(SandboxCommand(), port);
             attached = $"http://127.0.0.1:{port}";
         }
         BaseUrl = new Uri(attached.TrimEnd('/') + "/");
@@ -39,13 +51,120 @@ public sealed class SandboxFixture : IAsyncLifetime
         if (!string.IsNullOrEmpty(token)) _control.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", token);
         Vendor = new HttpClient { BaseAddress = new Uri(BaseUrl, "vendor/") };
         Vendor.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Basic", Convert.ToBase64String("abc:123"u8.ToArray()));
-        await WaitHealthyAsync(TimeSpan.FromSeconds(30));
+        try
+        {
+            await WaitHealthyAsync(TimeSpan.FromSeconds(30));
+        }
+        catch
+        {
+            await StopAsync();
+            throw;
+        }
     }
 
-    public Task DisposeAsync()
+    public Task DisposeAsync() => StopAsync();
+
+    /// <summary>AGENCY_SANDBOX_CMD, else node_modules/.bin/agency-sandbox from the current directory upwards, else agency-sandbox on PATH.</summary>
+    public static List<string> SandboxCommand()
     {
-        if (_process is { HasExited: false }) _process.Kill(entireProcessTree: true);
-        return Task.CompletedTask;
+        var configured = Environment.GetEnvironmentVariable("AGENCY_SANDBOX_CMD");
+        if (!string.IsNullOrWhiteSpace(configured)) return SplitCommand(configured);
+        var names = OperatingSystem.IsWindows() ? new[] { Bin + ".cmd", Bin } : new[] { Bin };
+        for (var folder = new DirectoryInfo(Directory.GetCurrentDirectory()); folder is not null; folder = folder.Parent)
+            foreach (var name in names)
+            {
+                var candidate = Path.Combine(folder.FullName, "node_modules", ".bin", name);
+                if (File.Exists(candidate)) return new List<string> { candidate };
+            }
+        foreach (var dir in (Environment.GetEnvironmentVariable("PATH") ?? "").Split(Path.PathSeparator, StringSplitOptions.RemoveEmptyEntries))
+            foreach (var name in names)
+                if (File.Exists(Path.Combine(dir, name))) return new List<string> { Path.Combine(dir, name) };
+        throw new InvalidOperationException(string.Join(Environment.NewLine,
+            "no agency sandbox to use. Any one of these three ways works:",
+            "  1. AGENCY_SANDBOX_URL=http://127.0.0.1:8080  attach to a sandbox that already runs (a container, a CI service)",
+            "  2. AGENCY_SANDBOX_CMD='node /path/to/agency-sandbox/dist/bundle/cli.js'  the command that starts one",
+            "  3. install the package in this project (npm install --save-dev ./agency-sandbox-<version>.tgz, or a git dependency):",
+            $"     its node_modules/.bin/{Bin} is found from {Directory.GetCurrentDirectory()} upwards, or `{Bin}` on PATH",
+            "(the package is not on the npm registry yet, so `npx agency-sandbox` cannot fetch it)"));
+    }
+
+    /// <summary>Words of a command line: spaces separate them, single or double quotes keep spaces inside one.</summary>
+    public static List<string> SplitCommand(string line) =>
+        System.Text.RegularExpressions.Regex.Matches(line, "\"([^\"]*)\"|'([^']*)'|(\\S+)")
+            .Select(m => m.Groups[1].Success ? m.Groups[1].Value : m.Groups[2].Success ? m.Groups[2].Value : m.Groups[3].Value)
+            .ToList();
+
+    private void StartProcess(List<string> command, int port)
+    {
+        var arguments = command.Concat(new[] { "serve", "--port", port.ToString(), "--db", ":memory:", "--log-level", "warn" }).ToList();
+        // .NET cannot start a process in a new session itself; setsid (util-linux) does, and execs the command.
+        var setsid = OperatingSystem.IsLinux() ? new[] { "/usr/bin/setsid", "/bin/setsid" }.FirstOrDefault(File.Exists) : null;
+        _ownSession = setsid is not null;
+        var start = new ProcessStartInfo(setsid ?? arguments[0]) { UseShellExecute = false, RedirectStandardOutput = false, RedirectStandardError = false };
+        foreach (var arg in setsid is null ? arguments.Skip(1) : arguments) start.ArgumentList.Add(arg);
+        lock (Running)
+        {
+            if (!_exitHooks)
+            {
+                _exitHooks = true;
+                AppDomain.CurrentDomain.ProcessExit += (_, _) => StopAll();
+                Console.CancelKeyPress += (_, _) => StopAll();
+            }
+            _process = Process.Start(start) ?? throw new InvalidOperationException($"could not start {string.Join(' ', command)}");
+            Running.Add(this);
+        }
+    }
+
+    private static void StopAll()
+    {
+        SandboxFixture[] all;
+        lock (Running) all = Running.ToArray();
+        foreach (var sandbox in all) sandbox.StopAsync().GetAwaiter().GetResult();
+    }
+
+    [DllImport("libc", SetLastError = true)]
+    private static extern int kill(int pid, int sig);
+    private const int SIGTERM = 15, SIGKILL = 9;
+
+    /// <summary>Ends every process the sandbox started: SIGTERM to its session's group, SIGKILL after a grace period; elsewhere the whole tree.</summary>
+    public async Task StopAsync()
+    {
+        Process? process;
+        lock (Running)
+        {
+            process = _process;
+            _process = null;
+            Running.Remove(this);
+        }
+        if (process is null) return;
+        if (!_ownSession)
+        {
+            if (!process.HasExited) process.Kill(entireProcessTree: true);
+            await process.WaitForExitAsync();
+            return;
+        }
+        // the group's id is the started process's pid (setsid made it the session leader)
+        foreach (var (signal, wait) in new[] { (SIGTERM, StopGrace), (SIGKILL, TimeSpan.FromSeconds(5)) })
+        {
+            kill(-process.Id, signal);
+            var deadline = DateTime.UtcNow + wait;
+            while (GroupAlive(process) && DateTime.UtcNow < deadline) await Task.Delay(50);
+            if (!GroupAlive(process)) break;
+        }
+    }
+
+    /// <summary>Whether a process of the group still runs; an unreaped zombie (an orphan under an init that does not reap) counts as gone.</summary>
+    private static bool GroupAlive(Process leader)
+    {
+        foreach (var dir in Directory.EnumerateDirectories("/proc"))
+        {
+            if (!int.TryParse(Path.GetFileName(dir), out _)) continue;
+            string stat;
+            try { stat = File.ReadAllText(Path.Combine(dir, "stat")); } catch (IOException) { continue; } catch (UnauthorizedAccessException) { continue; }
+            var fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+            if (fields.Length > 2 && fields[2] == leader.Id.ToString() && fields[0] != "Z" && fields[0] != "X") return true;
+        }
+        return false;
     }
 
     private static int FreePort()

@@ -2,13 +2,26 @@
 // running one) and drive its control API. With the package installed you can also start it in
 // your own process: `import { startSandbox } from 'agency-sandbox'`.
 //
-//   AGENCY_SANDBOX_URL    attach to a running sandbox (a container, a CI service) instead
-//   AGENCY_SANDBOX_CMD    the command that starts one (default: "npx agency-sandbox")
-//   AGENCY_SANDBOX_TOKEN  the control token, when the sandbox has one
-import { spawn } from 'node:child_process'
+// Where the sandbox comes from, first match wins:
+//   AGENCY_SANDBOX_URL    attach to a running sandbox (a container, a CI service)
+//   AGENCY_SANDBOX_CMD    the command line that starts one, e.g. "node ../agency-sandbox/dist/bundle/cli.js"
+//   agency-sandbox        installed in the project (node_modules/.bin, searched from the current
+//                         directory upwards) or on PATH
+// and AGENCY_SANDBOX_TOKEN is the control token, when the sandbox has one.
+//
+// A started sandbox runs in its own process group; stop() ends the whole group (SIGTERM, then
+// SIGKILL after a grace period), so a launcher in between (npx, a shell) leaves nothing behind.
+// Sandboxes still running when this process exits or is stopped by SIGINT, SIGTERM or SIGHUP
+// are stopped too.
+import { spawn, spawnSync } from 'node:child_process'
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { delimiter, dirname, join, resolve } from 'node:path'
 
 export const DEMO_AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
+const BIN = 'agency-sandbox'
+const STOP_GRACE_MS = 10_000
+const WINDOWS = process.platform === 'win32'
 
 const freePort = () => new Promise((resolve, reject) => {
   const server = createServer().listen(0, '127.0.0.1', () => {
@@ -20,6 +33,112 @@ const freePort = () => new Promise((resolve, reject) => {
 const query = (q = {}) => {
   const entries = Object.entries(q).filter(([, v]) => v !== undefined && v !== null)
   return entries.length === 0 ? '' : '?' + new URLSearchParams(entries.map(([k, v]) => [k, String(v)]))
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const executable = (file) => {
+  try {
+    accessSync(file, constants.X_OK)
+    return statSync(file).isFile()
+  } catch {
+    return false
+  }
+}
+
+/** Words of a command line: spaces separate them, single or double quotes keep spaces inside one. */
+export function splitCommand (line) {
+  const words = []
+  for (const m of line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)) words.push(m[1] ?? m[2] ?? m[3])
+  return words
+}
+
+/** node_modules/.bin/agency-sandbox in `from` or the nearest folder above it that has one. */
+export function installedBin (from = process.cwd()) {
+  const names = WINDOWS ? [`${BIN}.cmd`, BIN] : [BIN]
+  for (let folder = resolve(from); ; folder = dirname(folder)) {
+    for (const name of names) {
+      const candidate = join(folder, 'node_modules', '.bin', name)
+      if (executable(candidate)) return candidate
+    }
+    if (dirname(folder) === folder) return undefined
+  }
+}
+
+const onPath = () => (process.env.PATH ?? '').split(delimiter).filter(Boolean)
+  .flatMap((dir) => (WINDOWS ? [`${BIN}.cmd`, BIN] : [BIN]).map((name) => join(dir, name))).find(executable)
+
+/** The command that starts a sandbox: AGENCY_SANDBOX_CMD, else the installed bin, else the one on PATH. */
+export function sandboxCommand () {
+  const configured = (process.env.AGENCY_SANDBOX_CMD ?? '').trim()
+  if (configured !== '') return splitCommand(configured)
+  const found = installedBin() ?? onPath()
+  if (found !== undefined) return [found]
+  throw new Error([
+    'no agency sandbox to use. Any one of these three ways works:',
+    '  1. AGENCY_SANDBOX_URL=http://127.0.0.1:8080  attach to a sandbox that already runs (a container, a CI service)',
+    "  2. AGENCY_SANDBOX_CMD='node /path/to/agency-sandbox/dist/bundle/cli.js'  the command that starts one",
+    '  3. install the package in this project (npm install --save-dev ./agency-sandbox-<version>.tgz, or a git dependency):',
+    `     its node_modules/.bin/${BIN} is found from ${process.cwd()} upwards, or \`${BIN}\` on PATH`,
+    '(the package is not on the npm registry yet, so `npx agency-sandbox` cannot fetch it)'
+  ].join('\n'))
+}
+
+// -- process groups: nothing outlives the test run ---------------------------------------------
+
+/** Whether a process of the group still runs; on Linux an unreaped zombie (an orphan under an init that does not reap) counts as gone. */
+function groupAlive (pgid) {
+  if (process.platform === 'linux') {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue
+      let stat
+      try {
+        stat = readFileSync(`/proc/${name}/stat`, 'latin1')
+      } catch {
+        continue
+      }
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') return true
+    }
+    return false
+  }
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch (e) {
+    return e.code === 'EPERM'
+  }
+}
+
+function signalGroup (pgid, signal) {
+  try {
+    process.kill(-pgid, signal)
+  } catch {}
+}
+
+const running = new Set()
+let exitHooks = false
+
+/**
+ * Once per process: stop what still runs on exit and on SIGINT, SIGTERM, SIGHUP. After a signal
+ * the sandboxes are stopped first, then the signal is raised again: with no other listener it
+ * ends the process as it would have; a listener that left the exit to others (signal-exit, which
+ * test runners load) acts on it now. A listener that exits at once (node --test's) ends the
+ * process before the stop is done: the exit hook then signals the sandboxes.
+ */
+function stopAtExit () {
+  if (exitHooks) return
+  exitHooks = true
+  // 'exit' allows no waiting: SIGTERM, and the sandbox closes itself (within 10 s, or exits at once).
+  process.once('exit', () => {
+    for (const sandbox of running) sandbox.signal('SIGTERM')
+  })
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, async () => {
+      await Promise.all([...running].map((sandbox) => sandbox.stop()))
+      process.kill(process.pid, signal)
+    })
+  }
 }
 
 export class SandboxProcess {
@@ -37,14 +156,18 @@ export class SandboxProcess {
       await attached.waitHealthy(timeoutMs)
       return attached
     }
+    const [command, ...args] = sandboxCommand()
     const port = await freePort()
-    const [command, ...args] = (process.env.AGENCY_SANDBOX_CMD ?? 'npx agency-sandbox').split(' ')
+    stopAtExit()
+    // detached: a process group (a session) of its own on POSIX, so stop() reaches every process in it
     const child = spawn(command, [...args, 'serve', '--port', String(port), '--db', ':memory:', '--log-level', 'warn'], {
-      stdio: ['ignore', 'ignore', 'inherit']
+      stdio: ['ignore', 'ignore', 'inherit'], detached: !WINDOWS, shell: WINDOWS && /\.cmd$/i.test(command)
     })
     const sandbox = new SandboxProcess(`http://127.0.0.1:${port}`, child, token)
+    running.add(sandbox)
+    const failed = new Promise((resolve, reject) => child.once('error', (e) => reject(new Error(`could not run ${command}: ${e.message}`))))
     try {
-      await sandbox.waitHealthy(timeoutMs)
+      await Promise.race([sandbox.waitHealthy(timeoutMs), failed])
     } catch (e) {
       await sandbox.stop()
       throw e
@@ -60,15 +183,36 @@ export class SandboxProcess {
         if ((await this.control('GET', '/health')).status === 'ok') return
       } catch {}
       if (Date.now() > deadline) throw new Error(`${this.url}/_sandbox/health did not answer within ${timeoutMs} ms`)
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      await sleep(100)
     }
   }
 
-  async stop () {
-    if (this.child === undefined || this.child.exitCode !== null) return
-    const exited = new Promise((resolve) => this.child.once('exit', resolve))
-    this.child.kill('SIGTERM')
-    await exited
+  /** Sends a signal to every process the sandbox started (its process group); on Windows ends the tree. */
+  signal (signal) {
+    const pid = this.child?.pid
+    if (pid === undefined) return
+    if (WINDOWS) spawnSync('taskkill', ['/T', '/F', '/PID', String(pid)], { stdio: 'ignore' })
+    else signalGroup(pid, signal)
+  }
+
+  /** Ends the sandbox's whole process group: SIGTERM, then SIGKILL after `graceMs`. */
+  async stop ({ graceMs = STOP_GRACE_MS } = {}) {
+    running.delete(this)
+    const pid = this.child?.pid
+    if (pid === undefined) return
+    if (WINDOWS) {
+      this.signal('SIGKILL')
+      this.child = undefined
+      return
+    }
+    // the group's id is the started process's pid, whether or not that process still runs
+    for (const [signal, waitMs] of [['SIGTERM', graceMs], ['SIGKILL', 5_000]]) {
+      signalGroup(pid, signal)
+      const deadline = Date.now() + waitMs
+      while (groupAlive(pid) && Date.now() < deadline) await sleep(50)
+      if (!groupAlive(pid)) break
+    }
+    this.child = undefined
   }
 
   /** One control call (/_sandbox + path); throws with the status and problem body on an error. */

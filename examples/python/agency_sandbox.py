@@ -1,26 +1,38 @@
 """A sandbox for Python test suites: start one (or attach to a running one) and drive its control API.
 
-Standard library only. Use it from pytest (see conftest.py) or unittest (see test_unittest_sync.py):
+Standard library only. Use it from pytest (see conftest.py) or without it (see run_without_pytest.py):
 
-    sandbox = Sandbox.start()          # a fresh sandbox process on a free port, in-memory database
+    sandbox = Sandbox.start()          # attach, or a fresh sandbox process on a free port, in-memory database
     sandbox.reset()                    # a clean slate: data, journal, faults, clock, simulator, rate windows
     sandbox.add_fault({"match": {"path": "/vendor/agency/*/clients"}, "effect": {"status": 503}, "times": 1})
     sandbox.requests(method="POST")    # what your integration sent
     sandbox.stop()
 
-Environment:
-    AGENCY_SANDBOX_URL   attach to a sandbox that already runs (a container, a CI service) instead of starting one
-    AGENCY_SANDBOX_CMD   the command that starts one (default: "npx agency-sandbox")
-    AGENCY_SANDBOX_TOKEN the control token, when the sandbox was started with SANDBOX_CONTROL_TOKEN
+Where the sandbox comes from, first match wins:
+    AGENCY_SANDBOX_URL   attach to a sandbox that already runs (a container, a CI service)
+    AGENCY_SANDBOX_CMD   the command line that starts one, e.g. "node ../agency-sandbox/dist/bundle/cli.js"
+    agency-sandbox       installed in the project (node_modules/.bin, searched from the current
+                         directory upwards) or on PATH
+and AGENCY_SANDBOX_TOKEN is the control token, when the sandbox was started with SANDBOX_CONTROL_TOKEN.
+
+A started sandbox runs in its own session (process group); stop() ends the whole group, SIGTERM
+then SIGKILL after a grace period, so a launcher in between (npx, a shell) leaves nothing behind.
+Sandboxes still running when the interpreter exits (a test run ended or interrupted with Ctrl-C,
+SIGTERM or SIGHUP) are stopped the same way.
 """
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
 import shlex
+import shutil
+import signal
 import socket
 import subprocess
+import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -29,6 +41,8 @@ from typing import Any, Optional
 
 DEMO_CLIENT_ID = "abc"
 DEMO_CLIENT_SECRET = "123"
+BIN = "agency-sandbox"
+STOP_GRACE_SECONDS = 10.0
 
 
 class ControlError(Exception):
@@ -40,17 +54,137 @@ class ControlError(Exception):
         self.body = body
 
 
+class SandboxNotFound(RuntimeError):
+    """No sandbox to attach to and no command to start one."""
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+def _installed_bin(start: str) -> Optional[str]:
+    """node_modules/.bin/agency-sandbox in `start` or the nearest folder above it that has one."""
+    names = [BIN + ".cmd", BIN] if os.name == "nt" else [BIN]
+    folder = os.path.abspath(start)
+    while True:
+        for name in names:
+            candidate = os.path.join(folder, "node_modules", ".bin", name)
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def sandbox_command() -> list[str]:
+    """The command line that starts a sandbox: AGENCY_SANDBOX_CMD, else the installed bin, else the one on PATH."""
+    configured = os.environ.get("AGENCY_SANDBOX_CMD", "").strip()
+    if configured:
+        return shlex.split(configured, posix=os.name != "nt")
+    found = _installed_bin(os.getcwd()) or shutil.which(BIN)
+    if found:
+        return [found]
+    raise SandboxNotFound(
+        "no agency sandbox to use. Any one of these three ways works:\n"
+        "  1. AGENCY_SANDBOX_URL=http://127.0.0.1:8080  attach to a sandbox that already runs (a container, a CI service)\n"
+        "  2. AGENCY_SANDBOX_CMD='node /path/to/agency-sandbox/dist/bundle/cli.js'  the command that starts one\n"
+        f"  3. install the package in this project (npm install --save-dev ./agency-sandbox-<version>.tgz, or a git dependency):\n"
+        f"     its node_modules/.bin/{BIN} is found from {os.getcwd()} upwards, or `{BIN}` on PATH\n"
+        "(the package is not on the npm registry yet, so `npx agency-sandbox` cannot fetch it)"
+    )
+
+
+# -- process groups: nothing outlives the test run -------------------------------------------------
+
+_running: "set[Sandbox]" = set()
+_handlers_installed = False
+
+
+def _stop_all() -> None:
+    for sandbox in list(_running):
+        sandbox.stop()
+
+
+def _on_signal(signum: int, _frame: Any) -> None:
+    _stop_all()
+    # then die of the signal as the interpreter would have without this handler
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _stop_at_exit() -> None:
+    """Once per interpreter: stop what is still running at exit, on SIGTERM and on SIGHUP.
+
+    SIGINT needs nothing more: it raises KeyboardInterrupt and the interpreter exits through atexit.
+    A signal someone else already handles is left to them (their handler decides when to exit).
+    """
+    global _handlers_installed
+    if _handlers_installed:
+        return
+    _handlers_installed = True
+    atexit.register(_stop_all)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for name in ("SIGTERM", "SIGHUP"):
+        signum = getattr(signal, name, None)
+        if signum is not None and signal.getsignal(signum) == signal.SIG_DFL:
+            signal.signal(signum, _on_signal)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs. Where /proc exists, an exited process that
+    nobody reaped yet (a zombie, as an orphan stays under an init that does not reap) counts as gone."""
+    if os.path.isdir("/proc/self"):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(b")") + 2:].split()  # state, ppid, pgrp, ...
+            if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+                return True
+        return False
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _signal_group(pgid: int, signum: int) -> None:
+    try:
+        os.killpg(pgid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _group_ended(process: subprocess.Popen, seconds: float) -> bool:
+    """Waits up to `seconds` for every process of the started process's group to end."""
+    deadline = time.monotonic() + seconds
+    while True:
+        process.poll()  # reaps our own child, which would otherwise stay in the group as a zombie
+        if not _group_alive(process.pid):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+
+
 class Sandbox:
-    def __init__(self, url: str, process: Optional[subprocess.Popen] = None, token: Optional[str] = None) -> None:
+    def __init__(self, url: str, process: Optional[subprocess.Popen] = None, token: Optional[str] = None,
+                 stderr: Optional[Any] = None) -> None:
         self.url = url.rstrip("/")
         self.process = process
         self.token = token
+        self._stderr = stderr
 
     # -- life cycle ---------------------------------------------------------------------------
     @classmethod
@@ -62,26 +196,40 @@ class Sandbox:
             sandbox = cls(attached, token=token)
             sandbox.wait_healthy(timeout)
             return sandbox
+        command = sandbox_command()
         port = _free_port()
-        command = shlex.split(os.environ.get("AGENCY_SANDBOX_CMD", "npx agency-sandbox"))
-        process = subprocess.Popen(
-            [*command, "serve", "--port", str(port), "--db", ":memory:", "--log-level", "warn"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        )
-        sandbox = cls(f"http://127.0.0.1:{port}", process, token)
+        # its own file, not a pipe: a pipe nobody reads would stall the sandbox once full
+        stderr = tempfile.TemporaryFile()
+        _stop_at_exit()
+        own_group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if os.name == "nt" else {"start_new_session": True}
+        try:
+            process = subprocess.Popen(
+                [*command, "serve", "--port", str(port), "--db", ":memory:", "--log-level", "warn"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, **own_group,
+            )
+        except OSError as e:
+            stderr.close()
+            raise SandboxNotFound(f"could not run {shlex.join(command)}: {e}") from e
+        sandbox = cls(f"http://127.0.0.1:{port}", process, token, stderr)
+        _running.add(sandbox)
         try:
             sandbox.wait_healthy(timeout)
-        except Exception:
+        except BaseException:
             sandbox.stop()
             raise
         return sandbox
+
+    def _stderr_text(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace")
 
     def wait_healthy(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while True:
             if self.process is not None and self.process.poll() is not None:
-                err = self.process.stderr.read().decode() if self.process.stderr else ""
-                raise RuntimeError(f"the sandbox exited with {self.process.returncode}: {err}")
+                raise RuntimeError(f"the sandbox exited with {self.process.returncode}: {self._stderr_text()}")
             try:
                 if self.control("GET", "/health")["status"] == "ok":
                     return
@@ -91,13 +239,28 @@ class Sandbox:
                 raise TimeoutError(f"{self.url}/_sandbox/health did not answer within {timeout} s")
             time.sleep(0.1)
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+    def stop(self, grace: float = STOP_GRACE_SECONDS) -> None:
+        """Ends the sandbox's whole process group: SIGTERM, then SIGKILL after `grace` seconds."""
+        process, self.process = self.process, None
+        _running.discard(self)
+        if process is None:
+            return
+        try:
+            if os.name == "nt":
+                if process.poll() is None:
+                    subprocess.run(["taskkill", "/T", "/F", "/PID", str(process.pid)], capture_output=True)
+                process.wait()
+                return
+            # the session's id is the started process's pid, whether or not that process still runs
+            for signum, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+                _signal_group(process.pid, signum)
+                if _group_ended(process, wait):
+                    break
+            process.wait(5)
+        finally:
+            if self._stderr is not None:
+                self._stderr.close()
+                self._stderr = None
 
     # -- HTTP ----------------------------------------------------------------------------------
     def _send(self, method: str, url: str, headers: dict, body: Optional[bytes]) -> tuple[int, dict, Any]:

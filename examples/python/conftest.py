@@ -1,7 +1,9 @@
 """pytest fixtures for the agency sandbox: one sandbox per test session, a clean slate before each test.
 
 Copy this file and agency_sandbox.py into your test folder. Set AGENCY_SANDBOX_URL to use a sandbox
-that already runs (a container or CI service); otherwise one is started with `npx agency-sandbox`.
+that already runs (a container or CI service); otherwise one is started with AGENCY_SANDBOX_CMD, or
+with the agency-sandbox installed in your project (node_modules/.bin) or on PATH. It is stopped,
+with every process it started, when the session ends or the run is interrupted.
 """
 import pytest
 

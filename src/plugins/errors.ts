@@ -7,6 +7,7 @@ import {
   unsupportedMediaType, unsupportedVersion, validationFailed, type FieldError
 } from '../errors.js'
 import { rawVersion, versionOf, UNSUPPORTED } from '../versions/index.js'
+import { sandboxDate } from '../http/date-header.js'
 
 interface AjvError {
   instancePath: string
@@ -194,9 +195,10 @@ export function registerErrorHandling (app: FastifyInstance): void {
 /**
  * Answers requests the HTTP parser refused before any route saw them (headers too large,
  * malformed framing, a request that took too long) with a problem body like every other error,
- * then closes the connection: the parser cannot resume after such an error.
+ * then closes the connection: the parser cannot resume after such an error. Fastify calls it
+ * with the app as `this`.
  */
-export function clientErrorHandler (err: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler (this: FastifyInstance, err: Error & { code?: string }, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const problem = err.code === 'HPE_HEADER_OVERFLOW'
     ? headersTooLarge(maxHeaderSize)
@@ -208,7 +210,7 @@ export function clientErrorHandler (err: Error & { code?: string }, socket: Sock
     socket.destroy()
     return
   }
-  const head = [`HTTP/1.1 ${r.status} ${problem.title}`, `Content-Type: ${r.contentType}`,
+  const head = [`HTTP/1.1 ${r.status} ${problem.title}`, `Date: ${sandboxDate(this)}`, `Content-Type: ${r.contentType}`,
     `Content-Length: ${Buffer.byteLength(r.body)}`, 'X-Content-Type-Options: nosniff', 'Connection: close']
   socket.end(`${head.join('\r\n')}\r\n\r\n${r.body}`, () => socket.destroy())
 }

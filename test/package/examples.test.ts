@@ -1,7 +1,11 @@
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ROOT } from '../../src/config.js'
+import { pathToFileURL } from 'node:url'
+import { loadConfig, ROOT } from '../../src/config.js'
+import { startServer } from '../../src/server.js'
 import { CLI } from '../helpers/process.js'
 
 /** The examples start the sandbox the way a partner's suite would; here the built CLI stands in for `npx agency-sandbox`. */
@@ -28,4 +32,63 @@ t.test('and with pytest, through conftest.py, where pytest is installed', { skip
   const run = spawnSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: join(ROOT, 'examples', 'python'), env, encoding: 'utf8', timeout: 120_000 })
   t.equal(run.status, 0, run.stdout + run.stderr)
   t.match(run.stdout, /5 passed/)
+})
+
+/**
+ * Where the fixtures find a sandbox, first match wins: AGENCY_SANDBOX_URL, AGENCY_SANDBOX_CMD, then
+ * node_modules/.bin/agency-sandbox from the current directory upwards (or on PATH); with none of
+ * them they fail naming all three. Each case runs the fixture's start from a folder of its own.
+ */
+t.test('the fixtures find the sandbox by URL, then command, then the installed bin, else name the three ways', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'sandbox-find-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  const deep = join(root, 'project', 'tests', 'integration')
+  mkdirSync(deep, { recursive: true })
+  const binDir = join(root, 'project', 'node_modules', '.bin')
+  mkdirSync(binDir, { recursive: true })
+  const broken = join(root, 'broken-sandbox')
+  writeFileSync(broken, '#!/bin/sh\necho "this is not the sandbox" >&2\nexit 3\n')
+  chmodSync(broken, 0o755)
+  const installBin = (script: string) => {
+    rmSync(join(binDir, 'agency-sandbox'), { force: true })
+    writeFileSync(join(binDir, 'agency-sandbox'), script)
+    chmodSync(join(binDir, 'agency-sandbox'), 0o755)
+  }
+  const working = `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`
+  const bare: NodeJS.ProcessEnv = { ...process.env, PATH: '/usr/bin:/bin' }
+  delete bare.AGENCY_SANDBOX_URL
+  delete bare.AGENCY_SANDBOX_CMD
+
+  const FIXTURES = [
+    { name: 'Node', command: process.execPath, args: ['--input-type=module', '-e', `const { SandboxProcess } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'examples', 'node', 'sandbox-process.mjs')).href)}); const s = await SandboxProcess.start({ timeoutMs: 20000 }); console.log('reached ' + s.url); await s.stop()`] },
+    ...(python.status === 0
+      ? [{ name: 'Python', command: 'python3', args: ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(join(ROOT, 'examples', 'python'))}); from agency_sandbox import Sandbox; s = Sandbox.start(20); print('reached ' + s.url); s.stop()`] }]
+      : [])
+  ]
+  const server = await startServer(loadConfig({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', PORT: '0' }))
+  t.teardown(() => server.close())
+  const start = (fixture: typeof FIXTURES[number], env: NodeJS.ProcessEnv) => new Promise<{ code: number | null, out: string }>((resolve) => {
+    execFile(fixture.command, fixture.args, { cwd: deep, env, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out: stdout + stderr }))
+  })
+
+  for (const fixture of FIXTURES) {
+    installBin(working)
+    let r = await start(fixture, { ...bare, AGENCY_SANDBOX_URL: server.url, AGENCY_SANDBOX_CMD: broken })
+    t.match(r.out, `reached ${server.url}`, `${fixture.name}: AGENCY_SANDBOX_URL comes first`)
+
+    installBin(`#!/bin/sh\nexec '${broken}' "$@"\n`)
+    r = await start(fixture, { ...bare, AGENCY_SANDBOX_CMD: `${process.execPath} ${CLI}` })
+    t.match(r.out, /reached http:\/\/127\.0\.0\.1:\d+/, `${fixture.name}: then AGENCY_SANDBOX_CMD, before an installed bin`)
+
+    installBin(working)
+    r = await start(fixture, bare)
+    t.match(r.out, /reached http:\/\/127\.0\.0\.1:\d+/, `${fixture.name}: then node_modules/.bin/agency-sandbox, two folders up`)
+
+    rmSync(join(binDir, 'agency-sandbox'))
+    r = await start(fixture, bare)
+    t.not(r.code, 0, `${fixture.name}: with none of them the start fails`)
+    t.match(r.out, /AGENCY_SANDBOX_URL=.*\n.*AGENCY_SANDBOX_CMD=.*\n.*install the package/, `${fixture.name}: naming the three ways`)
+    t.match(r.out, /not on the npm registry yet/)
+  }
 })

@@ -6,18 +6,17 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.util.Base64;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.testcontainers.junit.jupiter.Container;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
-/** What a partner's Java test suite checks with the sandbox (JUnit 5; `mvn test`). */
+/** The same checks against the sandbox in a container (JUnit 5 and Testcontainers; `mvn test`). */
 @Testcontainers
 class PartnerSyncTest {
     @Container
-    static final AgencySandboxContainer SANDBOX = new AgencySandboxContainer(Path.of("../.."));
+    static final AgencySandboxContainer SANDBOX = AgencySandboxContainer.fromEnvironment();
 
     private static final HttpClient HTTP = HttpClient.newHttpClient();
     private static final String DEMO = "Basic " + Base64.getEncoder().encodeToString("abc:123".getBytes());

@@ -1,0 +1,243 @@
+package example;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The agency sandbox for a Java test suite, over HTTP only (the JDK's HttpClient, nothing else).
+ * Use it through {@link AgencySandboxExtension} (JUnit 5), or on its own:
+ *
+ * <pre>{@code
+ * try (AgencySandbox sandbox = AgencySandbox.start()) {
+ *     sandbox.reset();
+ *     HttpResponse<String> agencies = sandbox.vendor("GET", "/agencies?version=4.0", null);
+ * }
+ * }</pre>
+ *
+ * Where the sandbox comes from, first match wins:
+ * <ul>
+ *   <li>{@code AGENCY_SANDBOX_URL}: attach to a sandbox that already runs (a container, a CI service);</li>
+ *   <li>{@code AGENCY_SANDBOX_CMD}: the command line that starts one, e.g. {@code node ../agency-sandbox/dist/bundle/cli.js};</li>
+ *   <li>{@code agency-sandbox} installed in the project ({@code node_modules/.bin}, searched from the
+ *       current directory upwards) or on PATH.</li>
+ * </ul>
+ * {@code AGENCY_SANDBOX_TOKEN} is the control token, when the sandbox has one.
+ *
+ * <p>A started sandbox is stopped with every process it started (a launcher such as npx runs it as
+ * a grandchild): the whole process tree gets SIGTERM, then SIGKILL after a grace period. The JDK
+ * cannot give a child a process group of its own, so the tree is taken from
+ * {@link ProcessHandle#descendants()} when stopping. A shutdown hook stops whatever still runs when
+ * the JVM exits, also on Ctrl-C or SIGTERM.
+ */
+public final class AgencySandbox implements AutoCloseable {
+    public static final String DEMO_AUTH = "Basic " + Base64.getEncoder().encodeToString("abc:123".getBytes(StandardCharsets.UTF_8));
+    private static final String BIN = "agency-sandbox";
+    private static final boolean WINDOWS = System.getProperty("os.name", "").toLowerCase().startsWith("windows");
+    private static final Duration STOP_GRACE = Duration.ofSeconds(10);
+    private static final Set<AgencySandbox> RUNNING = ConcurrentHashMap.newKeySet();
+    private static final AtomicBoolean SHUTDOWN_HOOK = new AtomicBoolean();
+
+    private final String url;
+    private final String token;
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private volatile Process process;
+
+    private AgencySandbox(String url, String token, Process process) {
+        this.url = url.replaceAll("/+$", "");
+        this.token = token;
+        this.process = process;
+    }
+
+    /** Attaches to AGENCY_SANDBOX_URL, or starts a sandbox process and waits until it is healthy (30 s at most). */
+    public static AgencySandbox start() throws IOException, InterruptedException {
+        return start(Duration.ofSeconds(30));
+    }
+
+    public static AgencySandbox start(Duration timeout) throws IOException, InterruptedException {
+        String token = System.getenv("AGENCY_SANDBOX_TOKEN");
+        String attached = System.getenv("AGENCY_SANDBOX_URL");
+        if (attached != null && !attached.isBlank()) {
+            AgencySandbox sandbox = new AgencySandbox(attached.trim(), token, null);
+            sandbox.waitHealthy(timeout);
+            return sandbox;
+        }
+        List<String> command = new ArrayList<>(sandboxCommand());
+        int port = freePort();
+        command.addAll(List.of("serve", "--port", String.valueOf(port), "--db", ":memory:", "--log-level", "warn"));
+        if (SHUTDOWN_HOOK.compareAndSet(false, true)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(AgencySandbox::close), "agency-sandbox-stop"));
+        }
+        Process started = new ProcessBuilder(command)
+            .redirectInput(ProcessBuilder.Redirect.from(new File(WINDOWS ? "NUL" : "/dev/null")))
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+        AgencySandbox sandbox = new AgencySandbox("http://127.0.0.1:" + port, token, started);
+        RUNNING.add(sandbox);
+        try {
+            sandbox.waitHealthy(timeout);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            sandbox.close();
+            throw e;
+        }
+        return sandbox;
+    }
+
+    /** AGENCY_SANDBOX_CMD, else node_modules/.bin/agency-sandbox from the current directory upwards, else agency-sandbox on PATH. */
+    public static List<String> sandboxCommand() {
+        String configured = System.getenv("AGENCY_SANDBOX_CMD");
+        if (configured != null && !configured.isBlank()) return splitCommand(configured);
+        List<String> names = WINDOWS ? List.of(BIN + ".cmd", BIN) : List.of(BIN);
+        Path cwd = Path.of("").toAbsolutePath();
+        for (Path folder = cwd; folder != null; folder = folder.getParent()) {
+            for (String name : names) {
+                Path candidate = folder.resolve("node_modules").resolve(".bin").resolve(name);
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) return List.of(candidate.toString());
+            }
+        }
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            if (dir.isEmpty()) continue;
+            for (String name : names) {
+                Path candidate = Path.of(dir, name);
+                if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) return List.of(candidate.toString());
+            }
+        }
+        throw new IllegalStateException(String.join(System.lineSeparator(),
+            "no agency sandbox to use. Any one of these three ways works:",
+            "  1. AGENCY_SANDBOX_URL=http://127.0.0.1:8080  attach to a sandbox that already runs (a container, a CI service)",
+            "  2. AGENCY_SANDBOX_CMD='node /path/to/agency-sandbox/dist/bundle/cli.js'  the command that starts one",
+            "  3. install the package in this project (npm install --save-dev ./agency-sandbox-<version>.tgz, or a git dependency):",
+            "     its node_modules/.bin/" + BIN + " is found from " + cwd + " upwards, or `" + BIN + "` on PATH",
+            "(the package is not on the npm registry yet, so `npx agency-sandbox` cannot fetch it)"));
+    }
+
+    /** Words of a command line: spaces separate them, single or double quotes keep spaces inside one. */
+    public static List<String> splitCommand(String line) {
+        List<String> words = new ArrayList<>();
+        Matcher m = Pattern.compile("\"([^\"]*)\"|'([^']*)'|(\\S+)").matcher(line);
+        while (m.find()) words.add(m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : m.group(3));
+        return words;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    /** Base URL of the vendor API and the control plane, e.g. http://127.0.0.1:53124 */
+    public String url() {
+        return url;
+    }
+
+    /** The started process (null when attached to AGENCY_SANDBOX_URL or after close()). */
+    public Process process() {
+        return process;
+    }
+
+    public void waitHealthy(Duration timeout) throws IOException, InterruptedException {
+        Instant deadline = Instant.now().plus(timeout);
+        while (true) {
+            Process p = process;
+            if (p != null && !p.isAlive()) throw new IllegalStateException("the sandbox exited with " + p.exitValue());
+            try {
+                if (send("GET", "/_sandbox/health", null, false).statusCode() == 200) return;
+            } catch (IOException e) {
+                // not listening yet
+            }
+            if (Instant.now().isAfter(deadline)) throw new IOException(url + "/_sandbox/health did not answer within " + timeout);
+            Thread.sleep(100);
+        }
+    }
+
+    /** Ends every process the sandbox started: SIGTERM to the whole tree, SIGKILL after a grace period. */
+    @Override
+    public void close() {
+        Process p = process;
+        process = null;
+        RUNNING.remove(this);
+        if (p == null) return;
+        List<ProcessHandle> tree = new ArrayList<>();
+        tree.add(p.toHandle());
+        p.descendants().forEach(tree::add);
+        tree.forEach(ProcessHandle::destroy);
+        if (!gone(tree, STOP_GRACE)) {
+            tree.forEach(ProcessHandle::destroyForcibly);
+            gone(tree, Duration.ofSeconds(5));
+        }
+    }
+
+    private static boolean gone(List<ProcessHandle> tree, Duration within) {
+        Instant deadline = Instant.now().plus(within);
+        while (tree.stream().anyMatch(ProcessHandle::isAlive)) {
+            if (Instant.now().isAfter(deadline)) return false;
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private HttpResponse<String> send(String method, String path, String json, boolean vendor) throws IOException, InterruptedException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url + path))
+            .timeout(Duration.ofSeconds(30))
+            .method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
+        if (json != null) request.header("Content-Type", "application/json");
+        if (vendor) request.header("Authorization", DEMO_AUTH);
+        else if (token != null && !token.isEmpty()) request.header("Authorization", "Bearer " + token);
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A partner request (/vendor + path) with the demo credentials abc:123; any status is returned. */
+    public HttpResponse<String> vendor(String method, String path, String json) throws IOException, InterruptedException {
+        return send(method, "/vendor" + path, json, true);
+    }
+
+    /** One control call (/_sandbox + path); its JSON text. A 4xx or 5xx throws with the status and problem body. */
+    public String control(String method, String path, String json) throws IOException, InterruptedException {
+        HttpResponse<String> response = send(method, "/_sandbox" + path, json, false);
+        if (response.statusCode() >= 400) {
+            throw new IllegalStateException(method + " " + path + " answered " + response.statusCode() + ": " + response.body());
+        }
+        return response.body();
+    }
+
+    /** Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows. */
+    public void reset() throws IOException, InterruptedException {
+        control("POST", "/reset", null);
+    }
+
+    public String addFault(String ruleJson) throws IOException, InterruptedException {
+        return control("POST", "/faults", ruleJson);
+    }
+
+    public String setClock(String isoInstant, boolean frozen) throws IOException, InterruptedException {
+        return control("PUT", "/clock", "{\"now\":\"" + isoInstant + "\",\"frozen\":" + frozen + "}");
+    }
+
+    /** The journal of vendor requests, oldest first; e.g. "method=POST&path=/vendor/agency/1001/clients". */
+    public String requests(String query) throws IOException, InterruptedException {
+        return control("GET", "/requests" + (query == null || query.isEmpty() ? "" : "?" + query), null);
+    }
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify'
+
+/** The first and last instants an HTTP date can name (its year has four digits). */
+const FIRST_HTTP_DATE_MS = new Date(0).setUTCFullYear(0, 0, 1)
+const LAST_HTTP_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59)
+
+/**
+ * An instant in HTTP's date format (RFC 9110 IMF-fixdate, `Thu, 02 Jan 2031 03:04:05 GMT`).
+ * The clock can be moved past year 9999 by repeated advances, and the format has room for four
+ * digits only: such instants read as the last second of 9999 (or the first of year 0) rather
+ * than as a header no client parses.
+ */
+export function httpDate (ms: number): string {
+  return new Date(Math.min(LAST_HTTP_DATE_MS, Math.max(FIRST_HTTP_DATE_MS, ms))).toUTCString()
+}
+
+/** The sandbox clock's time in HTTP's date format: the `Date` of every answer. */
+export function sandboxDate (app: FastifyInstance): string {
+  return httpDate(app.sandbox.clock.nowMs())
+}
+
+/**
+ * Every answer sent through Fastify (vendor, control, errors, fault answers, 404s) carries the
+ * sandbox clock's time as `Date`, so a partner that takes its next `asOf` from the service's
+ * `Date` stays consistent with a moved clock. Node would otherwise stamp real time. A `Date` a
+ * fault rule sets on purpose is left as it is. Answers the HTTP parser refuses before any
+ * request exists are written by clientErrorHandler (src/plugins/errors.ts) with the same date.
+ */
+export function dateFromSandboxClock (app: FastifyInstance): void {
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('date')) reply.header('date', sandboxDate(app))
+    done(null, payload)
+  })
+}

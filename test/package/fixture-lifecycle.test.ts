@@ -1,0 +1,100 @@
+import t, { type Test } from 'tap'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { ROOT } from '../../src/config.js'
+import { compileJava, javaExample, javaMissing, JUNIT_CONSOLE } from '../helpers/java.js'
+import { commandLine, processTree, runs, stillRunning } from '../helpers/process-tree.js'
+
+/**
+ * No sandbox outlives its test run. Each language's fixture starts a sandbox through a launcher
+ * that neither execs nor forwards signals (as `npm exec` behaves: the sandbox is its grandchild),
+ * then the sandbox is stopped by the fixture's stop, by the host process exiting without stopping
+ * it, or by SIGTERM or SIGINT to the host; every process of the tree, the node grandchild
+ * included, must be gone (a zombie waiting for its reaper counts as gone).
+ */
+
+const work = mkdtempSync(join(tmpdir(), 'sandbox-lifecycle-'))
+t.teardown(() => rmSync(work, { recursive: true, force: true }))
+
+const launcher = join(work, 'launch-sandbox')
+/** What the package's bin runs. */
+const BUNDLED_CLI = join(ROOT, 'dist', 'bundle', 'cli.js')
+// the sandbox runs as the launcher's child (the launcher outlives it by one more command), without tap's hooks
+writeFileSync(launcher, `#!/bin/sh\nunset NODE_OPTIONS NODE_V8_COVERAGE\n'${process.execPath}' '${BUNDLED_CLI}' "$@"\nstatus=$?\nexit $status\n`)
+chmodSync(launcher, 0o755)
+const env: NodeJS.ProcessEnv = { ...process.env, AGENCY_SANDBOX_CMD: launcher }
+delete env.AGENCY_SANDBOX_URL
+
+const DRIVERS = join(import.meta.dirname, 'lifecycle')
+const python = spawnSync('python3', ['--version']).status === 0
+const javaWhyNot = javaMissing()
+const javaClasses = join(work, 'classes')
+if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), join(DRIVERS, 'LifecycleDriver.java')])
+
+interface Fixture { name: string, skip: string | false, command: (mode: string) => [string, string[]] }
+
+const FIXTURES: Fixture[] = [
+  { name: 'Node (examples/node/sandbox-process.mjs)', skip: false, command: (mode) => [process.execPath, [join(DRIVERS, 'driver.mjs'), mode]] },
+  { name: 'Python (examples/python/agency_sandbox.py)', skip: python ? false : 'python3 is not installed', command: (mode) => ['python3', [join(DRIVERS, 'driver.py'), mode]] },
+  { name: 'Java (examples/java AgencySandbox)', skip: javaWhyNot, command: (mode) => ['java', ['-cp', `${javaClasses}:${JUNIT_CONSOLE}`, 'example.LifecycleDriver', mode]] }
+]
+
+interface Started { host: ChildProcess, lines: AsyncIterator<string>, tree: number[], exited: Promise<unknown> }
+
+/** Runs a driver until its sandbox answers; the sandbox's process tree (launcher and node grandchild). */
+async function startThrough (t: Test, fixture: Fixture, mode: string): Promise<Started> {
+  const [command, args] = fixture.command(mode)
+  const host = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'inherit'] })
+  const exited = new Promise((resolve) => host.once('exit', resolve))
+  t.teardown(() => { host.kill('SIGKILL') })
+  const lines = createInterface({ input: host.stdout! })[Symbol.asyncIterator]()
+  const first = await lines.next()
+  const m = /^started (\d+) (http:\S+)$/.exec(String(first.value))
+  if (m === null) throw new Error(`the driver said ${JSON.stringify(first.value)}`)
+  const health = await fetch(`${m[2]}/_sandbox/health`)
+  t.equal(health.status, 200, 'the sandbox answers')
+  const tree = processTree(Number(m[1]))
+  // a failing fixture must not leave its orphans behind on the machine
+  t.teardown(() => { for (const pid of tree.filter(runs)) process.kill(pid, 'SIGKILL') })
+  t.ok(tree.length >= 2 && tree.slice(1).some((pid) => commandLine(pid).includes(`${BUNDLED_CLI} serve`)),
+    `the sandbox runs as the launcher's child (${tree.map((pid) => `${pid}: ${commandLine(pid).slice(0, 60)}`).join('; ')})`)
+  return { host, lines, tree, exited }
+}
+
+async function nothingLeft (t: Test, tree: number[], within: number): Promise<void> {
+  const left = await stillRunning(tree, within)
+  t.same(left.map((pid) => `${pid} ${commandLine(pid)}`), [], 'no process of the sandbox is left, the node grandchild included')
+}
+
+for (const fixture of FIXTURES) {
+  t.test(fixture.name, { skip: fixture.skip }, async (t) => {
+    t.test('stop() ends the whole process group, launcher and grandchild', async (t) => {
+      const { host, lines, tree } = await startThrough(t, fixture, 'stop')
+      host.stdin!.write('stop\n')
+      t.equal((await lines.next()).value, 'stopped')
+      // stop() returns once the group is gone: nothing may be left at this moment
+      t.same(tree.filter(runs), [], 'nothing runs once stop() has returned')
+      host.stdin!.end()
+    })
+
+    t.test('the host exiting without stop() ends it too', async (t) => {
+      const { host, tree, exited } = await startThrough(t, fixture, 'exit')
+      host.stdin!.write('exit\n')
+      await exited
+      // Node's exit hook can only signal (no waiting at exit); the sandbox then closes itself
+      await nothingLeft(t, tree, 15_000)
+    })
+
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      t.test(`${signal} to the host (an interrupted test run) ends it too`, async (t) => {
+        const { host, tree, exited } = await startThrough(t, fixture, 'wait')
+        host.kill(signal)
+        await exited
+        await nothingLeft(t, tree, 15_000)
+      })
+    }
+  })
+}
