@@ -11,24 +11,33 @@ const LAST_HTTP_DATE_MS = Date.UTC(9999, 11, 31, 23, 59, 59)
  * than as a header no client parses.
  */
 export function httpDate (ms: number): string {
-  return new Date(Math.min(LAST_HTTP_DATE_MS, Math.max(FIRST_HTTP_DATE_MS, ms))).toUTCString()
+  const second = Math.floor(Math.min(LAST_HTTP_DATE_MS, Math.max(FIRST_HTTP_DATE_MS, ms)) / 1000)
+  // every answer asks; the text changes once a second (per clock, but most answers come from one)
+  if (second !== lastSecond) {
+    lastSecond = second
+    lastText = new Date(second * 1000).toUTCString()
+  }
+  return lastText
 }
+let lastSecond = NaN
+let lastText = ''
 
-/** The sandbox clock's time in HTTP's date format: the `Date` of every answer. */
+/** The default world's clock in HTTP's date format: for answers written before a request has a world. */
 export function sandboxDate (app: FastifyInstance): string {
-  return httpDate(app.sandbox.clock.nowMs())
+  return httpDate(app.worlds.default.clock.nowMs())
 }
 
 /**
  * Every answer sent through Fastify (vendor, control, errors, fault answers, 404s) carries the
- * sandbox clock's time as `Date`, so a partner that takes its next `asOf` from the service's
+ * time of its world's clock as `Date`, so a partner that takes its next `asOf` from the service's
  * `Date` stays consistent with a moved clock. Node would otherwise stamp real time. A `Date` a
  * fault rule sets on purpose is left as it is. Answers the HTTP parser refuses before any
  * request exists are written by clientErrorHandler (src/plugins/errors.ts) with the same date.
  */
 export function dateFromSandboxClock (app: FastifyInstance): void {
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    if (!reply.hasHeader('date')) reply.header('date', sandboxDate(app))
+  app.addHook('onSend', (request, reply, payload, done) => {
+    // the request's world's clock (a world of its own for a partner of that world); the default world's before routing
+    if (!reply.hasHeader('date')) reply.header('date', httpDate((request.world ?? app.worlds.default).clock.nowMs()))
     done(null, payload)
   })
 }
