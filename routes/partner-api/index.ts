@@ -34,12 +34,18 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
   if (binding === undefined) return
   const route = HANDLERS[id]({ version, mapping: binding.mapping })
   const { bindBody } = binding
+  const { checkBody } = route
+  // the route's check of the raw body first, then the version's reshaping of it
+  const reshapeBody = checkBody === undefined ? bindBody : (body: unknown) => {
+    checkBody(body)
+    return bindBody === undefined ? body : bindBody(body)
+  }
   const options: RouteOptions = {
     method: operation.method,
     url: binding.url ?? operation.url,
     constraints: { apiVersion: version },
     // bindBody reshapes the raw body before the vendor pipeline binds it (src/plugins/vendor.ts)
-    config: { operation: id, apiVersion: version, scope: operation.scope, fieldName: route.fieldName, reshapeBody: bindBody },
+    config: { operation: id, apiVersion: version, scope: operation.scope, fieldName: route.fieldName, reshapeBody },
     schema: definedParts({
       summary: binding.summary ?? operation.summary,
       params: operation.params,

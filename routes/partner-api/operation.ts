@@ -47,6 +47,8 @@ export interface OperationRoute<K extends OperationId> {
   handler: (request: OperationRequest<K>, reply: FastifyReply) => unknown
   /** How validation errors name a field (e.g. the spec's PascalCase for write bodies). */
   fieldName?: (field: string, context: string) => string
+  /** Checks the raw body before it is bound and validated (throws a 400): a bound on the work those do. */
+  checkBody?: (body: unknown) => void
   /** The body is taken as raw bytes up to this many (any Content-Type), not parsed. */
   rawBodyLimit?: number
   /** Schema errors reach the handler instead of answering 400 at once. */

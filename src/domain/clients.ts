@@ -1,5 +1,5 @@
 import type { ClientRow } from '../db/index.js'
-import type { EncodedJson, ReadModel } from '../read-model/index.js'
+import { EncodedJson, type ReadModel } from '../read-model/index.js'
 import { badRequest, clientNotFound, invalidField } from '../errors.js'
 import type { ClientGroup } from '../schemas/client.js'
 import { parseTimestamp } from '../time.js'
@@ -11,6 +11,11 @@ export interface ChangedQuery {
   officeId?: number
   deleted?: boolean
 }
+
+/** A version's own shape of a client, made from the stored one (absent: the stored 4.0 JSON is the answer). */
+export type ClientConversion = (client: Readonly<ClientRow>) => Record<string, unknown>
+
+const encode = (value: unknown) => new EncodedJson(JSON.stringify(value))
 
 type ClientReads = Pick<ReadModel, 'changedIdsJson' | 'liveClient' | 'clientJson' | 'liveClients' | 'batchJson' | 'policyHolders' | 'searchJson'>
 
@@ -59,6 +64,21 @@ export function createClients (reads: ClientReads) {
     /** Live clients with a policy of exactly this number, ascending. */
     searchByPolicyNumber (agencyId: number, policyNumber: string): readonly Readonly<ClientRow>[] {
       return reads.policyHolders(agencyId, policyNumber)
+    },
+
+    /** One client's answer: the stored 4.0 JSON with these groups, or the version's conversion of it (404 when unknown or deleted). */
+    one (agencyId: number, clientNumber: number, groups: readonly ClientGroup[], convert?: ClientConversion): EncodedJson {
+      return convert === undefined ? this.clientJson(agencyId, clientNumber, groups) : encode(convert(this.get(agencyId, clientNumber)))
+    },
+
+    /** A batch read's answer, stored or converted. */
+    many (agencyId: number, numbers: number[], groups: readonly ClientGroup[], convert?: ClientConversion): EncodedJson {
+      return convert === undefined ? this.batchJson(agencyId, numbers, groups) : encode(this.batch(agencyId, numbers).map(convert))
+    },
+
+    /** A policy-number search's answer, stored or converted. */
+    search (agencyId: number, policyNumber: string, groups: readonly ClientGroup[], convert?: ClientConversion): EncodedJson {
+      return convert === undefined ? this.searchJson(agencyId, policyNumber, groups) : encode(this.searchByPolicyNumber(agencyId, policyNumber).map(convert))
     },
 
     /** searchByPolicyNumber() as the JSON array a 3.0/4.0 search answers. */

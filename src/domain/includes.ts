@@ -1,5 +1,6 @@
 import { badRequest } from '../errors.js'
-import { CLIENT_GROUPS, DEFAULT_GROUPS, type ClientGroup } from '../schemas/client.js'
+import { CLIENT_GROUPS, DEFAULT_GROUPS, type ClientGroup, type IncludeMode } from '../schemas/client.js'
+import type { Grant } from './access.js'
 
 export interface IncludeResult {
   /** Groups to populate, in read-model order. */
@@ -46,4 +47,12 @@ export function resolveGroups (requested: ClientGroup[] | undefined, invoiceOptI
   const granted = (g: ClientGroup) => g !== 'Invoices' || invoiceOptIn
   const served = all ? [...CLIENT_GROUPS] : asked
   return { groups: served.filter(granted), denied: asked.filter((g) => !granted(g)) }
+}
+
+/** The groups a read returns, for a version that reads `include` this way, and those withheld (`Denied`). */
+export function includeGroups (mode: IncludeMode, grant: Grant, include: string | undefined): IncludeResult {
+  const optIn = grant.scopes.has('invoice-read')
+  if (mode === 'none') return resolveGroups(undefined, optIn)
+  if (mode === 'preview' && !grant.agency.supportsIncludes) return resolveGroups(namedGroups(include), optIn, true)
+  return resolveGroups(parseInclude(include), optIn)
 }

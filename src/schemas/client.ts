@@ -189,6 +189,12 @@ export type Policy = Static<typeof PolicySchema>
 export type Invoice = Static<typeof InvoiceSchema>
 export type Client = Static<typeof ClientSchema>
 
+/**
+ * How a version reads `include`: honoured (4.0), a preview honoured only for agencies that support
+ * it, every granted group otherwise (3.0), or not at all: the default groups (version 1).
+ */
+export type IncludeMode = 'honoured' | 'preview' | 'none'
+
 /** The data groups of a client, in the order the service writes them. */
 export const CLIENT_GROUPS = ['Details', 'People', 'Contacts', 'Claims', 'Policies', 'Invoices'] as const
 export type ClientGroup = (typeof CLIENT_GROUPS)[number]

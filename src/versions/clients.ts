@@ -1,21 +1,16 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { Grant } from '../domain/access.js'
-import type { Clients } from '../domain/clients.js'
-import { EncodedJson } from '../read-model/index.js'
-import { namedGroups, parseInclude, resolveGroups, type IncludeResult } from '../domain/includes.js'
-import { ClientSchema, DEFAULT_GROUPS, type ClientGroup } from '../schemas/client.js'
+import { ClientSchema, type IncludeMode } from '../schemas/client.js'
 import { Nullable } from '../schemas/common.js'
 import type { ApiVersion } from './index.js'
 
 /**
- * Client reads per version. The domain stores the 4.0 read model; 3.0 answers it as is (its
- * includes are a preview: an agency without include support gets every granted group), and
- * version 1 is mapped down: `id` for `clientNumber`, `allowCrossSell` and `clientType` at the
- * top level, integer (legacy) ids on sub-records, no include parameter and no invoices.
+ * Clients per version. The domain stores the 4.0 read model; 3.0 answers it as is, and version 1
+ * is mapped down: `id` for `clientNumber`, `allowCrossSell` and `clientType` at the top level,
+ * integer (legacy) ids on sub-records, no include parameter and no invoices.
  */
 
 /** A stored client, as far as version 1 reads it (each group the stored JSON text). */
-interface StoredClient {
+export interface StoredClient {
   clientNumber: number
   details: string
   people: string
@@ -70,55 +65,22 @@ export const V1ClientSchema = Type.Object(
   { title: 'ClientV1', additionalProperties: false }
 )
 
-export interface ClientReader {
+/**
+ * A version's clients: its schema, how it reads `include`, and how it converts the domain's client
+ * (the stored 4.0 read model) to its own shape; without a conversion the stored 4.0 JSON is the
+ * answer as it is, joined without parsing (the domain's encoded answers, see src/read-model).
+ */
+export interface ClientShape {
   /** Response schema of one client. */
   schema: TSchema
-  /** Whether the version takes the include parameter. */
-  include: boolean
-  groups(grant: Grant, include: string | undefined): IncludeResult
-  /** One client's answer (404 when it is unknown or deleted). */
-  one(clients: Clients, agencyId: number, clientNumber: number, groups: readonly ClientGroup[]): EncodedJson
-  /** A batch read's answer. */
-  batch(clients: Clients, agencyId: number, numbers: number[], groups: readonly ClientGroup[]): EncodedJson
-  /** A policy-number search's answer. */
-  search(clients: Clients, agencyId: number, policyNumber: string, groups: readonly ClientGroup[]): EncodedJson
+  include: IncludeMode
+  convert?: (client: StoredClient) => Record<string, unknown>
 }
 
-const optIn = (grant: Grant) => grant.scopes.has('invoice-read')
-
-/** 3.0/4.0 answer the stored groups joined unchanged: the JSON comes encoded from the read model. */
-const asStored: Pick<ClientReader, 'one' | 'batch' | 'search'> = {
-  one: (clients, agencyId, clientNumber, groups) => clients.clientJson(agencyId, clientNumber, groups),
-  batch: (clients, agencyId, numbers, groups) => clients.batchJson(agencyId, numbers, groups),
-  search: (clients, agencyId, policyNumber, groups) => clients.searchJson(agencyId, policyNumber, groups)
-}
-
-/** Version 1 maps each client down (a plain object; version 1 is not a hot path). */
-const v1Json = (value: unknown) => new EncodedJson(JSON.stringify(value))
-
-export const clientReaders: Record<ApiVersion, ClientReader> = {
-  '4.0': {
-    schema: ClientSchema,
-    include: true,
-    groups: (grant, include) => resolveGroups(parseInclude(include), optIn(grant)),
-    ...asStored
-  },
-  '3.0': {
-    schema: ClientSchema,
-    include: true,
-    groups: (grant, include) =>
-      grant.agency.supportsIncludes
-        ? resolveGroups(parseInclude(include), optIn(grant))
-        : resolveGroups(namedGroups(include), optIn(grant), true),
-    ...asStored
-  },
+export const clientShapes: Record<ApiVersion, ClientShape> = {
+  '4.0': { schema: ClientSchema, include: 'honoured' },
+  // includes are a preview in 3.0: an agency without include support gets every granted group
+  '3.0': { schema: ClientSchema, include: 'preview' },
   // eslint-disable-next-line @stylistic/quote-props -- '1' stays a string key, like the version it names
-  '1': {
-    schema: V1ClientSchema,
-    include: false,
-    groups: () => ({ groups: [...DEFAULT_GROUPS], denied: [] }),
-    one: (clients, agencyId, clientNumber) => v1Json(toV1Client(clients.get(agencyId, clientNumber))),
-    batch: (clients, agencyId, numbers) => v1Json(clients.batch(agencyId, numbers).map(toV1Client)),
-    search: (clients, agencyId, policyNumber) => v1Json(clients.searchByPolicyNumber(agencyId, policyNumber).map(toV1Client))
-  }
+  '1': { schema: V1ClientSchema, include: 'none', convert: toV1Client }
 }

@@ -6,10 +6,9 @@ import {
 } from '../schemas/requests.js'
 import { ClientCreateRequestSchema, ReceiptsBodySchema } from '../schemas/writes.js'
 import { agencyListSchema, mapAgencyList } from './agencies.js'
-import { clientReaders, type ClientReader } from './clients.js'
+import { clientShapes, type ClientShape } from './clients.js'
 import { mapOfficeList, officeListSchema } from './offices.js'
 import type { ApiVersion } from './index.js'
-import { checkBatchSize } from '../domain/clients.js'
 import { attachmentMappings, logNoteMappings, type AttachmentMapping, type LogNoteMapping } from './writes.js'
 
 /**
@@ -25,9 +24,9 @@ export interface OperationMappings {
   offices: (offices: Office[]) => unknown
   users: undefined
   changedClients: undefined
-  getClient: ClientReader
-  batchClients: ClientReader
-  searchClients: ClientReader
+  getClient: ClientShape
+  batchClients: ClientShape
+  searchClients: ClientShape
   logNote: LogNoteMapping
   attachment: AttachmentMapping
   receipts: undefined
@@ -76,32 +75,18 @@ const inEveryVersion = <M>(binding: VersionBinding<M>) => ({ '4.0': binding, '3.
 const in40And30 = <M>(binding: VersionBinding<M>) => ({ '4.0': binding, '3.0': binding })
 
 /** Client reads answer the version's client shape; 3.0 and 4.0 take the include parameter. */
-function clientRead (version: ApiVersion, one: boolean, extra: Partial<VersionBinding<ClientReader>> = {}): VersionBinding<ClientReader> {
-  const reader = clientReaders[version]
+function clientRead (version: ApiVersion, one: boolean, extra: Partial<VersionBinding<ClientShape>> = {}): VersionBinding<ClientShape> {
+  const shape = clientShapes[version]
   return {
-    querystring: reader.include ? IncludeQuery : VersionQuery,
-    response: { 200: one ? reader.schema : Type.Array(reader.schema) },
-    mapping: reader,
+    querystring: shape.include === 'none' ? VersionQuery : IncludeQuery,
+    response: { 200: one ? shape.schema : Type.Array(shape.schema) },
+    mapping: shape,
     ...extra
   }
 }
 
-/** 3.0/4.0: one caller posts a bare array of numbers; bind it as {clientNumbers}. */
-/**
- * Batch bodies: a bare array is the list of client numbers (3.0/4.0 take both shapes). A list
- * longer than a batch may be is refused before its items are bound and validated one by one.
- */
-const checkBatchLength = (body: unknown): unknown => {
-  const list = Array.isArray(body)
-    ? body
-    : typeof body === 'object' && body !== null ? Object.entries(body).find(([key]) => key.toLowerCase() === 'clientnumbers')?.[1] : undefined
-  if (Array.isArray(list)) checkBatchSize(list.length)
-  return body
-}
-const bareArrayAsClientNumbers = (body: unknown) => {
-  checkBatchLength(body)
-  return Array.isArray(body) ? { clientNumbers: body } : body
-}
+/** 3.0/4.0 batch bodies: one caller posts a bare array of numbers; it binds as {clientNumbers}. */
+const bareArrayAsClientNumbers = (body: unknown) => (Array.isArray(body) ? { clientNumbers: body } : body)
 
 const logNote = (version: ApiVersion): VersionBinding<LogNoteMapping> => {
   const mapping = logNoteMappings[version]
@@ -169,7 +154,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
     versions: {
       '4.0': clientRead('4.0', false, { body: BatchBody, bindBody: bareArrayAsClientNumbers }),
       '3.0': clientRead('3.0', false, { body: BatchBody, bindBody: bareArrayAsClientNumbers }),
-      1: clientRead('1', false, { body: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }), bindBody: checkBatchLength })
+      1: clientRead('1', false, { body: Type.Array(Type.Integer({ minimum: 1, maximum: 2147483647 }), { description: 'up to 200 client ids' }) })
     }
   },
   searchClients: {
