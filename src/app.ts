@@ -125,13 +125,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 }
 
 /**
- * The examiner's report worker: beside this module when it runs from dist/src (or the sources,
- * under a TypeScript loader), else in the package's dist/src (this module is in the bundled CLI).
+ * The examiner's report worker, as compiled JavaScript: beside this module when it runs from
+ * dist/src, else in the package's dist/src (this module is in the bundled CLI, or is a source
+ * file under a TypeScript loader, which a worker should not have to load: `npm run build` made it).
  */
 function reportWorkerFile (): URL {
   const beside = new URL('./domain/examiner/report-worker.js', import.meta.url)
-  if (import.meta.url.endsWith('.ts') || existsSync(fileURLToPath(beside))) return beside
-  return pathToFileURL(join(ROOT, 'dist', 'src', 'domain', 'examiner', 'report-worker.js'))
+  return existsSync(fileURLToPath(beside)) ? beside : pathToFileURL(join(ROOT, 'dist', 'src', 'domain', 'examiner', 'report-worker.js'))
 }
 
 /** The default world over the process's database, and the registry of the worlds created beside it. */

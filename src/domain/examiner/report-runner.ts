@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { ClientVersion } from '../../db/clients.js'
-import { insufficientStorage, tooManyRequests } from '../../errors.js'
+import { ApiError, insufficientStorage, tooManyRequests } from '../../errors.js'
 import type { Report } from '../../schemas/examiner.js'
 import { runReportJob, toColumns, type ClientColumns, type ReportJob } from './report-job.js'
 
@@ -13,6 +13,10 @@ export interface ReportRunnerOptions {
   /** The worker's module; absent: reports are judged on this thread (the examiner's own tests). */
   workerFile?: URL
 }
+
+/** A report that could not be computed: a 503 to ask again (never a 500 that looks like the sandbox's own bug). */
+const reportFailed = (reason: string) =>
+  new ApiError(503, 'report-failed', 'Service Unavailable', `The examiner could not compute the report (${reason}); ask again`, undefined, false, { 'retry-after': '1' })
 
 /** Gives the clients of the agencies a report compares, as columns to send to the worker. */
 export type ClientsOf = (agencyId: number) => Promise<readonly ClientVersion[]>
@@ -84,7 +88,8 @@ export class ReportRunner {
 
   private startWorker (): Worker {
     if (this.worker !== undefined) return this.worker
-    const worker = new Worker(this.options.workerFile!, { resourceLimits: { maxOldGenerationSizeMb: REPORT_HEAP_MB } })
+    // no loader flags of the parent (a test runner's TypeScript loader): the worker is plain JavaScript
+    const worker = new Worker(this.options.workerFile!, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: REPORT_HEAP_MB } })
     worker.unref()
     worker.on('message', (message: { type: string, id: number, agencies?: number[], report?: Report, message?: string }) => {
       const job = this.running.get(message.id)
@@ -94,17 +99,17 @@ export class ReportRunner {
       } else {
         this.running.delete(message.id)
         if (message.type === 'done') job.resolve(message.report!)
-        else job.reject(new Error(`the examiner could not judge the session: ${message.message ?? 'unknown error'}`))
+        else job.reject(reportFailed(message.message ?? 'unknown error'))
       }
     })
     worker.on('error', (error: Error & { code?: string }) => {
       this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
         ? insufficientStorage(`The report needs more than the ${REPORT_HEAP_MB} MB the examiner may use; end sessions sooner, or post smaller mirrors (upTo)`)
-        : error)
+        : reportFailed(error.message))
     })
     worker.on('exit', () => {
       if (this.worker === worker) this.worker = undefined
-      this.failAll(new Error('the examiner\'s report worker stopped'))
+      this.failAll(reportFailed('its worker stopped'))
     })
     this.worker = worker
     return worker
