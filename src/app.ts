@@ -16,7 +16,7 @@ import { childLoggerFactory, loggerOptions } from './logger.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
-import { guardControlPlane, noSniff } from './plugins/control-guard.js'
+import { buildRequestContext } from './plugins/request-context.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
@@ -108,15 +108,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     closeDatabase(db)
   })
   registerErrorHandling(app)
-  noSniff(app)
-  guardControlPlane(app, config)
+  buildRequestContext(app, worlds, config)
   dateFromSandboxClock(app)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
-  observeVendorTraffic(app, worlds)
+  observeVendorTraffic(app)
 
   serveDocuments(app, config.version, (docsApp, describe) => registerApi(docsApp, worlds, config, describe))
   await registerApi(app, worlds, config)

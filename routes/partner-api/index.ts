@@ -5,6 +5,7 @@ import { OPERATIONS, operationsOf, type OperationId } from '../../src/versions/o
 import { agencyHandlers } from './agencies.js'
 import { clientHandlers } from './clients.js'
 import type { OperationHandler } from './operation.js'
+import { vendorRouteHooks } from '../../src/plugins/vendor.js'
 import { writeHandlers } from './writes.js'
 
 /** Every operation's handler, by operation id. */
@@ -40,12 +41,19 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
     checkBody(body)
     return bindBody === undefined ? body : bindBody(body)
   }
+  const pipeline = vendorRouteHooks({
+    operation: id,
+    apiVersion: version,
+    scope: operation.scope,
+    schema: { params: operation.params, querystring: binding.querystring, body: binding.body, headers: binding.headers },
+    reshapeBody
+  })
   const options: RouteOptions = {
     method: operation.method,
     url: binding.url ?? operation.url,
     constraints: { apiVersion: version },
     // bindBody reshapes the raw body before the vendor pipeline binds it (src/plugins/vendor.ts)
-    config: { operation: id, apiVersion: version, scope: operation.scope, fieldName: route.fieldName, reshapeBody },
+    config: { operation: id, apiVersion: version, fieldName: route.fieldName },
     schema: definedParts({
       summary: binding.summary ?? operation.summary,
       params: operation.params,
@@ -58,7 +66,9 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
     handler: route.handler as RouteHandlerMethod,
     ...(route.attachValidation === undefined ? {} : { attachValidation: route.attachValidation }),
     ...(route.serializerCompiler === undefined ? {} : { serializerCompiler: route.serializerCompiler }),
-    ...(route.onRequest === undefined ? {} : { onRequest: route.onRequest }),
+    // the pipeline's steps first (access, then binding), then the route's own
+    onRequest: route.onRequest === undefined ? pipeline.onRequest : [pipeline.onRequest, route.onRequest].flat(),
+    preValidation: pipeline.preValidation,
     ...(route.onSend === undefined ? {} : { onSend: route.onSend })
   }
   const rawBodyLimit = route.rawBodyLimit

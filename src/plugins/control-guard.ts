@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isIP } from 'node:net'
 import type { Config } from '../config.js'
 import { controlNeedsJson, crossSiteRequest, misdirectedHost } from '../errors.js'
@@ -107,22 +107,16 @@ function refusal (request: FastifyRequest, config: Pick<Config, 'host' | 'allowe
   return undefined
 }
 
-/** Registers the guard at the root, so it holds for every route under /_sandbox, registered now or later. */
-export function guardControlPlane (app: FastifyInstance, config: Pick<Config, 'host' | 'allowedHosts'>): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    const route = request.routeOptions.url
-    if (!isControlPath(route) && !isControlPath(pathOf(request.url))) return done()
-    reply.header('content-security-policy', "frame-ancestors 'self'").header('x-frame-options', 'SAMEORIGIN')
-    // Container and load-balancer health checks ask under any name; health tells nothing.
-    if (route !== undefined && route.endsWith('/health') && (request.method === 'GET' || request.method === 'HEAD')) return done()
-    done(refusal(request, config))
-  })
-}
-
-/** `X-Content-Type-Options: nosniff` on every answer: no body is ever read as another type than the one it is sent as. */
-export function noSniff (app: FastifyInstance): void {
-  app.addHook('onRequest', (_request, reply, done) => {
-    reply.header('x-content-type-options', 'nosniff')
-    done()
-  })
+/**
+ * The guard of a request that is not a partner's (the request context hook asks it, first thing,
+ * so it holds for every route under /_sandbox, registered now or later): why it is refused, or
+ * undefined; a control answer forbids framing by other origins.
+ */
+export function guardControlRequest (request: FastifyRequest, reply: FastifyReply, config: Pick<Config, 'host' | 'allowedHosts'>): Error | undefined {
+  const route = request.routeOptions.url
+  if (!isControlPath(route) && !isControlPath(pathOf(request.url))) return undefined
+  reply.header('content-security-policy', "frame-ancestors 'self'").header('x-frame-options', 'SAMEORIGIN')
+  // Container and load-balancer health checks ask under any name; health tells nothing.
+  if (route !== undefined && route.endsWith('/health') && (request.method === 'GET' || request.method === 'HEAD')) return undefined
+  return refusal(request, config)
 }

@@ -1,9 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { FaultRule } from '../domain/faults.js'
-import type { WorldRegistry } from '../domain/worlds/registry.js'
-import type { World } from '../domain/worlds/world.js'
-import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
 import { capPath } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
@@ -12,13 +9,6 @@ import { examineRequest } from './examine.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /**
-     * The world the request is about: a partner request's by its Client Id, a control request's by
-     * the world id in its path, any other request's the default world.
-     */
-    world: World
-    /** The Basic credentials a partner request presents (checked by the vendor pipeline), decoded once. */
-    credentials: Credentials | null
     /** The body as the partner sent it (before key binding), for the journal. */
     sentBody: unknown
     /** Fault rule that answered this request. */
@@ -29,9 +19,8 @@ declare module 'fastify' {
 /** Headers never journaled. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
-const isVendorApi = (request: FastifyRequest) => request.url.startsWith('/vendor/')
 /** Vendor traffic of a partner: everything under /vendor but the web console's own reads. */
-const isVendor = (request: FastifyRequest) => isVendorApi(request) && !isConsoleOwnRequest(request)
+const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && !isConsoleOwnRequest(request)
 const pathOf = (url: string) => {
   const q = url.indexOf('?')
   return q === -1 ? url : url.slice(0, q)
@@ -100,95 +89,79 @@ function answerFault (request: FastifyRequest, reply: FastifyReply, rule: FaultR
 }
 
 /**
- * Root hooks: the request's world first (for a partner request: its Basic credentials decoded
- * once, its world chosen by their Client Id, which marks the world used), then its fault rules
- * (before authentication, so a fault can stand in for any answer), and when the answer is sent,
- * the world's request journal and examiner sessions.
+ * The world's fault rules for a partner request (the request context hook calls this once the
+ * request has its world, before authentication, so a fault can stand in for any answer): a rule
+ * that applies answers, drops the connection or waits; `done` goes on otherwise.
  */
-export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistry): void {
-  app.decorateRequest('world', null as unknown as World)
-  app.decorateRequest('credentials', null)
+export function applyFaults (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
+  const { world } = request
+  if (!world.faults.active || !isVendor(request)) return done()
+  const rule = world.faults.decide({
+    method: request.method,
+    path: capPath(pathOf(request.url)),
+    version: request.routeOptions.config.apiVersion ?? versionOf(request.url),
+    clientId: claimedClientId(request),
+    agencyId: agencyOf(agencyParam(request))
+  })
+  if (rule === undefined) return done()
+  const apply = () => {
+    let answered: FastifyReply | undefined
+    try {
+      answered = answerFault(request, reply, rule)
+    } catch (e) {
+      return done(e as Error)
+    }
+    if (answered === undefined) return done()
+    if (rule.effect.drop === true) record(request, 0, rule.effect.delayMs ?? 0)
+    // answered: the hook chain stops here (the reply is sent or hijacked), without calling done
+  }
+  if (rule.effect.delayMs !== undefined && rule.effect.delayMs > 0) setTimeout(apply, rule.effect.delayMs)
+  else apply()
+}
+
+/**
+ * Journals the request in its world, and records it in the world's open examiner sessions that
+ * take its Client Id (fault answers, 401s and 429s included); parsing its URL and formatting the
+ * time wait until the journal is read.
+ */
+function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
+  const { method, url, faultId, world } = request
+  const atMs = world.clock.nowMs()
+  const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
+  const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
+  const agency = agencyParam(request)
+  const version = request.apiVersion
+  const journalId = world.journal.record({
+    url,
+    warnings,
+    body: journalBody(request),
+    describe: () => {
+      const path = pathOf(url)
+      return {
+        time: new Date(atMs).toISOString(),
+        method,
+        path: capPath(path),
+        version: version ?? versionOf(url),
+        query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
+        integration,
+        agencyId: agencyOf(agency),
+        status,
+        durationMs: Math.round(durationMs * 100) / 100,
+        warnings,
+        ...(faultId === null ? {} : { fault: faultId })
+      }
+    }
+  }, atMs)
+  if (world.examiner.recording) {
+    examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
+  }
+}
+
+/** When a partner request's answer is sent: the world's request journal and examiner sessions. */
+export function observeVendorTraffic (app: FastifyInstance): void {
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
-
-  // Callback hooks, not async ones: they run on every request and most return at once.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!isVendorApi(request)) {
-      request.world = worlds.default
-      return done()
-    }
-    const credentials = basicCredentials(request.headers.authorization)
-    request.credentials = credentials
-    const world = worlds.forClientId(credentials?.clientId)
-    request.world = world
-    world.touch()
-    if (!world.faults.active || !isVendor(request)) return done()
-    const rule = world.faults.decide({
-      method: request.method,
-      path: capPath(pathOf(request.url)),
-      version: request.routeOptions.config.apiVersion ?? versionOf(request.url),
-      clientId: claimedClientId(request),
-      agencyId: agencyOf(agencyParam(request))
-    })
-    if (rule === undefined) return done()
-    const apply = () => {
-      let answered: FastifyReply | undefined
-      try {
-        answered = answerFault(request, reply, rule)
-      } catch (e) {
-        return done(e as Error)
-      }
-      if (answered === undefined) return done()
-      if (rule.effect.drop === true) record(request, 0, rule.effect.delayMs ?? 0)
-      // answered: the hook chain stops here (the reply is sent or hijacked), without calling done
-    }
-    if (rule.effect.delayMs !== undefined && rule.effect.delayMs > 0) setTimeout(apply, rule.effect.delayMs)
-    else apply()
-  })
-
-  app.addHook('preValidation', (request, _reply, done) => {
-    if (isVendor(request)) request.sentBody = request.body
-    done()
-  })
-
-  /**
-   * Journals the request in its world, and records it in the world's open examiner sessions that
-   * take its Client Id (fault answers, 401s and 429s included); parsing its URL and formatting the
-   * time wait until the journal is read.
-   */
-  function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
-    const { method, url, faultId, world } = request
-    const atMs = world.clock.nowMs()
-    const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
-    const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
-    const agency = agencyParam(request)
-    const version = request.apiVersion
-    const journalId = world.journal.record({
-      url,
-      warnings,
-      body: journalBody(request),
-      describe: () => {
-        const path = pathOf(url)
-        return {
-          time: new Date(atMs).toISOString(),
-          method,
-          path: capPath(path),
-          version: version ?? versionOf(url),
-          query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
-          integration,
-          agencyId: agencyOf(agency),
-          status,
-          durationMs: Math.round(durationMs * 100) / 100,
-          warnings,
-          ...(faultId === null ? {} : { fault: faultId })
-        }
-      }
-    }, atMs)
-    if (world.examiner.recording) {
-      examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
-    }
-  }
-
+  // A callback hook, not an async one: it runs on every request.
   app.addHook('onResponse', (request, reply, done) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
     if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)

@@ -19,9 +19,8 @@ interface IntegerProperty {
   maximum?: number
 }
 
-/** Throws a 400 naming the first integer property of the path or query that is not plain digits in range. */
-export function checkPlainIntegers (request: FastifyRequest): void {
-  const schema = request.routeOptions.schema
+/** Throws a 400 naming the first integer property of the path or query that is not plain digits in range (the route's schema given, or read from the request). */
+export function checkPlainIntegers (request: FastifyRequest, schema: { params?: unknown, querystring?: unknown } | undefined = request.routeOptions.schema): void {
   if (schema === undefined) return
   const parts: [schema: unknown, values: unknown][] = [[schema.params, request.params], [schema.querystring, request.query]]
   for (const [part, values] of parts) {

@@ -4,8 +4,6 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 const isConsoleCall = (request: FastifyRequest) =>
   request.headers['x-sandbox-console'] !== undefined || request.url.startsWith('/_sandbox/ui')
 
-const AGENCY_IN_PATH = /^\/vendor\/agency\/(\d{1,10})(?:\/|\?|$)/
-
 type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean }
 
 /**
@@ -26,7 +24,8 @@ export class OneLineRequestLog extends LogController {
     const path = q === -1 ? request.url : request.url.slice(0, q)
     const ms = Math.round(reply.elapsedTime * 100) / 100
     const integration = (request as FastifyRequest & { integrationId?: string }).integrationId || undefined
-    const agency = AGENCY_IN_PATH.exec(request.url)?.[1]
+    const param = (request.params as { agencyId?: string } | undefined)?.agencyId
+    const agency = param !== undefined && /^\d{1,10}$/.test(param) ? param : undefined
     const line = {
       method: request.method,
       path,

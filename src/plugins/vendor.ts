@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaCompiler } from 'fastify'
 import type { Grant } from '../domain/access.js'
 import { badRequest, invalidField, unauthorized } from '../errors.js'
 import { bindPart, liveSentenceAt, type BindingFault, type RequestPart } from '../schemas/bind.js'
@@ -29,12 +29,8 @@ declare module 'fastify' {
     operation?: OperationId
     /** The API version of the route (the router chose it by the version parameter). */
     apiVersion?: ApiVersion
-    /** Scope the agency must have granted; absent: the subscription alone suffices. */
-    scope?: Scope
     /** How validation errors name a field (e.g. the spec's PascalCase for write bodies). */
     fieldName?: (field: string, context: string) => string
-    /** Reshapes the raw body before binding (3.0/4.0 batch reads: a bare array of numbers). */
-    reshapeBody?: (body: unknown) => unknown
   }
 }
 
@@ -91,14 +87,33 @@ function refuse (faults: BindingFault[], part: RequestPart): void {
   })
 }
 
+/** What a vendor route's hooks know of it: the registration loop gives it, so nothing is looked up per request. */
+export interface VendorRoute {
+  operation: OperationId
+  apiVersion: ApiVersion
+  /** Scope the agency must have granted; absent: the subscription alone suffices. */
+  scope?: Scope
+  schema: { params?: TSchema, querystring?: TSchema, body?: TSchema, headers?: TSchema }
+  /** Reshapes the raw body before binding (3.0/4.0 batch reads: a bare array of numbers). */
+  reshapeBody?: (body: unknown) => unknown
+}
+
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void
+
+/** A hook running `step`, which throws the request's refusal. */
+const hookOf = (step: (request: FastifyRequest) => void): Hook => (request, _reply, done) => {
+  try {
+    step(request)
+  } catch (e) {
+    return done(e as Error)
+  }
+  done()
+}
+
 /**
- * The vendor scope's request pipeline: the credentials (decoded with the request's world, see
- * observe.ts) checked against the world's integrations, then the path ids, the agency grant and
- * the scope (one onRequest hook: a caller without access is answered before its body is even read, so
- * 401 and 403 come before body errors and a refused caller cannot make the sandbox parse
- * megabytes), then binding the query, body and headers as the live service's .NET binder does
- * (src/schemas/bind.ts), then validation; answers already encoded as JSON are sent as they are
- * (send-bytes.ts).
+ * The vendor scope's shared parts: request decorations, validators, the answer to validation
+ * errors, and sending encoded answers as they are (send-bytes.ts). Each route's own steps are
+ * vendorRouteHooks'.
  */
 export async function vendorPipeline (app: FastifyInstance): Promise<void> {
   app.decorateRequest('integrationId', '')
@@ -113,29 +128,24 @@ export async function vendorPipeline (app: FastifyInstance): Promise<void> {
     throw withLiveSentence(error, request) ?? error
   })
   sendEncodedAnswers(app)
+}
 
-  app.addHook('onRequest', (request: FastifyRequest, _reply, done) => {
-    try {
-      checkAccess(request)
-    } catch (e) {
-      return done(e as Error)
-    }
-    done()
-  })
-  app.addHook('preValidation', (request: FastifyRequest, _reply, done) => {
-    try {
-      bindRequest(request)
-    } catch (e) {
-      return done(e as Error)
-    }
-    done()
-  })
+/**
+ * A vendor route's request pipeline: the credentials (decoded once with the request's world, see
+ * request-context.ts) checked against the world's integrations, then the path ids, the agency
+ * grant and the scope (onRequest: a caller without access is answered before its body is even
+ * read, so 401 and 403 come before body errors and a refused caller cannot make the sandbox parse
+ * megabytes), then binding the query, body and headers as the live service's .NET binder does
+ * (src/schemas/bind.ts), then validation.
+ */
+export function vendorRouteHooks (route: VendorRoute): { onRequest: Hook, preValidation: Hook } {
+  const { schema } = route
+  const querySchema = schema.querystring ?? NO_PARAMETERS
 
   /** Checks the credentials, the path ids, the grant and the scope (throws a 401, 400 or 403); notes the operation and version. */
   function checkAccess (request: FastifyRequest): void {
-    const { config } = request.routeOptions
-    request.operation = config.operation ?? null
-    request.apiVersion = config.apiVersion
+    request.operation = route.operation
+    request.apiVersion = route.apiVersion
     const { credentials, world } = request
     const integration = credentials === null ? undefined : world.access.authenticate(credentials.clientId, credentials.secret)
     if (integration === undefined) throw unauthorized()
@@ -149,26 +159,23 @@ export async function vendorPipeline (app: FastifyInstance): Promise<void> {
     const agencyId = params?.agencyId
     if (agencyId !== undefined) {
       const grant = world.access.grant(request.integrationId, Number(agencyId))
-      const scope = config.scope
-      if (scope !== undefined) world.access.requireScope(grant, scope)
+      if (route.scope !== undefined) world.access.requireScope(grant, route.scope)
       request.grant = grant
     }
   }
 
-  /** Binds the query, body and headers as the live service's binder does (throws a 400). */
+  /** Binds the query, body and headers as the live service's binder does (throws a 400); keeps the body as sent for the journal. */
   function bindRequest (request: FastifyRequest): void {
-    // One read of the route's options: Fastify builds the object anew on every read.
-    const { schema, config } = request.routeOptions
+    request.sentBody = request.body
     const warnings: string[] = []
 
-    const query = bindPart(request.query, (schema?.querystring as TSchema | undefined) ?? NO_PARAMETERS, 'querystring', warnings)
+    const query = bindPart(request.query, querySchema, 'querystring', warnings)
     refuse(query.faults, 'querystring')
     request.query = query.value
-    checkPlainIntegers(request)
+    checkPlainIntegers(request, schema)
 
-    const reshape = config.reshapeBody
-    if (reshape !== undefined) request.body = reshape(request.body)
-    const bodySchema = schema?.body as TSchema | undefined
+    if (route.reshapeBody !== undefined) request.body = route.reshapeBody(request.body)
+    const bodySchema = schema.body
     // Ajv coerces a scalar into an array only in its own copy at the root: refuse it here.
     if (bodySchema?.type === 'array' && request.body !== undefined && !Array.isArray(request.body)) {
       throw invalidField('(body)', 'must be a JSON array')
@@ -179,7 +186,7 @@ export async function vendorPipeline (app: FastifyInstance): Promise<void> {
       request.body = body.value
     }
 
-    const headersSchema = schema?.headers as TSchema | undefined
+    const headersSchema = schema.headers
     if (headersSchema !== undefined) {
       const headers = bindPart(request.headers, headersSchema, 'headers', warnings)
       refuse(headers.faults, 'headers')
@@ -190,6 +197,8 @@ export async function vendorPipeline (app: FastifyInstance): Promise<void> {
     }
     if (warnings.length > 0) request.warnings = warnings
   }
+
+  return { onRequest: hookOf(checkAccess), preValidation: hookOf(bindRequest) }
 }
 
 /** The grant set by the pipeline; routes with {agencyId} always have one. */

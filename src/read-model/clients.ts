@@ -11,12 +11,12 @@ export type ClientSources = Pick<
 
 /** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
 const CLIENT_CACHE_ENTRIES = 2048
-/** Memory the full changed-clients listings may take, unless the world says less. */
+/** Memory the changed-clients listings may take, unless the world says less. */
 const LISTING_CACHE_BYTES = 16 * 1024 * 1024
 
 /**
- * Client reads: the clients and searches a partner reads again, and the full changed-clients
- * listings as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
+ * Client reads: the clients and searches a partner reads again, and the changed-clients listings
+ * as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
 export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number } = {}) {
   /** Rows by agency and number, and search results by agency and policy number; frozen, as every reader shares them. */
@@ -39,8 +39,9 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
 
   return {
     changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
-      if (q.sinceMs !== null || !keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
-      const key = `${agencyId}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}`
+      if (!keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
+      // a listing since an instant too: partners poll with the same asOf until something changes
+      const key = `${agencyId}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}|${q.sinceMs ?? ''}`
       return new EncodedJson(listings.getOrLoad(key, () => Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
     },
 

@@ -44,7 +44,7 @@ export interface ReadModel {
 export interface ReadModelOptions {
   /** Bytes of batch-read client JSON kept in memory (16 MiB by default). */
   batchCacheBytes?: number
-  /** Bytes of full changed-clients listings kept in memory (16 MiB by default). */
+  /** Bytes of changed-clients listings kept in memory (16 MiB by default). */
   listingCacheBytes?: number
 }
 

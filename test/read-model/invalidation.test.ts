@@ -50,7 +50,16 @@ t.test('a write method added to a repository invalidates every cached read, with
   t.equal(companyOf(`{"details":${reads.liveClient(AGENCY.main, n)!.details}}`), renamed, 'row')
 
   const deleteClient = sql.command<[number, number]>('UPDATE clients SET deleted = 1 WHERE agency_id = ? AND client_number = ?')
-  t.ok(JSON.parse(text(reads.changedIdsJson(AGENCY.main, { deleted: false, officeId: null, sinceMs: null }).body)).includes(n))
+  const since = { deleted: false, officeId: null, sinceMs: 0 }
+  const touch = sql.command<[number, number, number]>('UPDATE clients SET modified_ms = ? WHERE agency_id = ? AND client_number = ?')
+  const future = Date.parse('2099-01-01T00:00:00Z')
+  const recent = { ...since, sinceMs: future - 1 }
+  for (let i = 0; i < 2; i++) {
+    t.ok(JSON.parse(text(reads.changedIdsJson(AGENCY.main, { deleted: false, officeId: null, sinceMs: null }).body)).includes(n))
+    t.same(JSON.parse(text(reads.changedIdsJson(AGENCY.main, recent).body)), [], 'nothing changed since a time to come (read twice: kept)')
+  }
+  touch.run(future, AGENCY.main, n)
+  t.same(JSON.parse(text(reads.changedIdsJson(AGENCY.main, recent).body)), [n], 'a listing since an instant follows the change')
   deleteClient.run(AGENCY.main, n)
   t.notOk(JSON.parse(text(reads.changedIdsJson(AGENCY.main, { deleted: false, officeId: null, sinceMs: null }).body)).includes(n), 'full listing')
   t.equal(reads.clientJson(AGENCY.main, n, ['Details']), undefined, 'a deleted client is gone')

@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Config } from '../config.js'
+import type { WorldRegistry } from '../domain/worlds/registry.js'
+import type { World } from '../domain/worlds/world.js'
+import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
+import { guardControlRequest } from './control-guard.js'
+import { applyFaults } from './observe.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /**
+     * The world the request is about: a partner request's by its Client Id, a control request's by
+     * the world id in its path (routes/control/tokens.ts), any other request's the default world.
+     */
+    world: World
+    /** The Basic credentials a partner request presents (checked by the vendor pipeline), decoded once. */
+    credentials: Credentials | null
+  }
+}
+
+/**
+ * The request's context, built once, in the one hook every request passes first: the answer's
+ * nosniff header (no body is ever read as another type than it is sent as); for a partner
+ * request, its Basic credentials decoded and its world chosen by their Client Id (which marks the
+ * world used), then the world's fault rules; for any other, the default world and, under
+ * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
+ * again; the route's operation and version come with the route (src/plugins/vendor.ts).
+ */
+export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>): void {
+  app.decorateRequest('world', null as unknown as World)
+  app.decorateRequest('credentials', null)
+  // A callback hook, not an async one: it runs on every request and most return at once.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
+    reply.header('x-content-type-options', 'nosniff')
+    if (!request.url.startsWith('/vendor/')) {
+      request.world = worlds.default
+      return done(guardControlRequest(request, reply, config))
+    }
+    const credentials = basicCredentials(request.headers.authorization)
+    request.credentials = credentials
+    const world = worlds.forClientId(credentials?.clientId)
+    request.world = world
+    world.touch()
+    applyFaults(request, reply, done)
+  })
+}
