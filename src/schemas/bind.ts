@@ -103,6 +103,10 @@ export function bindPart (value: unknown, schema: TSchema, part: RequestPart, wa
 }
 
 function bind (value: unknown, schema: TSchema, context: Context, pointer: string, at: string): unknown {
+  if (context.part === 'querystring' && Array.isArray(value) && value.length > 0 && arraySchema(schema) === undefined) {
+    context.warnings.push(`query parameter ${at} given ${value.length} times: the first value binds, the others are ignored`)
+    return bind(value[0], schema, context, pointer, at)
+  }
   const mark = markOf(schema)
   if (mark?.kind === 'enumeration') return bindEnumeration(value, mark)
   if (mark?.kind === 'calendar') {
@@ -111,10 +115,6 @@ function bind (value: unknown, schema: TSchema, context: Context, pointer: strin
   }
   if (Array.isArray(value)) {
     const array = arraySchema(schema)
-    if (array === undefined && context.part === 'querystring' && value.length > 0) {
-      context.warnings.push(`query parameter ${at} given ${value.length} times: the first value binds, the others are ignored`)
-      return bind(value[0], schema, context, pointer, at)
-    }
     const items = array?.items as TSchema | undefined
     // A list longer than the schema allows goes on cut to one item over its limit: validation
     // still refuses it (and names every other failing field), but a megabyte of items is not
