@@ -145,7 +145,7 @@ export const AdditionalInterestSchema = Type.Object(
     isPayor: Bool,
     parentId: Guid,
     parentType: Type.String({ description: 'what the interest is attached to', examples: ['Policy'] }),
-    rank: Int32({ description: 'its order among the interests of its parent, from 1' })
+    rank: Int32({ description: 'its order among the interests of its parent, from 1', examples: [1] })
   },
   { ...open, title: 'AdditionalInterest', description: 'a mortgagee, lienholder or other party with an interest in the policy' }
 )
