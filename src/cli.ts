@@ -15,7 +15,7 @@ Usage: agency-sandbox <command> [options]
 
 Commands:
   serve        start the sandbox (default command)
-  validate     check a fixture file and print every error with its path
+  validate     check a fixture file and print its errors, grouped by rule
   generate     write a generated fixture of any size
   report       print an examiner session's report; exit 1 when a finding reaches --fail-on
   import       read what an integration sees on a running instance into a fixture
@@ -55,7 +55,9 @@ Exit codes: 0 no finding at that severity, 1 a finding at it (or the report cann
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.
-Prints every error with its path; exit 0 when valid, 1 when not.`,
+Prints its errors grouped by rule (what the field must be, an example, the count and the
+first paths), and for a fixture of an earlier format what was converted, one line per field.
+Exit 0 when valid (converted or not), 1 when not.`,
   generate: `Usage: agency-sandbox generate [options]
 
 Options:
