@@ -21,6 +21,8 @@ import { releaseBodyBuffers } from './http/body-buffers.js'
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
   fixture?: Fixture
+  /** What validating `fixture` converted from an earlier format, logged like a fixture file's. */
+  fixtureWarnings?: readonly string[]
   clock?: Clock
   /**
    * Free the buffers of request bodies with a minor collection per 8 MiB of them
@@ -54,7 +56,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const db = openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
   // The fixture file may be read before the logger exists (seeding at start) or later (the first
   // reset): its warnings are kept for the banner and logged once the logger is there.
-  const fixtureWarnings: string[] = []
+  const fixtureWarnings: string[] = [...(options.fixtureWarnings ?? [])]
   const logged: { warn?: (line: string) => void } = {}
   const onFixtureWarning = (line: string) => {
     fixtureWarnings.push(line)
@@ -99,7 +101,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
   app.decorate('sandbox', sandbox)
   app.decorate('fixtureWarnings', fixtureWarnings)
-  logged.warn = (line) => app.log.warn(`fixture ${config.fixtures}: ${line}`)
+  const fixtureName = options.fixture === undefined ? config.fixtures : '(given at start)'
+  logged.warn = (line) => app.log.warn(`fixture ${fixtureName}: ${line}`)
   for (const line of fixtureWarnings) logged.warn(line)
   const routeTable: RegisteredRoute[] = []
   app.decorate('routeTable', routeTable)

@@ -64,7 +64,12 @@ export const V1ClientSchema = Type.Object(
     id: Type.Integer({ description: 'the client number' }),
     allowCrossSell: Nullable(Type.Boolean()),
     clientType: Nullable(Type.String()),
-    details: Type.Object({ modified: Type.String(), officeId: Type.Integer(), mainContacts: Type.Array(Nullable(Type.Integer())) }, open),
+    details: Type.Object({
+      modified: Type.String(),
+      agencyNum: Type.Optional(Nullable(Type.String({ description: 'a string (never a JSON number)' }))),
+      officeId: Type.Integer({ format: 'int32' }),
+      mainContacts: Type.Array(Nullable(Type.Integer()))
+    }, open),
     people: Type.Array(V1Record),
     contacts: Type.Array(Type.Object({ id: Nullable(Type.Integer()), personId: Nullable(Type.Integer()) }, open)),
     claims: Type.Array(V1Record),
