@@ -28,6 +28,8 @@ import { dateFromSandboxClock } from './http/date-header.js'
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
   fixture?: Fixture
+  /** What validating `fixture` converted from an earlier format, logged like a fixture file's. */
+  fixtureWarnings?: readonly string[]
   clock?: Clock
   /**
    * Free the buffers of request bodies with a minor collection per 8 MiB of them
@@ -43,6 +45,8 @@ declare module 'fastify' {
     worlds: WorldRegistry
     /** Every route registered: method, URL and API version (vendor routes). */
     routeTable: RegisteredRoute[]
+    /** What the start-up fixture held in an earlier format and was converted, one line per field (empty: nothing). */
+    fixtureWarnings: string[]
   }
 }
 
@@ -66,9 +70,17 @@ export interface RegisteredRoute {
  */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const db = openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
+  // The fixture file may be read before the logger exists (seeding at start) or later (the first
+  // reset): its warnings are kept for the banner and logged once the logger is there.
+  const fixtureWarnings: string[] = [...(options.fixtureWarnings ?? [])]
+  const logged: { warn?: (line: string) => void } = {}
+  const onFixtureWarning = (line: string) => {
+    fixtureWarnings.push(line)
+    logged.warn?.(line)
+  }
   let worlds: WorldRegistry
   try {
-    worlds = await openWorlds(db, config, options)
+    worlds = await openWorlds(db, config, options, onFixtureWarning)
   } catch (e) {
     closeDatabase(db)
     throw e
@@ -94,6 +106,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   })
   app.addConstraintStrategy(apiVersionConstraint as unknown as Parameters<typeof app.addConstraintStrategy>[0])
   app.decorate('worlds', worlds)
+  app.decorate('fixtureWarnings', fixtureWarnings)
+  const fixtureName = options.fixture === undefined ? config.fixtures : '(given at start)'
+  logged.warn = (line) => app.log.warn(`fixture ${fixtureName}: ${line}`)
+  for (const line of fixtureWarnings) logged.warn(line)
   const routeTable: RegisteredRoute[] = []
   app.decorate('routeTable', routeTable)
   app.addHook('onRoute', (route) => {
@@ -134,7 +150,7 @@ function reportWorkerFile (): URL {
 }
 
 /** The default world over the process's database, and the registry of the worlds created beside it. */
-async function openWorlds (db: Db, config: Config, options: AppOptions): Promise<WorldRegistry> {
+async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void): Promise<WorldRegistry> {
   const reports = new ReportRunner({ workerFile: reportWorkerFile() })
   const loadFaker = async (seed: number) => {
     const { createFaker, generateClient } = await import('./fixture/generate.js')
@@ -143,7 +159,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions): Promise
   const { world, startFixture, seededNow, fixtureMismatch } = await openDefaultWorld({
     db,
     // Read (and validated) only when the database is empty or on reset: starts stay fast.
-    fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures)),
+    fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures, onFixtureWarning)),
     fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
     fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
     reseed: config.resetOnStart,

@@ -11,6 +11,8 @@ export interface BannerFacts {
   demoCredentials: boolean
   /** Set when the database was seeded from another fixture than the configured one. */
   fixtureMismatch?: string
+  /** What the fixture held in an earlier format and was converted, one line per field. */
+  fixtureWarnings?: readonly string[]
 }
 
 export const DEMO_CLIENT_ID = 'abc'
@@ -33,6 +35,10 @@ export function bannerLines (facts: BannerFacts): string[] {
     `  Fixture    ${config.fixtures}`
   )
   if (facts.fixtureMismatch !== undefined) lines.push('', `  WARNING: ${facts.fixtureMismatch}`)
+  if (facts.fixtureWarnings !== undefined && facts.fixtureWarnings.length > 0) {
+    lines.push('', `  WARNING: the fixture ${config.fixtures} is written in an earlier format; it was converted as it loaded:`)
+    for (const line of facts.fixtureWarnings) lines.push(`    ${line}`)
+  }
   return lines
 }
 

@@ -15,7 +15,7 @@ Usage: agency-sandbox <command> [options]
 
 Commands:
   serve        start the sandbox (default command)
-  validate     check a fixture file and print every error with its path
+  validate     check a fixture file and print its errors, grouped by rule
   generate     write a generated fixture of any size
   report       print an examiner session's report; exit 1 when a finding reaches --fail-on
   import       read what an integration sees on a running instance into a fixture
@@ -56,7 +56,9 @@ Exit codes: 0 no finding at that severity, 1 a finding at it (or the report cann
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.
-Prints every error with its path; exit 0 when valid, 1 when not.`,
+Prints its errors grouped by rule (what the field must be, an example, the count and the
+first paths), and for a fixture of an earlier format what was converted, one line per field.
+Exit 0 when valid (converted or not), 1 when not.`,
   generate: `Usage: agency-sandbox generate [options]
 
 Options:
@@ -171,6 +173,7 @@ async function serve (args: string[]): Promise<number> {
     config,
     seededNow: worlds.startUp.seededNow,
     fixtureMismatch: worlds.startUp.fixtureMismatch,
+    fixtureWarnings: server.app.fixtureWarnings,
     demoCredentials: worlds.default.access.authenticate(DEMO_CLIENT_ID, DEMO_CLIENT_SECRET) !== undefined
   }
   // JSON logs carry the banner's facts as fields; a terminal gets the banner itself.
@@ -201,15 +204,22 @@ async function validate (args: string[]): Promise<number> {
   if (values.help === true) return help('validate')
   if (positionals.length !== 1) throw new UsageError('validate takes exactly one FILE')
   // loaded here, not at the top: TypeBox's compiler is not needed to serve
-  const { FixtureError, loadFixtureFile } = await import('./fixture/validate.js')
+  const { FixtureError, readFixtureFile } = await import('./fixture/validate.js')
+  const { reportLines } = await import('./fixture/problems.js')
   try {
-    loadFixtureFile(positionals[0])
-    console.log(`${positionals[0]}: valid fixture`)
+    const { warnings } = readFixtureFile(positionals[0])
+    if (warnings.length > 0) {
+      console.log(`${positionals[0]}: valid fixture, written in an earlier format (it loads, converted as follows):`)
+      for (const line of warnings) console.log(`  ${line}`)
+    } else {
+      console.log(`${positionals[0]}: valid fixture`)
+    }
     return EXIT.ok
   } catch (e) {
     if (!(e instanceof FixtureError)) throw e
-    console.error(`${positionals[0]}: ${e.errors.length} error${e.errors.length === 1 ? '' : 's'}`)
-    for (const err of e.errors) console.error(`  ${err.field}: ${err.message}`)
+    const lines = e.report === undefined ? [`${e.errors.length} error${e.errors.length === 1 ? '' : 's'}`, ...e.errors.map((err) => `  ${err.field}: ${err.message}`)] : reportLines(e.report)
+    console.error(`${positionals[0]}: ${lines[0]}`)
+    for (const line of lines.slice(1)) console.error(line)
     return EXIT.failed
   }
 }

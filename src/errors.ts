@@ -68,6 +68,12 @@ export const unsupportedVersion = (value: string) =>
     `unsupported version '${value}'; use 4.0 or 3.0, or omit it for version 1`,
     [{ field: 'version', message: 'must be 4.0 or 3.0, or omitted for version 1' }])
 
+/** `version` given more than once with different values: ASP.NET API Versioning's AmbiguousApiVersion. */
+export const ambiguousVersion = (values: readonly string[]) =>
+  new ApiError(400, 'ambiguous-version', 'Bad Request',
+    `ambiguous version: the request gives version ${values.map((v) => `'${v}'`).join(' and ')}; give it once (4.0 or 3.0, or omit it for version 1)`,
+    [{ field: 'version', message: 'must be given once (or repeated with the same value)' }])
+
 export const routeNotFound = (method: string, path: string, hint?: string) =>
   new ApiError(404, 'not-found', 'Not Found', `No operation ${method} ${path}${hint === undefined ? '' : `; ${hint}`}`)
 

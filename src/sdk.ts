@@ -50,6 +50,18 @@ export interface StartedSandbox {
   close(): Promise<void>
 }
 
+/**
+ * A fixture document given in memory is validated as a file is (it may come from JSON, written
+ * for an earlier format): values of that format are converted, with their warnings logged, and
+ * an invalid one throws FixtureError with its errors grouped.
+ */
+async function validated (fixture: Fixture): Promise<{ fixture: Fixture; fixtureWarnings: string[] }> {
+  const { FixtureError, validateFixture } = await import('./fixture/validate.js')
+  const result = validateFixture(fixture, { countLimit: Number.POSITIVE_INFINITY })
+  if (!result.ok) throw new FixtureError('(given to startSandbox)', result.errors, result.report)
+  return { fixture: result.fixture, fixtureWarnings: result.warnings }
+}
+
 /** Starts a sandbox in this process on a free port with an in-memory database. */
 export async function startSandbox (options: StartOptions = {}): Promise<StartedSandbox> {
   const env: Record<string, string | undefined> = { SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false', PORT: '0' }
@@ -64,7 +76,7 @@ export async function startSandbox (options: StartOptions = {}): Promise<Started
   if (options.journalSize !== undefined) overrides.journalSize = options.journalSize
   if (options.journalBytes !== undefined) overrides.journalBytes = options.journalBytes
   const config = loadConfig(env, overrides)
-  const server = await startServer(config, typeof options.fixture === 'object' ? { fixture: options.fixture } : {})
+  const server = await startServer(config, typeof options.fixture === 'object' ? await validated(options.fixture) : {})
   return {
     url: server.url,
     control: controlClient(server.url, options.controlToken),

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import {
   FixtureAgencySchema, FixtureIntegrationSchema, FixtureOfficeSchema, FixtureUserSchema
 } from '../../src/fixture/schema.js'
-import { fixtureFormValidator } from '../../src/fixture/validate.js'
+import { fixtureFormValidator, fixtureFormWarnings } from '../../src/fixture/validate.js'
 import {
   AgencyIdParams, AgencyPatchBody, AttachmentParams, IntegrationParams, OfficeParams, SubscriptionParams,
   SubscriptionPatchBody, UserParams, WritesQuery
@@ -46,7 +46,10 @@ export default async function agencyControl (fastify: FastifyInstance, _options:
   app.post('/agencies', { bodyLimit: FIXTURE_BODY_LIMIT, validatorCompiler: fixtureFormValidator, schema: { summary: 'Add an agency (fixture form, clients included)', body: FixtureAgencySchema } },
     (request, reply) => {
       request.world.admin.addAgency(request.body)
-      reply.code(201).send({ agencyId: request.body.agencyId })
+      // what an earlier fixture format held and was converted, one line per field
+      const warnings = fixtureFormWarnings(request.body)
+      for (const line of warnings) request.log.warn(`agency posted to /_sandbox/agencies: ${line}`)
+      reply.code(201).send({ agencyId: request.body.agencyId, ...(warnings.length > 0 ? { warnings } : {}) })
     })
 
   app.patch('/agencies/:agencyId', {

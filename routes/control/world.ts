@@ -2,7 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { RESET_PARTS, type ResetPart } from '../../src/domain/worlds/world.js'
-import { invalidField, validationFailed } from '../../src/errors.js'
+import { invalidField } from '../../src/errors.js'
 import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
@@ -48,15 +48,19 @@ export default async function worldControl (fastify: FastifyInstance, { config }
     handler: async (request) => {
       const { world } = request
       const { keep, fixture } = resetRequest(request.body)
+      let warnings: string[] = []
       if (fixture === undefined) {
         await world.reset(undefined, keep)
       } else {
-        const { validateFixture } = await import('../../src/fixture/validate.js')
+        const { invalidFixture, validateFixture } = await import('../../src/fixture/validate.js')
         const result = validateFixture(fixture, { owned: true })
-        if (!result.ok) throw validationFailed(result.errors)
+        if (!result.ok) throw invalidFixture(result.report)
+        warnings = result.warnings
+        for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/reset: ${line}`)
         await world.reset({ fixture: result.fixture, source: '(posted to /_sandbox/reset)' }, keep)
       }
-      return { status: 'reset', fixture: world.source, kept: keep, counts: world.counts() }
+      // what an earlier fixture format held and was converted, one line per field
+      return { status: 'reset', fixture: world.source, kept: keep, counts: world.counts(), ...(warnings.length > 0 ? { warnings } : {}) }
     }
   })
 

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { World } from '../../src/domain/worlds/world.js'
-import { badRequest, validationFailed } from '../../src/errors.js'
+import { badRequest } from '../../src/errors.js'
 import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
 import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
@@ -52,9 +52,12 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     }
     let validated
     if (fixture !== undefined) {
-      const { validateFixture } = await import('../../src/fixture/validate.js')
+      const { invalidFixture, validateFixture } = await import('../../src/fixture/validate.js')
       const result = validateFixture(fixture, { owned: true })
-      if (!result.ok) throw validationFailed(result.errors.map((e) => ({ ...e, field: `fixture.${e.field}` })))
+      if (!result.ok) {
+        const report = { ...result.report, listed: result.report.listed.map((e) => ({ ...e, field: `fixture.${e.field}` })) }
+        throw invalidFixture(report, 'The world\'s fixture')
+      }
       validated = result.fixture
     }
     const world = await worlds.create({ name, from, fixture: validated, ttlSeconds })

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AgencyRow, Repositories } from '../db/index.js'
 import { clientNumbersExhausted, tooManyRequests, validationFailed, type FieldError } from '../errors.js'
+import { NO_DATE } from '../schemas/client.js'
 import { MAX_CLIENT_NUMBER } from '../schemas/common.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
 import type { ClientCreateRequest } from '../schemas/writes.js'
@@ -134,6 +135,7 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
             county: null,
             countryCode: 'US'
           }
+      // the policy shell carries every field the client model marks non-optional, empty where the request gave nothing
       const policies = cmd.policy === undefined
         ? []
         : [{
@@ -141,16 +143,27 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
             policyNumber: cmd.policy.policyNumber ?? '',
             policyIndex: 0,
             status: null,
-            applicationType: cmd.policy.applicationType ?? null,
+            statusDate: NO_DATE,
+            type: '',
+            title: '',
+            applicationType: cmd.policy.applicationType ?? 'Undefined',
             policyState: cmd.policy.state ?? null,
             effectiveDate: dateTime(cmd.policy.effectiveDate),
+            paymentPlan: '',
+            premiumMode: '',
+            numberOfTerms: 0,
+            program: '',
+            raterCode: 0,
             officeId,
             loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
             coverages: [],
             drivers: [],
             autos: [],
+            boats: [],
+            boatOperators: [],
             additionalInterests: [],
-            locations: []
+            locations: [],
+            locationReferences: []
           }]
       // an open record: the create request's licenseNum and naics are kept beyond the read model's named fields
       const details = {
@@ -167,7 +180,7 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
         website: b?.website ?? null,
         licenseNum: b?.licenseNum ?? null,
         naics: b?.naics ?? null,
-        agencyNum: agency.agencyId,
+        agencyNum: String(agency.agencyId),
         officeId,
         // the creation date in the live format of client dates (`2026-11-22T00:00:00`)
         clientSince: localDate(now),

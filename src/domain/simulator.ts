@@ -34,7 +34,9 @@ export type ChangeKind = 'person' | 'contact' | 'policy' | 'status' | 'newClient
 /** Relative weights of the kinds of change. */
 const WEIGHTS: [ChangeKind, number][] = [['person', 30], ['contact', 25], ['policy', 15], ['status', 15], ['newClient', 10], ['delete', 5]]
 const STATUSES = ['Active', 'DeadFile', 'Prospect', 'Lead'] as const
-const LOBS = ['AUTOP', 'HOME', 'PUMBR', 'BOAT', 'CGL', 'BOP', 'WORK', 'AUTOB'] as const
+/** Lines of business of new policies, with the policy type each reads with. */
+const LOB_TYPES = { AUTOP: 'Auto', HOME: 'Home', PUMBR: 'Umbrella', BOAT: 'Boat', CGL: 'General Liability', BOP: 'Business Owners', WORK: 'Workers Compensation', AUTOB: 'Commercial Auto' } as const
+const LOBS = Object.keys(LOB_TYPES) as (keyof typeof LOB_TYPES)[]
 
 /** The data the simulator changes: read at each change, as a world's data may be replaced by a reset. */
 export type SimulatorData = () => Pick<Repositories, 'agencies' | 'clients' | 'transaction'>
@@ -102,7 +104,7 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
         modified: new Date(at),
         userNames: repos.agencies.listUsers(agencyId).map((u) => u.username),
         policyNumberPrefix: `SIM${agencyId}-`,
-        agencyNum: agency.agencyId
+        agencyNum: String(agency.agencyId)
       })
       repos.transaction(() => insertClient(repos.clients, agencyId, client))
       return kind
@@ -131,17 +133,31 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
         const policies = c.policies ?? []
         const index = policies.length
         const code = f.helpers.arrayElement(LOBS)
+        const day = at.slice(0, 10) + 'T00:00:00'
         policies.push({
           id: f.string.uuid(),
           modified: at,
           policyNumber: `SIM${agencyId}-${clientNumber}-${String(index + 1).padStart(2, '0')}-${f.string.alphanumeric({ length: 4, casing: 'upper' })}`,
           policyIndex: index,
           status: 'Active',
-          effectiveDate: at.slice(0, 10) + 'T00:00:00',
-          term: 12,
+          statusDate: day,
+          type: LOB_TYPES[code],
+          title: code,
+          applicationType: c.details.isCommercial ? 'Commercial' : 'Personal',
+          effectiveDate: day,
+          term: '12M',
           premium: f.number.int({ min: 300, max: 9000 }),
+          paymentPlan: '',
+          premiumMode: 'Annualize',
+          numberOfTerms: 1,
+          program: '',
+          raterCode: 0,
           loBs: [{ code, name: code }],
-          carrier: f.company.name()
+          carrier: f.company.name(),
+          boats: [],
+          boatOperators: [],
+          additionalInterests: [],
+          locationReferences: []
         })
         c.policies = policies
         break

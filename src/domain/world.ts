@@ -1,11 +1,15 @@
 import type { ClientRepository, ClientRow, Repositories } from '../db/index.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureOffice, FixtureUser } from '../fixture/schema.js'
+import { completedPolicy } from '../fixture/complete.js'
 import type { FixtureStamp } from '../fixture/stamp.js'
 import { parseTimestamp } from '../time.js'
 
-/** Turns a fixture client into its stored form (each group as the JSON the API answers). */
+/**
+ * Turns a fixture client into its stored form (each group as the JSON the API answers). A policy
+ * lacking a field the read model requires gets it here, once, so reads only join stored text.
+ */
 export function clientToRow (agencyId: number, c: FixtureClient): ClientRow {
-  const policies = (c.policies ?? []).map((p, i) => (p.policyIndex === undefined ? { ...p, policyIndex: i } : p))
+  const policies = (c.policies ?? []).map(completedPolicy)
   return {
     agencyId,
     clientNumber: c.clientNumber,

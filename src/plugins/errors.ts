@@ -2,11 +2,11 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  ApiError, badRequest, emptyJsonBody, headersTooLarge, internalError, invalidJson, malformedRequest, payloadTooLarge, requestTimeout,
+  ambiguousVersion, ApiError, badRequest, emptyJsonBody, headersTooLarge, internalError, invalidJson, malformedRequest, payloadTooLarge, requestTimeout,
   routeNotFound, toResponse, unauthorized,
   unsupportedMediaType, unsupportedVersion, validationFailed, type FieldError
 } from '../errors.js'
-import { rawVersion, versionOf, UNSUPPORTED } from '../versions/index.js'
+import { distinctVersions, rawVersion, versionOf, UNSUPPORTED } from '../versions/index.js'
 import { sandboxDate } from '../http/date-header.js'
 
 interface AjvError {
@@ -183,7 +183,8 @@ export function registerErrorHandling (app: FastifyInstance): void {
     const url = request.url
     const path = url.split('?')[0]
     if (path.startsWith('/vendor/') && versionOf(url) === UNSUPPORTED) {
-      return sendError(reply, unsupportedVersion(rawVersion(url) ?? ''))
+      const given = distinctVersions(url)
+      return sendError(reply, given.length > 1 ? ambiguousVersion(given) : unsupportedVersion(rawVersion(url) ?? ''))
     }
     const hint = path.startsWith('/vendor/')
       ? `version ${versionOf(url)} has no such operation (see the version matrix in the README)`

@@ -3,8 +3,10 @@ import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { MESSAGES } from '../errors.js'
 import { ProblemSchema } from '../schemas/common.js'
+import { documentedSchema } from '../schemas/documented.js'
 import { apiVersionConstraint } from '../versions/index.js'
 import { lazySerializerFactory, lazyValidatorFactory } from './lazy-validators.js'
+import { hoistNamedSchemas } from './openapi-components.js'
 import { DOCUMENT_NAMES, type DescribeScope, type DocsInstance, type Documents, type DocumentName } from './openapi-documents.js'
 
 /**
@@ -35,6 +37,15 @@ function vendorErrors (url: string, method: string) {
     errors[429] = problem('More than 25 create-client requests in one second (Retry-After: 1)')
   }
   return errors
+}
+
+/**
+ * A string answer is sent as text/plain (the writes' `Created`, routes/partner-api/writes.ts), so
+ * the document says so: a client generated from `application/json` would parse `Created` as JSON.
+ */
+function asPlainText (schema: unknown): unknown {
+  const s = schema as { type?: unknown; description?: string } | undefined
+  return s?.type === 'string' ? { description: s.description, content: { 'text/plain': { schema } } } : schema
 }
 
 interface QuerySchema {
@@ -87,10 +98,14 @@ export function swaggerOptions (name: DocumentName, version: string): SwaggerOpt
       if (schema === undefined) return { schema, url }
       const method = String(Array.isArray(route.method) ? route.method[0] : route.method)
       if (!vendor) return { schema: { ...schema, tags: [controlTag(url)] }, url }
-      const response = { ...vendorErrors(url, method), ...((schema.response as Record<string, unknown> | undefined) ?? {}) }
+      const answers = Object.entries((schema.response as Record<string, unknown> | undefined) ?? {}).map(([status, s]) => [status, asPlainText(documentedSchema(s))])
+      const response = { ...vendorErrors(url, method), ...Object.fromEntries(answers) }
       const querystring = pinVersion(schema.querystring as QuerySchema | undefined, name)
-      return { schema: { ...schema, response, tags: [vendorTag(url, method)], ...(querystring === undefined ? {} : { querystring }) }, url }
-    }
+      const body = schema.body === undefined ? {} : { body: documentedSchema(schema.body) }
+      return { schema: { ...schema, ...body, response, tags: [vendorTag(url, method)], ...(querystring === undefined ? {} : { querystring }) }, url }
+    },
+    // every vendor document is OpenAPI 3.1 (above), so the generator hands over `openapiObject`
+    ...(vendor ? { transformObject: (document) => hoistNamedSchemas((document as { openapiObject: object }).openapiObject, name) } : {})
   }
 }
 

@@ -5,8 +5,13 @@ import { parseTimestamp } from '../time.js'
  * Request binding as the live service's ASP.NET binder does it, driven by the route's TypeBox
  * schemas, before validation:
  * - names: body keys and query parameter names match in any case (`People`, `people`); unknown
- *   body keys and query parameters are dropped and reported as warnings (journaled); one name
- *   given twice in different casings with different values is a fault (key order decides nothing);
+ *   body keys and query parameters are dropped and reported as warnings (journaled); one body
+ *   key given twice in different casings with different values is a fault (key order decides
+ *   nothing);
+ * - a query parameter given more than once (in any casing) binds its first value, as ASP.NET
+ *   Core MVC binds a simple type (`include=Details&include=Policies` reads Details); the others
+ *   are reported as a warning. A repeated `version` never gets here: the version constraint
+ *   refuses different values as ambiguous (src/versions/index.ts);
  * - a JSON `null` for a property is an absent value (a required one is then reported missing);
  * - numbers: a body integer may be a JSON string of plain decimal digits (`"29"`), a body number
  *   a string of decimal digits with an optional fraction; anything else (`true`, `[29]`, `"0x1d"`,
@@ -98,6 +103,10 @@ export function bindPart (value: unknown, schema: TSchema, part: RequestPart, wa
 }
 
 function bind (value: unknown, schema: TSchema, context: Context, pointer: string, at: string): unknown {
+  if (context.part === 'querystring' && Array.isArray(value) && value.length > 0 && arraySchema(schema) === undefined) {
+    context.warnings.push(`query parameter ${at} given ${value.length} times: the first value binds, the others are ignored`)
+    return bind(value[0], schema, context, pointer, at)
+  }
   const mark = markOf(schema)
   if (mark?.kind === 'enumeration') return bindEnumeration(value, mark)
   if (mark?.kind === 'calendar') {
@@ -139,6 +148,10 @@ function bindObject (value: Record<string, unknown>, object: TSchema, context: C
       continue
     }
     const first = givenAs.get(name)
+    if (first !== undefined && context.part === 'querystring') {
+      context.warnings.push(`query parameter ${key} repeats ${first}: the first value binds, the others are ignored`)
+      continue
+    }
     if (first !== undefined) {
       if (JSON.stringify(value[first]) === JSON.stringify(v)) context.warnings.push(`ignored duplicate key ${where} (same value as ${first})`)
       else context.faults.push({ pointer: `${pointer}/${name}`, message: `is given twice with different values (as ${first} and ${key}); send it once` })

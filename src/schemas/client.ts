@@ -1,13 +1,20 @@
 import { Type, type Static } from '@sinclair/typebox'
 import {
-  APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, DateTimeString, Guid,
-  Int, MAIN_CONTACT_TYPES, Nullable, literalUnion
+  APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, Guid,
+  Int32, MAIN_CONTACT_TYPES, Nullable, literalUnion
 } from './common.js'
+import { LOCAL_DATE_TIME, UTC_DATE_TIME, localDateTime, markFormerValue, numberAsText, utcDateTime } from './former-values.js'
 
 /**
  * The client read model of versions 3.0 and 4.0, camelCase as the live service answers.
  * Records are open (additionalProperties allowed): the live model has more fields than the
  * public record shows, and partners may add them to their fixtures.
+ *
+ * The value types are the ones typed clients decode with (a C# sync with System.Text.Json, a Go
+ * client generated from an OpenAPI document fixed against the live service): a JSON number
+ * where they declare a string makes them throw on every read. A field that a fixture of the
+ * earlier format may hold in another type carries a mark saying how it converts
+ * (src/schemas/former-values.ts).
  */
 const open = { additionalProperties: true }
 const Str = Nullable(Type.String())
@@ -15,6 +22,20 @@ const Num = Nullable(Type.Number())
 const Bool = Type.Boolean()
 /** A date as the live service writes it: date-only, or a date-time with or without zone. */
 const LooseDate = Nullable(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}' }))
+/** `modified`: UTC with `Z`, as the live service writes every record's. */
+const Modified = markFormerValue(Type.String({
+  pattern: UTC_DATE_TIME.source,
+  description: 'the time of the latest change, UTC with Z, e.g. 2026-10-24T08:48:24.008Z',
+  examples: ['2026-10-24T08:48:24.008Z']
+}), utcDateTime)
+/** A policy date: without a zone, as the live service writes them (0001-01-01T00:00:00: none). */
+export const PolicyDate = markFormerValue(Type.String({
+  pattern: LOCAL_DATE_TIME.source,
+  description: 'a date and time without a zone, e.g. 2024-10-08T00:00:00',
+  examples: ['2024-10-08T00:00:00']
+}), localDateTime)
+/** The value a date the agency has no value for reads as (.NET's DateTime.MinValue). */
+export const NO_DATE = '0001-01-01T00:00:00'
 
 export const AddressSchema = Type.Object(
   {
@@ -32,7 +53,7 @@ export const AddressSchema = Type.Object(
 export const ClientDetailsSchema = Type.Object(
   {
     id: Guid,
-    modified: DateTimeString,
+    modified: Modified,
     clientType: Type.Optional(Str),
     status: literalUnion(CLIENT_STATUSES),
     isPersonal: Bool,
@@ -42,8 +63,8 @@ export const ClientDetailsSchema = Type.Object(
     businessType: Type.Optional(Nullable(literalUnion(BUSINESS_TYPES))),
     feinNum: Type.Optional(Str),
     website: Type.Optional(Str),
-    agencyNum: Type.Optional(Nullable(Type.Union([Type.String(), Type.Integer()]))),
-    officeId: Int,
+    agencyNum: Type.Optional(Nullable(Type.String({ description: 'a string (never a JSON number)', examples: ['1001'] }))),
+    officeId: Int32(),
     clientSince: Type.Optional(LooseDate),
     allowCrossSell: Type.Optional(Bool),
     source: Type.Optional(Str),
@@ -56,7 +77,7 @@ export const ClientDetailsSchema = Type.Object(
   { ...open, title: 'ClientDetails' }
 )
 
-const recordBase = { id: Guid, modified: DateTimeString, legacyId: Type.Optional(Int) }
+const recordBase = { id: Guid, modified: Modified, legacyId: Type.Optional(Int32({ description: 'the version 1 integer id' })) }
 
 export const PersonSchema = Type.Object(
   {
@@ -85,7 +106,7 @@ export const ContactSchema = Type.Object(
     description: Type.Optional(Str),
     isBillingContact: Type.Optional(Bool),
     allowMassEmail: Type.Optional(Bool),
-    priority: Type.Optional(Nullable(Int))
+    priority: Type.Optional(Nullable(Int32()))
   },
   { ...open, title: 'Contact' }
 )
@@ -108,51 +129,99 @@ export const CoverageSchema = Type.Object(
     code: Type.Optional(Str),
     description: Type.Optional(Str),
     limits: Type.Optional(Str),
-    // a string on the wire, as the live service sends it ("412.00")
     deductibles: Type.Optional(Str),
-    premium: Type.Optional(Str)
+    // a string on the wire, as the live service sends it ("412.00")
+    premium: Type.Optional(Nullable(markFormerValue(
+      Type.String({ description: 'a decimal amount as a string, e.g. 412.00', examples: ['412.00'] }),
+      numberAsText((n) => n.toFixed(2))
+    )))
   },
   { ...open, title: 'Coverage' }
 )
 
-export const PolicySchema = Type.Object(
+export const AdditionalInterestSchema = Type.Object(
   {
-    ...recordBase,
-    // "" for the policy shell of a created client sent without a number (it must reset from a state export)
-    policyNumber: Type.String(),
-    policyIndex: Type.Optional(Int),
-    carrier: Type.Optional(Str),
-    writingCarrier: Type.Optional(Str),
-    naic: Type.Optional(Str),
-    status: Type.Optional(Str),
-    subStatus: Type.Optional(Str),
-    statusDate: Type.Optional(LooseDate),
-    type: Type.Optional(Str),
-    title: Type.Optional(Str),
-    applicationType: Type.Optional(Nullable(literalUnion(APPLICATION_TYPES))),
-    policyState: Type.Optional(Str),
-    effectiveDate: Type.Optional(LooseDate),
-    expirationDate: Type.Optional(LooseDate),
-    inceptionDate: Type.Optional(LooseDate),
-    soldDate: Type.Optional(LooseDate),
-    term: Type.Optional(Nullable(Type.Union([Type.Integer(), Type.String()]))),
-    premium: Type.Optional(Num),
-    quotedPremium: Type.Optional(Num),
-    paymentPlan: Type.Optional(Str),
-    billingType: Type.Optional(Str),
-    officeId: Type.Optional(Nullable(Int)),
-    agent1: Type.Optional(Str),
-    agent2: Type.Optional(Str),
-    agent3: Type.Optional(Str),
-    loBs: Type.Optional(Type.Array(LobSchema)),
-    coverages: Type.Optional(Type.Array(CoverageSchema)),
-    drivers: Type.Optional(Type.Array(Type.Unknown())),
-    autos: Type.Optional(Type.Array(Type.Unknown())),
-    additionalInterests: Type.Optional(Type.Array(Type.Unknown())),
-    locations: Type.Optional(Type.Array(Type.Unknown()))
+    id: Guid,
+    isPayor: Bool,
+    parentId: Guid,
+    parentType: Type.String({ description: 'what the interest is attached to', examples: ['Policy'] }),
+    rank: Int32({ description: 'its order among the interests of its parent, from 1', examples: [1] })
   },
-  { ...open, title: 'Policy' }
+  { ...open, title: 'AdditionalInterest', description: 'a mortgagee, lienholder or other party with an interest in the policy' }
 )
+
+/** `term`: a term descriptor such as 6M or 12M (a former fixture's number of months becomes one). */
+const Term = markFormerValue(
+  Type.String({ description: 'the term descriptor, e.g. 12M (twelve months) or 6M', examples: ['12M'] }),
+  numberAsText((months) => `${months}M`, 'term descriptors')
+)
+
+/**
+ * The policy fields the client model page marks non-optional, with the value a policy carries
+ * when the agency has nothing for it. Every stored policy has each of them.
+ */
+export const POLICY_EMPTY_VALUES = {
+  statusDate: NO_DATE,
+  type: '',
+  title: '',
+  applicationType: 'Undefined',
+  paymentPlan: '',
+  premiumMode: '',
+  numberOfTerms: 0,
+  program: '',
+  raterCode: 0,
+  boats: [] as unknown[],
+  boatOperators: [] as unknown[],
+  locationReferences: [] as unknown[]
+} as const
+export type NonOptionalPolicyField = keyof typeof POLICY_EMPTY_VALUES
+export const NON_OPTIONAL_POLICY_FIELDS = Object.keys(POLICY_EMPTY_VALUES) as NonOptionalPolicyField[]
+
+/** The policy's own fields of the read model, with the non-optional ones described once for both policy schemas. */
+export const policyFields = {
+  ...recordBase,
+  // "" for the policy shell of a created client sent without a number (it must reset from a state export)
+  policyNumber: Type.String(),
+  policyIndex: Int32({ description: 'the 0-based position of the policy in the client' }),
+  carrier: Type.Optional(Str),
+  writingCarrier: Type.Optional(Str),
+  naic: Type.Optional(Str),
+  status: Type.Optional(Str),
+  subStatus: Type.Optional(Str),
+  statusDate: PolicyDate,
+  type: Type.String({ description: 'the policy type, e.g. Auto; "" when the agency has none', examples: ['Auto'] }),
+  title: Type.String({ description: 'the policy title, e.g. its line-of-business code; "" when the agency has none', examples: ['AUTOP'] }),
+  applicationType: literalUnion(APPLICATION_TYPES, 'Undefined when the agency has none'),
+  policyState: Type.Optional(Str),
+  effectiveDate: Type.Optional(Nullable(PolicyDate)),
+  expirationDate: Type.Optional(Nullable(PolicyDate)),
+  inceptionDate: Type.Optional(Nullable(PolicyDate)),
+  soldDate: Type.Optional(Nullable(PolicyDate)),
+  term: Type.Optional(Nullable(Term)),
+  premium: Type.Optional(Num),
+  quotedPremium: Type.Optional(Num),
+  paymentPlan: Type.String({ description: '"" when the agency has none', examples: ['Monthly'] }),
+  premiumMode: Type.String({ description: 'how the premium is stated, e.g. Annualize; "" when the agency has none', examples: ['Annualize'] }),
+  numberOfTerms: Int32({ description: 'terms since inception, the current one included; 0 when unknown' }),
+  program: Type.String({ description: '"" when the agency has none' }),
+  raterCode: Int32({ description: '0 when the policy was not rated' }),
+  billingType: Type.Optional(Str),
+  officeId: Type.Optional(Nullable(Int32())),
+  agent1: Type.Optional(Str),
+  agent2: Type.Optional(Str),
+  agent3: Type.Optional(Str),
+  loBs: Type.Optional(Type.Array(LobSchema)),
+  coverages: Type.Optional(Type.Array(CoverageSchema)),
+  drivers: Type.Optional(Type.Array(Type.Unknown())),
+  autos: Type.Optional(Type.Array(Type.Unknown())),
+  boats: Type.Array(Type.Unknown()),
+  boatOperators: Type.Array(Type.Unknown()),
+  additionalInterests: Type.Optional(Type.Array(AdditionalInterestSchema)),
+  locations: Type.Optional(Type.Array(Type.Unknown())),
+  locationReferences: Type.Array(Type.Unknown())
+}
+
+export const PolicySchema = Type.Object(policyFields, { ...open, title: 'Policy' })
 
 export const InvoiceSchema = Type.Object(
   {
@@ -170,7 +239,7 @@ export const InvoiceSchema = Type.Object(
 /** A client as the vendor API answers it in 3.0 and 4.0; groups not requested are absent. */
 export const ClientSchema = Type.Object(
   {
-    clientNumber: Int,
+    clientNumber: Int32(),
     details: Type.Optional(ClientDetailsSchema),
     people: Type.Optional(Type.Array(PersonSchema)),
     contacts: Type.Optional(Type.Array(ContactSchema)),
@@ -186,6 +255,7 @@ export type Person = Static<typeof PersonSchema>
 export type Contact = Static<typeof ContactSchema>
 export type Claim = Static<typeof ClaimSchema>
 export type Policy = Static<typeof PolicySchema>
+export type AdditionalInterest = Static<typeof AdditionalInterestSchema>
 export type Invoice = Static<typeof InvoiceSchema>
 export type Client = Static<typeof ClientSchema>
 

@@ -9,18 +9,24 @@ export const Int = Type.Integer()
 export const PositiveInt = Type.Integer({ minimum: 1, maximum: 2147483647 })
 /** The largest client number: the live service's client numbers are .NET `int`s (32-bit). */
 export const MAX_CLIENT_NUMBER = 2_147_483_647
+/** A .NET `int`: typed clients (C#, Go, Java) decode it as a 32-bit integer. */
+export const Int32 = (options: { description?: string; examples?: number[] } = {}) =>
+  Type.Integer({ minimum: -2147483648, maximum: 2147483647, format: 'int32', ...options })
 export const Guid = Type.String({
   pattern: '^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$',
-  description: 'a UUID, e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301'
+  description: 'a UUID, e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301',
+  examples: ['3f2504e0-4f89-11d3-9a0c-0305e82c3301']
 })
 /** ISO 8601 timestamp; a value without a zone is read as UTC. A request's must be a real calendar value. */
 export const DateTimeString = markCalendar(Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,7})?)?(Z|[+-]\\d{2}:?\\d{2})?$',
-  description: 'ISO 8601 date and time, e.g. 2024-10-08T14:30:00Z (no zone means UTC)'
+  description: 'ISO 8601 date and time, e.g. 2024-10-08T14:30:00Z (no zone means UTC)',
+  examples: ['2024-10-08T14:30:00Z']
 }))
 export const DateOnlyString = markCalendar(Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}$',
-  description: 'a calendar date yyyy-mm-dd'
+  description: 'a calendar date yyyy-mm-dd',
+  examples: ['2024-10-08']
 }), 'date')
 
 export const SCOPES = [

@@ -45,7 +45,7 @@ export const BatchBody = Type.Object(
       description: 'up to 200 client numbers (numeric strings accepted)'
     })
   },
-  { additionalProperties: false }
+  { additionalProperties: false, title: 'BatchReadRequest' }
 )
 
 export const ClientIdList = Type.Array(Type.Integer())

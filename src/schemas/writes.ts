@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { markCalendar, markEnumeration, markLiveSentence } from './bind.js'
+import { documentAs } from './documented.js'
 import {
   APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, DateTimeString, Guid, MAIN_CONTACT_TYPES, enumeration
 } from './common.js'
@@ -88,7 +89,7 @@ export const LogNoteBodySchema = Type.Object(
     ts: DateTimeString,
     task: Type.Optional(TaskSchema)
   },
-  { additionalProperties: false, title: 'LogNoteBody', description: 'log note of versions 4.0 and 3.0' }
+  { additionalProperties: false, title: 'LogNote', description: 'log note of versions 4.0 and 3.0' }
 )
 export type LogNoteBody = Static<typeof LogNoteBodySchema>
 
@@ -123,16 +124,17 @@ export type Receipt = Static<typeof ReceiptSchema>
 export const ReceiptItemSchema = ReceiptSchema
 export type ReceiptItem = Receipt
 
+const RECEIPTS_BODY_DESCRIPTION = '1 to 100 receipts; each is validated and answered on its own with {refId, code, message}'
+
 /**
  * The receipts body as the route validates it: only an array of 1 to 100 items. Each item is bound
  * and validated separately against ReceiptItemSchema, so one bad receipt does not reject the others.
+ * The OpenAPI documents describe it as the array of Receipt it is, so that generated clients type it.
  */
-export const ReceiptsBodySchema = Type.Array(Type.Unknown(), {
-  minItems: 1,
-  maxItems: 100,
-  title: 'Receipts',
-  description: '1 to 100 Receipt objects (see Receipt); each is validated and answered on its own with {refId, code, message}'
-})
+export const ReceiptsBodySchema = documentAs(
+  Type.Array(Type.Unknown(), { minItems: 1, maxItems: 100, description: RECEIPTS_BODY_DESCRIPTION }),
+  Type.Array(ReceiptSchema, { minItems: 1, maxItems: 100, description: RECEIPTS_BODY_DESCRIPTION })
+)
 export type ReceiptsBody = Static<typeof ReceiptsBodySchema>
 
 // ---------------------------------------------------------------------------------------------
@@ -282,7 +284,7 @@ export const V1LogNoteBodySchema = Type.Object(
     suspense: Type.Optional(SuspenseSchema),
     ts: DateTimeString
   },
-  { additionalProperties: false, title: 'V1LogNoteBody', description: 'log note of version 1' }
+  { additionalProperties: false, title: 'LogNoteV1', description: 'log note of version 1' }
 )
 export type V1LogNoteBody = Static<typeof V1LogNoteBodySchema>
 

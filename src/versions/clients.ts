@@ -2,11 +2,13 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { ClientSchema, type IncludeMode } from '../schemas/client.js'
 import { Nullable } from '../schemas/common.js'
 import type { ApiVersion } from './index.js'
+import { toV1Policy, V1PolicySchema } from './v1-policy.js'
 
 /**
  * Clients per version. The domain stores the 4.0 read model; 3.0 answers it as is, and version 1
  * is mapped down: `id` for `clientNumber`, `allowCrossSell` and `clientType` at the top level,
- * integer (legacy) ids on sub-records, no include parameter and no invoices.
+ * integer (legacy) ids on sub-records, policies in the version 1 shape (src/versions/v1-policy.ts),
+ * no include parameter and no invoices.
  */
 
 /** A stored client, as far as version 1 reads it (each group the stored JSON text). */
@@ -34,6 +36,7 @@ export function toV1Client (row: StoredClient): Rec {
   const people = JSON.parse(row.people) as Rec[]
   const policies = JSON.parse(row.policies) as Rec[]
   const personLegacy = new Map(people.map((p) => [String(p.id).toLowerCase(), legacy(p)]))
+  const peopleByGuid = new Map(people.map((p) => [String(p.id).toLowerCase(), p]))
   const byGuid = (map: Map<string, number | null>, guid: unknown) => (typeof guid === 'string' ? map.get(guid.toLowerCase()) ?? null : null)
   return {
     id: row.clientNumber,
@@ -43,7 +46,7 @@ export function toV1Client (row: StoredClient): Rec {
     people: people.map(v1Record),
     contacts: (JSON.parse(row.contacts) as Rec[]).map((c) => ({ ...v1Record(c), personId: byGuid(personLegacy, c.personId) })),
     claims: (JSON.parse(row.claims) as Rec[]).map(v1Record),
-    policies: policies.map(v1Record),
+    policies: policies.map((p) => toV1Policy(p, peopleByGuid))
   }
 }
 
@@ -56,11 +59,16 @@ export const V1ClientSchema = Type.Object(
     id: Type.Integer({ description: 'the client number' }),
     allowCrossSell: Nullable(Type.Boolean()),
     clientType: Nullable(Type.String()),
-    details: Type.Object({ modified: Type.String(), officeId: Type.Integer(), mainContacts: Type.Array(Nullable(Type.Integer())) }, open),
+    details: Type.Object({
+      modified: Type.String(),
+      agencyNum: Type.Optional(Nullable(Type.String({ description: 'a string (never a JSON number)' }))),
+      officeId: Type.Integer({ format: 'int32' }),
+      mainContacts: Type.Array(Nullable(Type.Integer()))
+    }, open),
     people: Type.Array(V1Record),
     contacts: Type.Array(Type.Object({ id: Nullable(Type.Integer()), personId: Nullable(Type.Integer()) }, open)),
     claims: Type.Array(V1Record),
-    policies: Type.Array(V1Record)
+    policies: Type.Array(V1PolicySchema)
   },
   { title: 'ClientV1', additionalProperties: false }
 )

@@ -52,6 +52,14 @@ export function rawVersion (url: string): string | undefined {
   return values.every((v) => v === values[0]) ? values[0] : values.join(',')
 }
 
+/**
+ * The different `version` values a URL gives (in order of first appearance). More than one is
+ * ambiguous, as ASP.NET API Versioning answers it (AmbiguousApiVersion): `4.0` and `4` are two.
+ */
+export function distinctVersions (url: string): string[] {
+  return [...new Set(rawVersions(url))]
+}
+
 function versionOfValue (raw: string): ApiVersion | typeof UNSUPPORTED {
   const v = raw.trim()
   if (v === '4.0' || v === '4') return '4.0'
@@ -62,8 +70,8 @@ function versionOfValue (raw: string): ApiVersion | typeof UNSUPPORTED {
 export function versionOf (url: string): ApiVersion | typeof UNSUPPORTED {
   const values = rawVersions(url)
   if (values.length === 0) return '1'
-  const version = versionOfValue(values[0])
-  return values.every((v) => versionOfValue(v) === version) ? version : UNSUPPORTED
+  // a repeated version binds only when every value is the same text (API Versioning's rule)
+  return values.every((v) => v === values[0]) ? versionOfValue(values[0]) : UNSUPPORTED
 }
 
 /** find-my-way constraint strategy deriving the API version of /vendor requests. */

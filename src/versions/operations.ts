@@ -65,9 +65,10 @@ const CLIENT = `${AGENCY}/client/:clientId`
 
 const OutcomeSchema = Type.String({ description: 'Created (200) or Saved; it will be created when the agency next connects (202)' })
 const OUTCOME = { 200: OutcomeSchema, 202: OutcomeSchema }
-const ReceiptAnswers = Type.Array(Type.Object({
-  refId: Type.Union([Type.String(), Type.Null()]), code: Type.Integer(), message: Type.Union([Type.String(), Type.Null()])
-}))
+const ReceiptAnswers = Type.Array(Type.Object(
+  { refId: Type.Union([Type.String(), Type.Null()]), code: Type.Integer(), message: Type.Union([Type.String(), Type.Null()]) },
+  { title: 'ReceiptResult', description: 'the outcome of one receipt: code 200 recorded, 400 invalid, 409 refId used for another receipt' }
+))
 
 /** The same binding in every version. */
 const inEveryVersion = <M>(binding: VersionBinding<M>) => ({ '4.0': binding, '3.0': binding, 1: binding })
@@ -212,7 +213,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
     scope: 'client-create',
     params: AgencyParams,
     versions: {
-      '4.0': { querystring: VersionQuery, body: ClientCreateRequestSchema, response: { 200: Type.Object({ clientNumber: Type.Integer() }) }, mapping: undefined }
+      '4.0': { querystring: VersionQuery, body: ClientCreateRequestSchema, response: { 200: Type.Object({ clientNumber: Type.Integer() }, { title: 'ClientCreateResponse' }) }, mapping: undefined }
     }
   }
 }

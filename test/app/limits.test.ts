@@ -334,7 +334,8 @@ t.test('a __proto__ key in a fixture is reported as an unknown field', async (t)
   // The validator itself (programmatic starts), on a document that kept the key as data.
   const doc = JSON.parse(await stateWithProto(app)) as unknown
   const result = validateFixture(doc)
-  t.same(result, { ok: false, errors: [{ field: 'agencies[0].__proto__', message: 'is not a known field' }] })
+  t.match(result, { ok: false, errors: [{ field: 'agencies[0].__proto__', message: 'is not a known field' }] })
+  t.equal(result.ok ? 0 : result.errors.length, 1)
 
   // A vendor body: refused the same way, never bound.
   const res = await app.inject({

@@ -278,6 +278,50 @@ t.test(`${ROW} unknown query parameters are ignored and journaled as warnings`, 
   t.same((await journaled(app, `/vendor/agency/${main}/client/${c.clientNumber}/log`)).warnings, ['ignored unknown query parameter source'])
 })
 
+t.test('[B: A query parameter given twice] a scalar binds its first value, as ASP.NET Core MVC binds it; only a repeated version with different values is 400', async (t) => {
+  const app = await build(t)
+  const c = liveClient()
+  const client = `${main}/client/${c.clientNumber}`
+  // a third-party client's documented example
+  let res = await vendor(app, 'GET', client, 'version=4.0&include=Details&include=Policies')
+  t.equal(res.statusCode, 200, 'include=Details&include=Policies')
+  t.same(Object.keys(res.json()), ['clientNumber', 'details'], 'include reads Details, the first value')
+  t.same((await journaled(app, `/vendor/agency/${client}`)).warnings, ['query parameter include given 2 times: the first value binds, the others are ignored'])
+  res = await vendor(app, 'GET', client, 'version=4.0&include=Policies&Include=Details')
+  t.same(Object.keys(res.json()), ['clientNumber', 'policies'], 'in two casings too, whatever the second says')
+  t.same((await journaled(app, `/vendor/agency/${client}`)).warnings, ['query parameter Include repeats include: the first value binds, the others are ignored'])
+  res = await vendor(app, 'POST', `${main}/clients`, 'version=3.0&include=Details&include=Policies', { clientNumbers: [c.clientNumber] })
+  t.same(Object.keys(res.json()[0]), ['clientNumber', 'details'], 'batch reads too')
+
+  const numbers = demoFixture().agencies.find((a) => a.agencyId === main)!.clients.filter((x) => !x.deleted)
+    .map((x) => ({ clientNumber: x.clientNumber, policyNumber: x.policies?.[0]?.policyNumber ?? '' }))
+  const [one, two] = numbers.filter((x) => x.policyNumber !== '')
+  for (const [a, b] of [[one, two], [two, one]]) {
+    res = await vendor(app, 'GET', `${main}/clients/search`, `version=4.0&policyNumber=${a.policyNumber}&PolicyNumber=${b.policyNumber}`)
+    t.equal(res.statusCode, 200)
+    t.same(res.json().map((x: { clientNumber: number }) => x.clientNumber), [a.clientNumber], `policyNumber reads ${a.policyNumber}`)
+  }
+
+  const ids = async (query: string) => {
+    const answer = await vendor(app, 'GET', `${main}/clients`, `version=4.0&${query}`)
+    t.equal(answer.statusCode, 200, query)
+    return answer.json() as number[]
+  }
+  t.same(await ids('asOf=2999-01-01T00:00:00Z&asOf=2000-01-01T00:00:00Z'), [], 'asOf reads the first (nothing changed after 2999)')
+  t.same(await ids('asOf=2000-01-01T00:00:00Z&asOf=2999-01-01T00:00:00Z'), await ids(''), 'asOf reads the first (everything changed after 2000)')
+  t.same(await ids('officeId=1&OfficeId=2'), await ids('officeId=1'), 'officeId reads 1')
+  t.same(await ids('officeId=2&officeId=x'), await ids('officeId=2'), 'a second value that would not bind is not read at all')
+  t.same(await ids('deleted=true&deleted=false'), await ids('deleted=true'), 'deleted reads true')
+  t.same(await ids('deleted=false&Deleted=true'), await ids(''), 'deleted reads false')
+
+  res = await vendor(app, 'GET', client, 'version=4.0&version=3.0')
+  t.equal(res.statusCode, 400, 'a repeated version with different values is ambiguous')
+  t.match(res.json().detail, /ambiguous version/)
+  res = await vendor(app, 'GET', client, 'version=3.0&version=3.0&include=Details')
+  t.equal(res.statusCode, 200, 'the same version twice is that version')
+  t.same(Object.keys(res.json()), ['clientNumber', 'details'])
+})
+
 t.test(`${ROW} attachment header values: enumerations in any case`, async (t) => {
   const app = await build(t)
   const c = liveClient()

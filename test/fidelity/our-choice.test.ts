@@ -36,7 +36,7 @@ t.test(`${ROW} numbers as text are plain digits: no spaces or signs (int.Parse w
   }
 })
 
-t.test(`${ROW} one name given twice in different casings: the same value binds once, different values are refused (key order decides nothing)`, async (t) => {
+t.test(`${ROW} one body key given twice in different casings: the same value binds once, different values are refused (key order decides nothing)`, async (t) => {
   const app = await build(t)
   const c = liveClient()
   const path = `${main}/client/${c.clientNumber}/log`
@@ -51,17 +51,15 @@ t.test(`${ROW} one name given twice in different casings: the same value binds o
     t.same(res.json().errors, [{ field: 'Channel', message: 'is given twice with different values (as channel and CHANNEL); send it once' }])
   }
   t.equal((await writesOf(app, main)).length, 1)
-
-  res = await vendor(app, 'GET', `${main}/clients`, 'version=4.0&officeId=1&OfficeId=2')
-  t.equal(res.statusCode, 400, 'query parameters too')
-  t.same(fieldsOf(res.json()), ['officeId'])
+  // a query parameter given twice binds its first value instead ([B: A query parameter given twice], dotnet-binding.test.ts)
 })
 
 t.test(`${ROW} version given twice with different values is refused; the same version twice is that version`, async (t) => {
   const app = await build(t)
   let res = await app.inject({ url: '/vendor/agencies?version=4.0&Version=3.0', headers: auth })
   t.equal(res.statusCode, 400)
-  t.match(res.json().detail, /unsupported version '4\.0,3\.0'/)
+  t.match(res.json().detail, /ambiguous version: the request gives version '4\.0' and '3\.0'; give it once/)
+  t.same(fieldsOf(res.json()), ['version'])
   res = await app.inject({ url: '/vendor/agencies?version=4.0&VERSION=4.0', headers: auth })
   t.equal(res.statusCode, 200)
   t.type(res.json()[0], 'object')

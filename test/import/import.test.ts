@@ -110,7 +110,7 @@ t.test('answers the fixture cannot hold: a top-level field left out, a refused c
   const res = await fetch(upstream.url + path, { method: 'POST', headers: { authorization: basic('abc', '123'), 'content-type': 'application/json' }, body: JSON.stringify({ clientNumbers: numbers }) })
   const clients = await res.json() as Array<Record<string, unknown> & { policies: Array<Record<string, unknown>> }>
   clients[0].legacyNotes = 'kept upstream only'
-  clients[1].policies[0].policyNumber = 42
+  clients[1].policies[0].policyNumber = true // a number would be converted to its text, as a fixture's is
   // the upstream answers the batch read with these (a fault rule stands in for any answer)
   await control(upstream.url, 'POST', '/faults', { match: { method: 'POST', path: '/vendor/agency/1002/clients' }, effect: { status: 200, body: clients } })
   const out = join(dir, 'odd.json')

@@ -57,6 +57,26 @@ t.test('startSandbox with a control token and a fixture file', async (t) => {
   t.equal(res.status, 401)
 })
 
+t.test('startSandbox with a fixture document of an earlier format converts it; an invalid one throws its grouped errors', async (t) => {
+  const doc = JSON.parse(readFileSync(join(process.cwd(), 'fixtures', 'demo.json'), 'utf8'))
+  const client = doc.agencies[0].clients[0]
+  client.details.agencyNum = 1001
+  client.policies[0].term = 12
+  client.policies[0].coverages[0].premium = 1822.19
+  delete client.policies[0].title
+  const sandbox = await startSandbox({ fixture: doc })
+  t.teardown(() => sandbox.close())
+  const read = await (await fetch(`${sandbox.url}/vendor/agency/1001/client/${client.clientNumber}?version=4.0`, { headers: { authorization: basic } })).json()
+  t.match(read, { details: { agencyNum: '1001' }, policies: [{ term: '12M', title: '', coverages: [{ premium: '1822.19' }] }] })
+  t.equal(client.details.agencyNum, 1001, "the caller's document is left as it was")
+
+  client.policies[0].coverages[0].premium = true
+  await t.rejects(startSandbox({ fixture: doc }), {
+    name: 'FixtureError',
+    message: /^invalid fixture \(given to startSandbox\): 1 error in 1 group\n {2}agencies\[0\]\.clients\[0\]\.policies\[0\]\.coverages\[0\]\.premium: must be a string or null, e\.g\. "412\.00" \(found true\)$/
+  })
+})
+
 t.test('CLI generate: deterministic fixtures of any size, valid by the CLI validate', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-gen-'))
   const a = join(dir, 'a.json')

@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib'
 import { AgencyUserSchema } from '../../src/schemas/agency.js'
 import { ClientSchema } from '../../src/schemas/client.js'
 import { V1ClientSchema, toV1Client } from '../../src/versions/clients.js'
+import { V1PolicySchema } from '../../src/versions/v1-policy.js'
 import { agencyListSchema } from '../../src/versions/agencies.js'
 import { officeListSchema } from '../../src/versions/offices.js'
 import { API_VERSIONS } from '../../src/versions/index.js'
@@ -113,9 +114,29 @@ t.test('the same client in the three versions differs exactly as documented', as
   const { id: _guid, allowCrossSell: _a, clientType: _c, mainContacts, ...restDetails } = details
   const legacyOf = new Map(v4.people.map((p: { id: string; legacyId: number }) => [p.id, p.legacyId]))
   t.same(v1details, { ...restDetails, mainContacts: mainContacts.map((g: string) => legacyOf.get(g)) }, 'details lose their GUID; mainContacts are legacy ids')
-  for (const key of ['people', 'claims', 'policies'] as const) {
+  for (const key of ['people', 'claims'] as const) {
     t.same(v1groups[key], groups[key].map(({ id: _g, legacyId, ...r }: { id: string; legacyId: number }) => ({ id: legacyId, ...r })), `${key}: legacy ids`)
   }
+  // policies take the version 1 shape of the live sample: the schema's keys, legacy ids, risks under linesOfBusiness
+  t.equal(v1groups.policies.length, groups.policies.length)
+  v1groups.policies.forEach((p: Record<string, any>, i: number) => {
+    const v4p = groups.policies[i]
+    t.same(Object.keys(p), Object.keys(V1PolicySchema.properties), 'every key of the version 1 policy, none other')
+    t.match(p, {
+      id: v4p.legacyId,
+      policyNumber: v4p.policyNumber,
+      state: v4p.policyState,
+      currentPremium: v4p.premium,
+      term: v4p.term,
+      title: v4p.title,
+      type: v4p.type,
+      typeName: v4p.type,
+      displayOrder: v4p.policyIndex,
+      statusDate: v4p.statusDate
+    })
+    t.same(p.linesOfBusiness.map((l: { code: string }) => l.code), v4p.loBs.map((l: { code: string }) => l.code))
+    t.notOk('modified' in p, 'no modified in version 1')
+  })
   t.same(v1groups.contacts, groups.contacts.map(({ id: _g, legacyId, personId, ...r }: { id: string; legacyId: number; personId: string | null }) =>
     ({ id: legacyId, ...r, personId: personId === null ? null : legacyOf.get(personId) })), 'contacts: legacy ids, personId too')
   t.same(Object.keys(v1).sort(), ['allowCrossSell', 'claims', 'clientType', 'contacts', 'details', 'id', 'people', 'policies'])

@@ -1,0 +1,3 @@
+module agency-sandbox/typed-clients/go
+
+go 1.19
