@@ -7,7 +7,8 @@
  * Phases: oversized control bodies, deep nesting, overflowing numbers, the smaller parser cases,
  * journal memory, glob CPU, docs traversal, attachment file names, the create-client budget,
  * then the classes that held before (cross-access matrix, timing, gzip bombs, slow headers,
- * identical writes at once, resets under traffic, SIGKILL during writes). Every loop is capped in
+ * identical writes at once, resets under traffic, SIGKILL during writes), and last the importer
+ * against a hostile upstream (its own fake instance; full run only). Every loop is capped in
  * count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
  *
  * Prints one summary line (`attack: N requests, C crashes, F 5xx, L leaks, W lost writes, peak RSS
@@ -21,6 +22,7 @@ import { ROOT } from '../src/config.js'
 import { Phase, Run, sleep, type Options, type PhaseSpec } from './attack/context.js'
 import { EDGE_PHASES } from './attack/edges.js'
 import { HELD_PHASES } from './attack/held.js'
+import { hostileUpstream } from './attack/hostile-upstream.js'
 import { JOURNAL_PHASES } from './attack/journal.js'
 import { LIMIT_PHASES } from './attack/limits.js'
 import { loadAverage } from './processes.js'
@@ -29,7 +31,7 @@ import { CLI, Target } from './attack/target.js'
 import { rng } from './attack/world.js'
 import { WRITE_PHASES } from './attack/writes.js'
 
-const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...HELD_PHASES, ...WRITE_PHASES]
+const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...HELD_PHASES, ...WRITE_PHASES, hostileUpstream]
 
 /** The whole run's deadline, milliseconds. */
 const DEADLINE_MS = { short: 40_000, full: 6 * 60_000 }

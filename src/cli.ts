@@ -81,10 +81,16 @@ Options:
   --concurrency N         batch reads in flight at once (default 4)
   --resume                carry on an interrupted import from FILE.checkpoint
   --keep-secret           copy --client-secret into the fixture
-  --timeout S             seconds per request attempt (default 60)
-  --retries N             retries of a dropped connection, timeout or 5xx (default 6); 429 waits its Retry-After
+  --timeout S             seconds per request attempt (default 60); a request, retries and waits
+                          included, gives up after S x (N + 1) seconds
+  --retries N             retries of a dropped connection, timeout, 429 or 5xx (default 6); a 429 or
+                          5xx waits its Retry-After, up to 60 s (a longer one gives up at once)
 
-Exit codes: 0 written, 1 stopped (the message says why; after a give-up, --resume carries on), 2 usage error.`,
+Every answer is read up to 16 MiB (as received and once decompressed) and its JSON up to 64
+levels deep; what the fixture cannot hold (an agency listed twice, a client the fixture schema
+refuses) is left out and counted. The fixture written always passes validate.
+
+Exit codes: 0 written, 1 stopped (one line says why; after a give-up, --resume carries on), 2 usage error.`,
   compare: `Usage: agency-sandbox compare --from URL --client-id ID --client-secret S --to URL [options]
 
 Sends the same read-only requests to both instances (agencies, offices, users, changed ids,
@@ -100,7 +106,7 @@ Options:
   --agency N                                      the agency to read (default: the first listed)
   --sample N                                      clients read one by one (default 10)
   --format text|json                              the report's form (default text)
-  --timeout S                                     seconds per request (default 60)
+  --timeout S                                     seconds per request attempt (default 60)
 
 Exit codes: 0 no difference, 1 differences found (or an instance cannot be read), 2 usage error.`
 }
@@ -199,14 +205,17 @@ async function validate (args: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('validate takes exactly one FILE')
   // loaded here, not at the top: TypeBox's compiler is not needed to serve
   const { FixtureError, loadFixtureFile } = await import('./fixture/validate.js')
+  const { printable } = await import('./printable.js')
+  const file = printable(positionals[0])
   try {
     loadFixtureFile(positionals[0])
-    console.log(`${positionals[0]}: valid fixture`)
+    console.log(`${file}: valid fixture`)
     return EXIT.ok
   } catch (e) {
     if (!(e instanceof FixtureError)) throw e
-    console.error(`${positionals[0]}: ${e.errors.length} error${e.errors.length === 1 ? '' : 's'}`)
-    for (const err of e.errors) console.error(`  ${err.field}: ${err.message}`)
+    console.error(`${file}: ${e.errors.length} error${e.errors.length === 1 ? '' : 's'}`)
+    // paths and messages quote the fixture (its keys, its text)
+    for (const err of e.errors) console.error(`  ${printable(err.field)}: ${printable(err.message)}`)
     return EXIT.failed
   }
 }
@@ -333,7 +342,9 @@ export async function main (argv: string[]): Promise<number> {
     }
     // FixtureError by name: its module is loaded only when a fixture is read
     if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
-      console.error(`agency-sandbox: ${e.message}`)
+      // a fixture's errors quote its keys and text: each line printed through printable
+      const { printable } = await import('./printable.js')
+      console.error(`agency-sandbox: ${e.message.split('\n').map((line) => printable(line)).join('\n')}`)
       return EXIT.failed
     }
     const address = e as NodeJS.ErrnoException & { port?: number; address?: string }
