@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type BannerFacts } from './banner.js'
 import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
-import { limitHeapGrowth } from './heap-growth.js'
+import { DEFAULT_HEAP_GROWTH_PERCENT, limitHeapGrowth } from './heap-growth.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -287,6 +287,9 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
   if (values.help === true) return help(command)
   if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments, got '${positionals[0]}'`)
   const commands = await import('./import/commands.js')
+  // this process is the command's own: its heap follows what it keeps alive (answers parsed one
+  // after another leave garbage V8 would otherwise let grow to several times that)
+  limitHeapGrowth(DEFAULT_HEAP_GROWTH_PERCENT)
   const io = { stdout: process.stdout, stderr: process.stderr }
   return command === 'import' ? await commands.importCommand(values, io, usage) : await commands.compareCommand(values, io, usage)
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { ServerResponse } from 'node:http'
 import { runChild, type ChildRun } from './child-run.js'
 import { endless, FakeUpstream, gzipBomb, kindOf, sendJson, trickle, world, worldAnswer, type Asked } from './fake-upstream.js'
+import { MAX_ANSWER_BYTES, MAX_ANSWER_VALUES } from '../../src/import/http.js'
 import type { PhaseSpec } from './context.js'
 import { CLI } from './target.js'
 
@@ -49,14 +50,21 @@ const sendBomb = (res: ServerResponse, body: Buffer) => {
   res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': String(body.length) })
   res.end(body)
 }
+let largestAnswer: string | undefined
+/**
+ * `["0000000000000","0000000000001",…]`: distinct strings of 13 characters, 16 bytes each, as
+ * many as an answer may hold values (one less), in just under MAX_ANSWER_BYTES: the costliest
+ * answer the importer parses.
+ */
+const largest = () => (largestAnswer ??= `[${Array.from({ length: MAX_ANSWER_VALUES - 1 }, (_, i) => `"${i.toString(36).padStart(13, '0')}"`).join(',')}]`)
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth)
 const batchWith = (a: Asked, change: (client: Record<string, unknown>, i: number) => void) =>
   (worldAnswer(a).body as Array<Record<string, unknown>>).map((c, i) => { change(c, i); return c })
 
 export const SCENARIOS: Scenario[] = [
   {
-    name: 'gzip-bomb-400mb',
-    title: 'the batch read answers 390 KB of gzip that inflate to 400 MiB',
+    name: 'gzip-bomb-448mb',
+    title: 'the batch read answers 457 KB of gzip that inflate to 448 MiB',
     outcome: 'fails',
     prepare: bomb,
     answer: (a, res) => kindOf(a) === 'batch' && (sendBomb(res, bomb().small), true)
@@ -86,6 +94,26 @@ export const SCENARIOS: Scenario[] = [
     title: 'every batch read answers 429 with Retry-After: 300',
     outcome: 'resumable',
     answer: (a, res) => kindOf(a) === 'batch' && (sendJson(res, 429, { title: 'Too Many Requests' }, { 'retry-after': '300' }), true)
+  },
+  {
+    name: 'largest-answer',
+    title: `the batch read answers just under ${MAX_ANSWER_BYTES / MiB} MiB of JSON: ${(MAX_ANSWER_VALUES - 1).toLocaleString('en-US')} distinct short strings, the most values an answer may hold`,
+    outcome: 'written',
+    prepare: largest,
+    answer: (a, res) => kindOf(a) === 'batch' && (sendJson(res, 200, largest()), true),
+    checks: (run) => [['the clients not answered are said', /clients listed but not answered by the batch read: 10 left out/.test(run.stdout), run.stdout.slice(0, 300)]]
+  },
+  {
+    name: 'largest-answers-at-once',
+    title: 'the id listing names 1,000 clients, and each of the 5 batch reads (4 at once, the default --concurrency) answers as largest-answer',
+    fullOnly: true,
+    outcome: 'written',
+    prepare: largest,
+    answer: (a, res) => {
+      if (kindOf(a) === 'ids') return (sendJson(res, 200, Array.from({ length: 1000 }, (_, i) => 5000 + i)), true)
+      return kindOf(a) === 'batch' && (sendJson(res, 200, largest()), true)
+    },
+    checks: (run) => [['the clients not answered are said', /clients listed but not answered by the batch read: 1,000 left out/.test(run.stdout), run.stdout.slice(0, 300)]]
   },
   {
     name: 'nested-10000',

@@ -4,7 +4,7 @@ import type { FixtureAgency, FixtureIntegration } from '../fixture/schema.js'
 import { CheckpointedFile, checkpointPath, partialPath, readCheckpoint, type Checkpoint, type Mark, type Plan } from './checkpoint.js'
 import { checkClient, dropUnknownKeys } from './client-check.js'
 import { deletionTimes } from './deleted.js'
-import { GiveUpError, numberIn, VendorClient } from './http.js'
+import { GiveUpError, numberIn, VendorClient, type Answer } from './http.js'
 import { limiter } from './limit.js'
 import type { Reporter } from './progress.js'
 import { survey, type AgencySurvey } from './survey.js'
@@ -58,6 +58,8 @@ export const BATCH = 200
 const GROUPS = 'Details,People,Contacts,Claims,Policies'
 
 type Rec = Record<string, unknown>
+/** What a step fetched: a batch read's answer (parsed when written), or an agency's deletion times. */
+interface StepData { batch?: { path: string; answer: Answer }; times?: Map<number, number> }
 /** One write of the fixture: a batch of live clients, or an agency's deleted clients (written after its live ones). */
 interface Step { agency: number; live: number[]; deleted: boolean; first: boolean; last: boolean }
 
@@ -269,8 +271,12 @@ async function importAll (o: ImportOptions, client: VendorClient, key: string, f
     return search
   })
 
-  /** A step's data: its live clients, read in one batch with every group granted, or its agency's deletion times. */
-  const fetchStep = async (s: number): Promise<{ clients?: Map<number, Rec>; times?: Map<number, number> }> => {
+  /**
+   * A step's data: the batch read of its live clients with every group granted, or its
+   * agency's deletion times. The answer is parsed when its turn to be written comes, so only
+   * one answer at a time is ever held parsed, whatever --concurrency.
+   */
+  const fetchStep = async (s: number): Promise<StepData> => {
     const step = steps[s]
     if (step.deleted) return { times: await times[step.agency] }
     if (step.live.length === 0) return {}
@@ -282,12 +288,18 @@ async function importAll (o: ImportOptions, client: VendorClient, key: string, f
       deniedSeen.add(step.agency)
       r.warn(`agency ${a.agencyId}: the batch read answered Denied: ${denied}; those groups are not imported`)
     }
-    const list = client.expectArray('POST', path, answer)
-    return { clients: new Map(list.filter((c): c is Rec => c !== null && typeof c === 'object').map((c) => [numberIn(c.clientNumber), c])) }
+    return { batch: { path, answer } }
+  }
+
+  /** A batch read's clients by number. */
+  const clientsOf = (data: StepData): Map<number, Rec> | undefined => {
+    if (data.batch === undefined) return undefined
+    const list = client.expectArray('POST', data.batch.path, data.batch.answer)
+    return new Map(list.filter((c): c is Rec => c !== null && typeof c === 'object').map((c) => [numberIn(c.clientNumber), c]))
   }
 
   /** The clients of a step as fixture text, one JSON each, in order: each checked as written, what the fixture refuses left out and said. */
-  const entriesOf = (step: Step, data: { clients?: Map<number, Rec>; times?: Map<number, number> }): string[] => {
+  const entriesOf = (step: Step, data: StepData): string[] => {
     const a = agencies[step.agency]
     const written = (c: Rec, n: number): string[] => {
       const json = JSON.stringify(c)
@@ -298,8 +310,9 @@ async function importAll (o: ImportOptions, client: VendorClient, key: string, f
       return []
     }
     if (step.deleted) return a.deleted.flatMap((d) => written(deletedClient(a.agencyId, d.clientNumber, data.times?.get(d.clientNumber) ?? 0, d.officeId), d.clientNumber))
+    const clients = clientsOf(data)
     return step.live.flatMap((n) => {
-      const got = data.clients?.get(n)
+      const got = clients?.get(n)
       if (got === undefined) {
         leftOut++
         r.leftOut('clients listed but not answered by the batch read', `agency ${a.agencyId}: client ${n} was listed but not answered by the batch read (deleted meanwhile?); left out`)
@@ -311,7 +324,7 @@ async function importAll (o: ImportOptions, client: VendorClient, key: string, f
   }
 
   // up to `concurrency` steps in flight; written strictly in order
-  const inFlight = new Map<number, Promise<{ clients?: Map<number, Rec>; times?: Map<number, number> }>>()
+  const inFlight = new Map<number, Promise<StepData>>()
   let next = mark.step
   try {
     for (let s = mark.step; s < steps.length; s++) {
