@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process'
 import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { pathToFileURL } from 'node:url'
+import { ROOT } from '../../src/config.js'
 import { statusKb } from '../processes.js'
 
 /**
@@ -11,7 +13,8 @@ import { statusKb } from '../processes.js'
  * mark read every 20 ms and getrusage at its exit (bench/import-usage.ts, preloaded).
  */
 
-const USAGE_PRELOAD = new URL('../import-usage.js', import.meta.url)
+/** Built (the tests run this file from its source). */
+const USAGE_PRELOAD = pathToFileURL(join(ROOT, 'dist', 'bench', 'import-usage.js')).href
 
 export interface ChildRun {
   code: number | null
@@ -34,8 +37,10 @@ export async function runChild (cli: string, args: string[], scratch: string, li
   const usageFile = join(scratch, `usage-${process.hrtime.bigint()}.json`)
   const started = performance.now()
   const env: NodeJS.ProcessEnv = { ...process.env, IMPORT_USAGE_FILE: usageFile }
+  // measured as a user runs it: without a test runner's preloads (tap's process tracking) or coverage
   delete env.NODE_V8_COVERAGE
-  const child = spawn(process.execPath, ['--import', USAGE_PRELOAD.href, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  delete env.NODE_OPTIONS
+  const child = spawn(process.execPath, ['--import', USAGE_PRELOAD, cli, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   // what a runaway command prints is kept to its start and end
