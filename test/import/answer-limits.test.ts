@@ -1,6 +1,7 @@
 import t from 'tap'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { gzipSync } from 'node:zlib'
 import { gzipBomb } from '../../bench/attack/fake-upstream.js'
 import { GiveUpError, MAX_ANSWER_BYTES, UnexpectedAnswer, VendorClient } from '../../src/import/http.js'
 
@@ -85,6 +86,23 @@ t.test('a gzip bomb stops once the inflated bytes pass the limit', async (t) => 
   const c2 = client(big.url)
   t.match((await failure(c2.get('/x'))).message, `is ${(MAX_ANSWER_BYTES + 1).toLocaleString('en-US')} bytes, more than 6 MiB`, 'a declared length above the limit is refused before the body')
   c2.close()
+})
+
+t.test('gzip that inflates to nothing, without end: stopped by the bytes received', async (t) => {
+  const empty = Buffer.concat(Array.from({ length: 4096 }, () => gzipSync(Buffer.alloc(0))))
+  const up = await serve(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+    const pump = () => {
+      while (!res.destroyed && res.write(empty)) { /* until the socket pushes back */ }
+      if (!res.destroyed) res.once('drain', pump)
+    }
+    pump()
+  })
+  const c = client(up.url, { timeoutMs: 5_000, retries: 0 })
+  const e = await failure(c.get('/x'))
+  c.close()
+  t.type(e, UnexpectedAnswer, 'not a time-out: the answer cannot be used')
+  t.match(e.message, 'the answer is more than 6 MiB (the most an answer may hold)')
 })
 
 t.test('JSON is checked before it is parsed: nesting, values, shape', async (t) => {
