@@ -51,6 +51,8 @@ interface Probe {
   body?: unknown
   /** Sent with a wrong secret. */
   badCredentials?: boolean
+  /** What the later probes need of the first instance's answer, taken at once (the answer itself is not kept). */
+  use?: (a: Answer) => unknown
 }
 
 const ALL_GROUPS = 'Details,People,Contacts,Claims,Policies,Invoices'
@@ -142,32 +144,36 @@ async function compareWith (o: CompareOptions, from: VendorClient, to: VendorCli
   const sendTo = (c: VendorClient, i: Instance, p: Probe) =>
     c.send(p.method, p.path, p.body === undefined ? undefined : JSON.stringify(p.body), p.badCredentials === true ? wrong(i) : {})
 
-  /** Sends each probe to both instances; resolves with the first instance's answers. */
-  const run = async (probes: Probe[]): Promise<Answer[]> =>
+  /** Sends each probe to both instances; resolves with what each probe's `use` took from the first instance's answer. */
+  const run = async (probes: Probe[]): Promise<unknown[]> =>
     Promise.all(probes.map((p) => limit(async () => {
       const [a, b] = await Promise.all([sendTo(from, o.from, p), sendTo(to, o.to, p)])
       endpoints.add(p.endpoint)
       results.push(...diffAnswers(p, a, b))
-      return a
+      return p.use?.(a)
     })))
+  const ids = (a: Answer) => list(a).map(numberIn).filter(Number.isSafeInteger)
 
-  const [agencies4] = await run([
-    probe('GET', '/vendor/agencies', '/vendor/agencies', '4.0'),
+  const [listed] = await run([
+    { ...probe('GET', '/vendor/agencies', '/vendor/agencies', '4.0'), use: (a) => list(a).map((e) => numberIn(isRecord(e) ? e.agencyId : e)) },
     probe('GET', '/vendor/agencies', '/vendor/agencies', '3.0'),
     probe('GET', '/vendor/agencies', '/vendor/agencies', '1'),
     { ...probe('GET', '/vendor/agencies', '/vendor/agencies', '4.0', {}, undefined, '(wrong secret)'), badCredentials: true }
   ])
-  const listed = list(agencies4).map((e) => numberIn(isRecord(e) ? e.agencyId : e))
-  const agencyId = o.agency ?? listed[0]
+  const agencyId = o.agency ?? (listed as number[])[0]
   if (agencyId !== undefined) {
     const A = `/vendor/agency/${agencyId}`
     const T = '/vendor/agency/{agencyId}'
     let forbidden = 1
-    while (listed.includes(forbidden)) forbidden++
-    const [offices, ids, deleted] = await run([
-      probe('GET', `${T}/offices`, `${A}/offices`, '4.0'),
-      probe('GET', `${T}/clients`, `${A}/clients`, '4.0'),
-      probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { deleted: 'true' }),
+    while ((listed as number[]).includes(forbidden)) forbidden++
+    const firstOfficeOf = (a: Answer) => {
+      const first = list(a)[0]
+      return isRecord(first) && Number.isSafeInteger(first.officeId) ? first.officeId as number : undefined
+    }
+    const [firstOffice, live, deleted] = await run([
+      { ...probe('GET', `${T}/offices`, `${A}/offices`, '4.0'), use: firstOfficeOf },
+      { ...probe('GET', `${T}/clients`, `${A}/clients`, '4.0'), use: ids },
+      { ...probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { deleted: 'true' }), use: ids },
       probe('GET', `${T}/offices`, `${A}/offices`, '3.0'),
       probe('GET', `${T}/offices`, `${A}/offices`, '1'),
       probe('GET', `${T}/users`, `${A}/users`, '4.0'),
@@ -175,16 +181,24 @@ async function compareWith (o: CompareOptions, from: VendorClient, to: VendorCli
       probe('GET', `${T}/clients`, `${A}/clients`, '1'),
       probe('GET', `${T}/offices`, `/vendor/agency/${forbidden}/offices`, '4.0', {}, undefined, '(an agency not listed)')
     ])
-    const liveIds = list(ids).map(numberIn).filter(Number.isSafeInteger)
-    const known = new Set([...liveIds, ...list(deleted).map(numberIn).filter(Number.isSafeInteger)])
+    const liveIds = live as number[]
+    const known = new Set([...liveIds, ...(deleted as number[])])
     let unknown = Math.max(0, ...known) + 1000
     while (known.has(unknown)) unknown++
     const sample = spread(liveIds, o.sample)
-    const first = list(offices)[0]
-    const firstOffice = isRecord(first) && Number.isSafeInteger(first.officeId) ? first.officeId as number : undefined
     const C = `${T}/client/{clientId}`
+    /** A sampled client's first policy number and its `modified`, as the first instance answered them. */
+    const facts = (a: Answer): { policyNumber?: string; modified?: string } => {
+      const v = a.status === 200 ? parse(a) : { ok: false as const }
+      if (!v.ok || !isRecord(v.value)) return {}
+      const c = v.value
+      const policyNumber = (Array.isArray(c.policies) ? c.policies : []).map((p) => (isRecord(p) ? p.policyNumber : undefined))
+        .find((n): n is string => typeof n === 'string' && n !== '')
+      const modified = isRecord(c.details) && typeof c.details.modified === 'string' ? c.details.modified : undefined
+      return { policyNumber, modified }
+    }
     const perClient = sample.flatMap((n) => [
-      probe('GET', C, `${A}/client/${n}`, '4.0', { include: ALL_GROUPS }),
+      { ...probe('GET', C, `${A}/client/${n}`, '4.0', { include: ALL_GROUPS }), use: facts },
       probe('GET', C, `${A}/client/${n}`, '4.0'),
       probe('GET', C, `${A}/client/${n}`, '3.0'),
       probe('GET', C, `${A}/client/${n}`, '1')
@@ -197,11 +211,9 @@ async function compareWith (o: CompareOptions, from: VendorClient, to: VendorCli
       ...(firstOffice === undefined ? [] : [probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { officeId: String(firstOffice) })])
     ])
     // a policy number and a time from the sampled clients (as the first instance answered them)
-    const bodies = answers.slice(0, perClient.length).filter((_, i) => i % 4 === 0 && answers[i].status === 200)
-      .map((a) => parse(a)).flatMap((v) => (v.ok && isRecord(v.value) ? [v.value] : []))
-    const policyNumber = bodies.flatMap((c) => (Array.isArray(c.policies) ? c.policies : []) as Rec[])
-      .map((p) => p.policyNumber).find((v): v is string => typeof v === 'string' && v !== '')
-    const times = bodies.map((c) => (isRecord(c.details) ? c.details.modified : undefined)).filter((v): v is string => typeof v === 'string').sort()
+    const found = answers.slice(0, perClient.length).filter((f): f is { policyNumber?: string; modified?: string } => f !== undefined)
+    const policyNumber = found.map((f) => f.policyNumber).find((n) => n !== undefined)
+    const times = found.map((f) => f.modified).filter((v): v is string => v !== undefined).sort()
     const asOf = times[Math.floor(times.length / 2)]
     await run([
       ...(asOf === undefined ? [] : [probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { asOf }), probe('GET', `${T}/clients`, `${A}/clients`, '4.0', { asOf, deleted: 'true' })]),
