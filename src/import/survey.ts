@@ -250,7 +250,7 @@ export async function survey (o: SurveyOptions): Promise<AgencySurvey[]> {
     } catch (e) {
       // an agency that became unavailable since the listing (403) is left out; anything else stops the import
       if (!(e instanceof UnexpectedAnswer && e.status === 403)) throw e
-      o.warn(`agency ${a.agencyId}: ${e.message}; left out`)
+      o.leftOut('agencies no longer available (403)', `agency ${a.agencyId}: ${e.message}; left out`)
     }
   }
   return surveyed
