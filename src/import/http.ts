@@ -21,8 +21,9 @@ export type ApiVersion = '4.0' | '3.0' | '1'
  * generated 4,000-client agency (its 200 largest clients, every group) is 0.91 MiB, 6.6 times
  * less; an average batch, 0.55 MiB. Reading stops at the limit, so a gzip bomb or an endless
  * body costs at most this much. The importer's peak RSS with four answers at the limit, each of
- * the most values, in flight at once (the default --concurrency) was 163-181 MB; at 8 MiB it was
- * 208-224 MB, above the 200 MB the sandbox's processes aim to stay under.
+ * the most values, in flight at once (the default --concurrency) was 146-159 MB; at 8 MiB it was
+ * 208-224 MB (before the collection after large answers), above the 200 MB the sandbox's
+ * processes aim to stay under.
  */
 export const MAX_ANSWER_BYTES = 6 * 1024 * 1024
 /** Values (objects, arrays, items) an answer's JSON may hold: one per 16 bytes of the limit, as the sandbox's own bodies (1,048,576). */

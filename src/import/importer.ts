@@ -53,6 +53,16 @@ export class ImportError extends Error {
   override name = 'ImportError'
 }
 
+/**
+ * A batch answer above this many bytes is followed, once written, by a full collection. Its
+ * buffers (the socket's pieces and the body) live outside the JavaScript heap, where V8 collects
+ * dead ones only once some 64 MiB more has been allocated, and its parse leaves as much garbage
+ * again: four answers of the most values at the 6 MiB limit, in flight at once, peaked at
+ * 163-193 MB without it and 146-159 MB with it. A real batch (0.55 MiB on average in a
+ * generated agency, 0.91 MiB for its 200 largest clients) never pays for it.
+ */
+const COLLECT_AFTER_BYTES = 2 * 1024 * 1024
+
 /** Clients per batch read: the API's limit. */
 export const BATCH = 200
 const GROUPS = 'Details,People,Contacts,Claims,Policies'
@@ -225,6 +235,8 @@ export async function runImport (o: ImportOptions): Promise<ImportResult> {
 
 async function importAll (o: ImportOptions, client: VendorClient, key: string, found: Checkpoint | undefined): Promise<ImportResult> {
   const r = o.reporter
+  const { exposedCollection } = await import('../http/body-buffers.js')
+  const collect = exposedCollection('major')
   const thePlan = found?.plan ?? await plan(o, client, key)
   const file = found !== undefined ? CheckpointedFile.resume(o.out, found.mark!) : CheckpointedFile.start(o.out, thePlan)
   let mark: Mark = found?.mark ?? { step: 0, bytes: Buffer.byteLength(thePlan.header), inAgency: 0, done: 0 }
@@ -342,6 +354,7 @@ async function importAll (o: ImportOptions, client: VendorClient, key: string, f
       for (const json of entriesOf(step, data)) text += (inAgency++ > 0 ? ',\n' : '') + json
       if (step.last) text += '\n]}'
       mark = file.write(text, { step: s + 1, bytes: 0, inAgency, done: mark.done + step.live.length })
+      if ((data.batch?.answer.body.length ?? 0) > COLLECT_AFTER_BYTES) collect?.()
       r.progress(mark.done, total)
     }
   } catch (e) {
