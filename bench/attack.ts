@@ -9,7 +9,8 @@
  * web pages against the control plane (cross-site calls, rebound host names), numbers and times
  * past their range, the console's header sent by a partner, hostile attachment metadata in
  * fixtures, then the classes that held before (cross-access matrix, timing, gzip bombs, slow headers,
- * identical writes at once, resets under traffic, SIGKILL during writes). Every loop is capped in
+ * identical writes at once, resets under traffic, SIGKILL during writes), and last the importer
+ * against a hostile upstream (its own fake instance; full run only). Every loop is capped in
  * count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
  *
  * Prints one summary line (`attack: N requests, C crashes, F 5xx, L leaks, W lost writes, peak RSS
@@ -24,6 +25,7 @@ import { Phase, Run, sleep, type Options, type PhaseSpec } from './attack/contex
 import { CONTROL_PHASES } from './attack/control-plane.js'
 import { EDGE_PHASES } from './attack/edges.js'
 import { HELD_PHASES } from './attack/held.js'
+import { hostileUpstream } from './attack/hostile-upstream.js'
 import { JOURNAL_PHASES } from './attack/journal.js'
 import { LIMIT_PHASES } from './attack/limits.js'
 import { loadAverage } from './processes.js'
@@ -32,7 +34,7 @@ import { CLI, Target } from './attack/target.js'
 import { rng } from './attack/world.js'
 import { WRITE_PHASES } from './attack/writes.js'
 
-const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...CONTROL_PHASES, ...HELD_PHASES, ...WRITE_PHASES]
+const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...CONTROL_PHASES, ...HELD_PHASES, ...WRITE_PHASES, hostileUpstream]
 
 /** The whole run's deadline, milliseconds. */
 const DEADLINE_MS = { short: 40_000, full: 6 * 60_000 }

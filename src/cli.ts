@@ -3,7 +3,7 @@ import { createWriteStream } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type BannerFacts } from './banner.js'
 import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
-import { limitHeapGrowth } from './heap-growth.js'
+import { DEFAULT_HEAP_GROWTH_PERCENT, limitHeapGrowth } from './heap-growth.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -84,10 +84,16 @@ Options:
   --concurrency N         batch reads in flight at once (default 4)
   --resume                carry on an interrupted import from FILE.checkpoint
   --keep-secret           copy --client-secret into the fixture
-  --timeout S             seconds per request attempt (default 60)
-  --retries N             retries of a dropped connection, timeout or 5xx (default 6); 429 waits its Retry-After
+  --timeout S             seconds per request attempt (default 60); a request, retries and waits
+                          included, gives up after S x (N + 1) seconds
+  --retries N             retries of a dropped connection, timeout, 429 or 5xx (default 6); a 429 or
+                          5xx waits its Retry-After, up to 60 s (a longer one gives up at once)
 
-Exit codes: 0 written, 1 stopped (the message says why; after a give-up, --resume carries on), 2 usage error.`,
+Every answer is read up to 16 MiB (as received and once decompressed) and its JSON up to 64
+levels deep; what the fixture cannot hold (an agency listed twice, a client the fixture schema
+refuses) is left out and counted. The fixture written always passes validate.
+
+Exit codes: 0 written, 1 stopped (one line says why; after a give-up, --resume carries on), 2 usage error.`,
   compare: `Usage: agency-sandbox compare --from URL --client-id ID --client-secret S --to URL [options]
 
 Sends the same read-only requests to both instances (agencies, offices, users, changed ids,
@@ -103,7 +109,7 @@ Options:
   --agency N                                      the agency to read (default: the first listed)
   --sample N                                      clients read one by one (default 10)
   --format text|json                              the report's form (default text)
-  --timeout S                                     seconds per request (default 60)
+  --timeout S                                     seconds per request attempt (default 60)
 
 Exit codes: 0 no difference, 1 differences found (or an instance cannot be read), 2 usage error.`
 }
@@ -206,20 +212,23 @@ async function validate (args: string[]): Promise<number> {
   // loaded here, not at the top: TypeBox's compiler is not needed to serve
   const { FixtureError, readFixtureFile } = await import('./fixture/validate.js')
   const { reportLines } = await import('./fixture/problems.js')
+  const { printable } = await import('./printable.js')
+  const file = printable(positionals[0])
   try {
     const { warnings } = readFixtureFile(positionals[0])
     if (warnings.length > 0) {
-      console.log(`${positionals[0]}: valid fixture, written in an earlier format (it loads, converted as follows):`)
-      for (const line of warnings) console.log(`  ${line}`)
+      console.log(`${file}: valid fixture, written in an earlier format (it loads, converted as follows):`)
+      for (const line of warnings) console.log(`  ${printable(line)}`)
     } else {
-      console.log(`${positionals[0]}: valid fixture`)
+      console.log(`${file}: valid fixture`)
     }
     return EXIT.ok
   } catch (e) {
     if (!(e instanceof FixtureError)) throw e
+    // paths and messages quote the fixture (its keys, its text)
     const lines = e.report === undefined ? [`${e.errors.length} error${e.errors.length === 1 ? '' : 's'}`, ...e.errors.map((err) => `  ${err.field}: ${err.message}`)] : reportLines(e.report)
-    console.error(`${positionals[0]}: ${lines[0]}`)
-    for (const line of lines.slice(1)) console.error(line)
+    console.error(`${file}: ${printable(lines[0])}`)
+    for (const line of lines.slice(1)) console.error(printable(line))
     return EXIT.failed
   }
 }
@@ -291,6 +300,9 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
   if (values.help === true) return help(command)
   if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments, got '${positionals[0]}'`)
   const commands = await import('./import/commands.js')
+  // this process is the command's own: its heap follows what it keeps alive (answers parsed one
+  // after another leave garbage V8 would otherwise let grow to several times that)
+  limitHeapGrowth(DEFAULT_HEAP_GROWTH_PERCENT)
   const io = { stdout: process.stdout, stderr: process.stderr }
   return command === 'import' ? await commands.importCommand(values, io, usage) : await commands.compareCommand(values, io, usage)
 }
@@ -346,7 +358,9 @@ export async function main (argv: string[]): Promise<number> {
     }
     // FixtureError by name: its module is loaded only when a fixture is read
     if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
-      console.error(`agency-sandbox: ${e.message}`)
+      // a fixture's errors quote its keys and text: each line printed through printable
+      const { printable } = await import('./printable.js')
+      console.error(`agency-sandbox: ${e.message.split('\n').map((line) => printable(line)).join('\n')}`)
       return EXIT.failed
     }
     const address = e as NodeJS.ErrnoException & { port?: number; address?: string }

@@ -1,14 +1,20 @@
 import { Value } from '@sinclair/typebox/value'
 import { renderHtml } from './domain/examiner/render-html.js'
 import { renderJunit } from './domain/examiner/render-junit.js'
-import { printable, renderText } from './domain/examiner/render-text.js'
+import { renderText } from './domain/examiner/render-text.js'
+import { ApiError } from './errors.js'
+import { parseJsonDocument } from './http/json-body.js'
+import { getBounded, MAX_ANSWER_BYTES, MAX_ANSWER_VALUES, UnexpectedAnswer, type Answer } from './import/http.js'
+import { jsonEscape, markupEscape, printable, type Escape } from './printable.js'
 import { ReportSchema, type Report, type Severity } from './schemas/examiner.js'
 
 /**
  * The `report` command: fetches an examiner session's report from a running sandbox, prints it
  * in the chosen form, and answers an exit code that fails a CI step when a finding reaches the
  * chosen severity. The JSON report is fetched once and rendered here, so what is printed and
- * the exit code always come from the same report.
+ * the exit code always come from the same report. The URL may lead anywhere: the answer is read
+ * as the import reads an upstream's (at most MAX_ANSWER_BYTES, JSON nesting and values checked
+ * before parsing), and whatever it holds is printed through printable, in every format.
  */
 
 type Values = Record<string, string | boolean | undefined>
@@ -63,28 +69,27 @@ class ReportUnavailable extends Error {}
 
 async function fetchReport (base: string, session: number, token: string | undefined): Promise<Report> {
   const url = `${base}/_sandbox/sessions/${session}/report`
-  let res: Response
+  let res: Answer
   try {
-    res = await fetch(url, {
-      headers: { accept: 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
-      signal: AbortSignal.timeout(TIMEOUT_MS)
-    })
+    res = await getBounded(url, { accept: 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) }, TIMEOUT_MS)
   } catch (e) {
-    const cause = (e as { cause?: { code?: string, message?: string } }).cause
-    throw new ReportUnavailable(`cannot reach ${base}: ${cause?.code ?? cause?.message ?? (e as Error).message}`)
+    if (e instanceof UnexpectedAnswer) throw new ReportUnavailable(e.message)
+    const reason = (e as Error).name === 'TimeoutError' ? `no answer in ${TIMEOUT_MS / 1000} s` : (e as NodeJS.ErrnoException).code ?? (e as Error).message
+    throw new ReportUnavailable(`cannot reach ${base}: ${reason}`)
   }
-  const text = await res.text()
+  const text = res.text
   if (res.status === 401) {
     throw new ReportUnavailable(token === undefined
       ? `${base} protects its control API: pass --token (its SANDBOX_CONTROL_TOKEN)`
       : `${base} refused the control token given with --token`)
   }
-  if (!res.ok) throw new ReportUnavailable(`GET ${url} answered ${explain(res.status, text)}`)
+  if (res.status < 200 || res.status > 299) throw new ReportUnavailable(`GET ${url} answered ${explain(res.status, text)}`)
   let report: unknown
   try {
-    report = JSON.parse(text)
-  } catch {
-    throw new ReportUnavailable(`GET ${url} did not answer JSON: ${text.slice(0, 200)}`)
+    report = parseJsonDocument(res.body, MAX_ANSWER_VALUES).value
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    throw new ReportUnavailable(`GET ${url} did not answer a JSON report of at most ${MAX_ANSWER_BYTES / (1024 * 1024)} MiB and 64 levels: ${e.detail}`)
   }
   if (!Value.Check(ReportSchema, report)) {
     const first = Value.Errors(ReportSchema, report).First()
@@ -92,6 +97,9 @@ async function fetchReport (base: string, session: number, token: string | undef
   }
   return report
 }
+
+/** How each format writes a character a terminal would act on: the same character, in its own syntax, where it can hold it. */
+const ESCAPES: Record<ReportOutputFormat, Escape | undefined> = { text: undefined, json: jsonEscape, junit: markupEscape, html: markupEscape }
 
 export function render (report: Report, format: ReportOutputFormat): string {
   switch (format) {
@@ -109,10 +117,10 @@ export async function reportCommand (values: Values, io: ReportIo, usage: Usage)
     report = await fetchReport(base, session, token)
   } catch (e) {
     if (!(e instanceof ReportUnavailable)) throw e
-    io.stderr.write(`agency-sandbox report: ${e.message}\n`)
+    io.stderr.write(`agency-sandbox report: ${printable(e.message)}\n`)
     return 1
   }
-  io.stdout.write(render(report, format))
+  io.stdout.write(printable(render(report, format), { escape: ESCAPES[format], keepLayout: true }))
   const failing = report.findings.filter((f) => FAILING[failOn]!.includes(f.severity))
   const verdict = `session ${session}: verdict ${report.verdict}`
   if (failing.length === 0) {

@@ -25,15 +25,16 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 type Collect = () => void
 
 /**
- * A minor collection, or undefined when the runtime refuses to expose one. The flag only makes
- * `gc` visible in contexts created after it is set: the sandbox's own global stays unchanged.
+ * A collection (minor unless asked), or undefined when the runtime refuses to expose one. The
+ * flag only makes `gc` visible in contexts created after it is set: the process's own global
+ * stays unchanged.
  */
-function minorCollection (): Collect | undefined {
+export function exposedCollection (type: 'minor' | 'major' = 'minor'): Collect | undefined {
   try {
     setFlagsFromString('--expose-gc')
     const gc = runInNewContext('gc') as unknown
     if (typeof gc !== 'function') return undefined
-    return () => (gc as (options: { type: string, execution: string }) => void)({ type: 'minor', execution: 'sync' })
+    return () => (gc as (options: { type: string, execution: string }) => void)({ type, execution: 'sync' })
   } catch {
     return undefined
   }
@@ -94,7 +95,7 @@ function bodyBytes (request: FastifyRequest, reply: FastifyReply): number {
  * Without a collection from the runtime, nothing is added.
  */
 export function releaseBodyBuffers (app: FastifyInstance): void {
-  const collect = minorCollection()
+  const collect = exposedCollection()
   if (collect === undefined) return
   const collector = new BodyBytesCollector(collect)
   const countBody = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {

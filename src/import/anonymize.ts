@@ -112,7 +112,7 @@ const RULES: Record<string, Rule> = {
   narrative: text,
   // a contact's value, by its type
   data: (f, v, parent) => {
-    const type = String(parent.type ?? '').toLowerCase()
+    const type = typeof parent.type === 'string' ? parent.type.toLowerCase() : ''
     if (PHONE_TYPES.has(type)) return f.digits(v)
     if (EMAIL_TYPES.has(type) || EMAIL.test(v)) return f.email(v)
     if (WEBSITE_TYPES.has(type)) return f.website(v)
@@ -150,7 +150,7 @@ export class Anonymizer {
   /** A client in read-model form, replaced in place (and returned). */
   client<T extends Rec>(client: T): T {
     const details = client.details as Rec | undefined
-    const key = typeof details?.id === 'string' ? details.id : String(client.clientNumber)
+    const key = typeof details?.id === 'string' ? details.id : JSON.stringify(client.clientNumber) ?? ''
     const magnitude = 30 + this.hash.int(`birth|${key}`, 336)
     const ctx: ClientContext = { birthShift: this.hash.int(`birth-sign|${key}`, 2) === 0 ? -magnitude : magnitude }
     this.walk(client, ctx)
@@ -173,7 +173,9 @@ export class Anonymizer {
       const v = rec[k]
       if (typeof v === 'string') {
         if (v === '') continue
-        const rule = RULES[k.toLowerCase()]
+        // own keys only: a field named `constructor` or `__proto__` must not find Object's
+        const name = k.toLowerCase()
+        const rule = Object.hasOwn(RULES, name) ? RULES[name] : undefined
         if (rule !== undefined) rec[k] = rule(this.fakes, v, rec, ctx)
         else if (EMAIL.test(v)) rec[k] = this.fakes.email(v)
       } else if (v !== null && typeof v === 'object') this.walk(v, ctx)

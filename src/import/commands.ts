@@ -1,10 +1,15 @@
+import { existsSync } from 'node:fs'
+import { jsonEscape, printable } from '../printable.js'
+import { checkpointPath } from './checkpoint.js'
 import { GiveUpError, UnexpectedAnswer } from './http.js'
-import { ImportError, runImport } from './importer.js'
+import { ImportError, isResumable, runImport } from './importer.js'
 import { Reporter, type Output } from './progress.js'
 
 /**
  * The `import` and `compare` commands behind the command line: their options checked, the
- * work run, the result printed. `usage` throws the command line's usage error (exit 2).
+ * work run, the result printed. `usage` throws the command line's usage error (exit 2). A
+ * failure is one line on standard error (what stopped, the request and its cause; no stack
+ * trace), exit 1; everything printed that an instance answered goes through printable.
  */
 
 type Values = Record<string, string | boolean | undefined>
@@ -63,6 +68,9 @@ export async function importCommand (values: Values, io: CommandIo, usage: Usage
   const seed = str(values.seed)
   if (seed !== undefined && !anonymize) usage('--seed goes with --anonymize')
   if (seed === '') usage('--seed must not be empty')
+  const concurrency = int(values, 'concurrency', 4, 1, 32, usage)
+  const timeoutMs = int(values, 'timeout', 60, 1, 3600, usage) * 1000
+  const retries = int(values, 'retries', 6, 0, 100, usage)
   const reporter = new Reporter(io.stderr, 'import')
   const started = Date.now()
   try {
@@ -75,11 +83,11 @@ export async function importCommand (values: Values, io: CommandIo, usage: Usage
       agencies,
       anonymize,
       seed,
-      concurrency: int(values, 'concurrency', 4, 1, 32, usage),
+      concurrency,
       resume: values.resume === true,
       keepSecret: values['keep-secret'] === true,
-      timeoutMs: int(values, 'timeout', 60, 1, 3600, usage) * 1000,
-      retries: int(values, 'retries', 6, 0, 100, usage),
+      timeoutMs,
+      retries,
       reporter
     })
     const seconds = ((Date.now() - started) / 1000).toFixed(1)
@@ -87,23 +95,32 @@ export async function importCommand (values: Values, io: CommandIo, usage: Usage
       `wrote ${out}: ${count(result.agencies, 'agency', 'agencies')}, ${count(result.clients, 'client')} and ${count(result.deleted, 'deleted client')}` +
         ` in ${seconds} s (${count(result.requests, 'request')}, ${count(result.retried, 'retry', 'retries')}${result.resumedAt !== undefined ? `, resumed after ${result.resumedAt} clients` : ''})`
     ]
-    if (result.leftOut > 0) lines.push(`left out ${count(result.leftOut, 'client')}: see the warnings above`)
+    for (const line of reporter.leftOutSummary()) lines.push(`${line} (see the warnings above)`)
     if (reporter.warnings > 0) lines.push(`${count(reporter.warnings, 'warning')}`)
     lines.push(values['keep-secret'] === true
       ? `integration ${clientId}: the secret given is kept in the fixture`
       : `integration ${clientId}: client secret in the fixture: ${result.secret} (not the upstream one; pass --keep-secret to copy that)`)
     if (result.seed !== undefined) lines.push(`anonymised with seed ${result.seed}${seed === undefined ? ' (drawn at random; pass --seed to map the same way again, and keep it private)' : ''}`)
     lines.push(`serve it with: agency-sandbox serve --fixtures ${out}`)
-    io.stdout.write(lines.join('\n') + '\n')
+    io.stdout.write(printable(lines.join('\n'), { keepLayout: true }) + '\n')
     return 0
   } catch (e) {
-    if (e instanceof GiveUpError || e instanceof UnexpectedAnswer || e instanceof ImportError || (e instanceof Error && 'code' in e)) {
-      io.stderr.write(`import: stopped: ${e.message}\n`)
-      if (e instanceof GiveUpError) io.stderr.write('import: what is written so far is kept; run the same command with --resume to carry on\n')
-      return 1
-    }
-    throw e
+    reporter.finish()
+    const next = !isResumable(e)
+      ? ''
+      : existsSync(checkpointPath(out))
+        ? '; what is written so far is kept: run the same command with --resume to carry on'
+        : '; nothing is written yet: run the same command again'
+    io.stderr.write(`import: stopped: ${printable(failure(e))}${next}\n`)
+    return 1
   }
+}
+
+/** What stopped a command, in one line: the request and its cause, or what went wrong (a bug is named as one, without its stack). */
+function failure (e: unknown): string {
+  if (e instanceof GiveUpError || e instanceof UnexpectedAnswer || e instanceof ImportError) return e.message
+  if (e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string') return e.message
+  return e instanceof Error ? `unexpected ${e.name}: ${e.message}` : `unexpected failure: ${String(e)}`
 }
 
 export async function compareCommand (values: Values, io: CommandIo, usage: Usage): Promise<number> {
@@ -117,11 +134,11 @@ export async function compareCommand (values: Values, io: CommandIo, usage: Usag
   const { formatReport, runCompare } = await import('./compare.js')
   try {
     const report = await runCompare(options)
-    io.stdout.write(format === 'json' ? JSON.stringify(report, null, 2) + '\n' : formatReport(report, options))
+    // JSON escapes C0 controls itself; DEL, C1 and bidi controls get \u escapes (the same values)
+    io.stdout.write(format === 'json' ? printable(JSON.stringify(report, null, 2), { escape: jsonEscape, keepLayout: true }) + '\n' : formatReport(report, options))
     return report.differences.length === 0 ? 0 : 1
   } catch (e) {
-    if (!(e instanceof GiveUpError)) throw e
-    io.stderr.write(`compare: cannot read an instance: ${e.message}\n`)
+    io.stderr.write(`compare: stopped: ${printable(failure(e))}\n`)
     return 1
   }
 }

@@ -1,4 +1,4 @@
-import { VendorClient, type ApiVersion } from './http.js'
+import { numberIn, VendorClient, type ApiVersion } from './http.js'
 
 /**
  * What the vendor API tells about deleted clients: only their numbers, through
@@ -33,10 +33,9 @@ export interface DeletedProbe {
 
 async function deletedIds (p: DeletedProbe, query: Record<string, string>): Promise<Set<number>> {
   const path = VendorClient.path(`/vendor/agency/${p.agencyId}/clients`, p.version, { deleted: 'true', ...query })
-  const ids = await p.limit(() => p.client.getJson<unknown>(path))
+  const ids = await p.limit(() => p.client.getJsonArray(path))
   p.onRequest?.()
-  if (!Array.isArray(ids)) throw new Error(`GET ${path} did not answer an array of client ids`)
-  return new Set(ids.map(Number))
+  return new Set(ids.map(numberIn))
 }
 
 /**

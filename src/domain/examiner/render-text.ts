@@ -1,3 +1,4 @@
+import { printable } from '../../printable.js'
 import type { Report, SyncCheck } from '../../schemas/examiner.js'
 import {
   describeExample, describeOutcomes, describeSession, plural, ruleOutcomes, severityCounts, type RuleResult
@@ -9,17 +10,6 @@ import {
  * session (names, paths, messages) cannot move the cursor, recolour the terminal or reorder
  * text: control and bidirectional-override characters are shown as \xNN / \u{NNNN}.
  */
-
-/** C0 and C1 controls, DEL, and the bidirectional embedding, override and isolate characters. */
-const UNPRINTABLE = /[\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g // eslint-disable-line no-control-regex
-
-/** A value from the session, safe to print. */
-export function printable (value: string): string {
-  return value.replace(UNPRINTABLE, (c) => {
-    const code = c.charCodeAt(0)
-    return code <= 0xff ? `\\x${code.toString(16).toUpperCase().padStart(2, '0')}` : `\\u{${code.toString(16).toUpperCase()}}`
-  })
-}
 
 const MARK: Record<RuleResult, string> = { passed: 'ok  ', failed: 'FAIL', warned: 'warn', noted: 'info' }
 
