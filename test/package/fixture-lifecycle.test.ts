@@ -32,7 +32,7 @@ const DRIVERS = join(import.meta.dirname, 'lifecycle')
 const python = spawnSync('python3', ['--version']).status === 0
 const javaWhyNot = javaMissing()
 const javaClasses = join(work, 'classes')
-if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), join(DRIVERS, 'LifecycleDriver.java')])
+if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), javaExample('SandboxWorld.java'), join(DRIVERS, 'LifecycleDriver.java')])
 
 interface Fixture { name: string, skip: string | false, command: (mode: string) => [string, string[]] }
 
