@@ -1,5 +1,10 @@
 // An xUnit fixture for the agency sandbox that needs only HTTP, and exposes the control calls a test
-// suite uses. Share it with [Collection] and reset in each test's constructor.
+// suite uses. Two ways to use it:
+//   - the default world: share it with [Collection("sandbox")] and reset in each test's
+//     InitializeAsync (PartnerSyncTests.cs); those tests run one at a time;
+//   - a world per test: `await SandboxFixture.SharedAsync()` gives the run's one sandbox, and
+//     `CreateWorldAsync()` a world of its own (SandboxWorld.cs), so test classes run in parallel
+//     against it (ParallelWorldTests.cs).
 //
 // Where the sandbox comes from, first match wins:
 //   AGENCY_SANDBOX_URL   attach to a sandbox that already runs (a container, a CI service)
@@ -31,6 +36,7 @@ public sealed class SandboxFixture : IAsyncLifetime
 
     private Process? _process;
     private bool _ownSession;
+    private string? _token;
     public Uri BaseUrl { get; private set; } = default!;
     /// <summary>HTTP client for your integration under test: Basic auth with the demo credentials abc:123.</summary>
     public HttpClient Vendor { get; private set; } = default!;
@@ -48,7 +54,8 @@ public sealed class SandboxFixture : IAsyncLifetime
         BaseUrl = new Uri(attached.TrimEnd('/') + "/");
         _control = new HttpClient { BaseAddress = new Uri(BaseUrl, "_sandbox/") };
         var token = Environment.GetEnvironmentVariable("AGENCY_SANDBOX_TOKEN");
-        if (!string.IsNullOrEmpty(token)) _control.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", token);
+        _token = string.IsNullOrEmpty(token) ? null : token;
+        if (_token is not null) _control.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Bearer", _token);
         Vendor = new HttpClient { BaseAddress = new Uri(BaseUrl, "vendor/") };
         Vendor.DefaultRequestHeaders.Authorization = new AuthenticationHeaderValue("Basic", Convert.ToBase64String("abc:123"u8.ToArray()));
         try
@@ -63,6 +70,33 @@ public sealed class SandboxFixture : IAsyncLifetime
     }
 
     public Task DisposeAsync() => StopAsync();
+
+    /// <summary>
+    /// The run's one sandbox for tests that each take a world: started (or attached) on first use and
+    /// stopped when the test process exits (ProcessExit, like every sandbox this fixture starts). xUnit 2
+    /// has no assembly fixture; with xUnit v3, [assembly: AssemblyFixture(typeof(SandboxFixture))] does the same.
+    /// </summary>
+    public static Task<SandboxFixture> SharedAsync() => Shared.Value;
+
+    private static readonly Lazy<Task<SandboxFixture>> Shared = new(async () =>
+    {
+        var sandbox = new SandboxFixture();
+        await sandbox.InitializeAsync();
+        return sandbox;
+    }, LazyThreadSafetyMode.ExecutionAndPublication);
+
+    /// <summary>
+    /// A new world of this sandbox (POST /_sandbox/worlds) with the start-up fixture's data: its own
+    /// data, clock, faults, journal and sessions, reached by its own credentials. Deleted on
+    /// DisposeAsync, or by the sandbox after <paramref name="ttlSeconds"/> without a request.
+    /// </summary>
+    public async Task<SandboxWorld> CreateWorldAsync(string? name = null, int ttlSeconds = 600)
+    {
+        var body = new Dictionary<string, object> { ["ttlSeconds"] = ttlSeconds };
+        if (!string.IsNullOrEmpty(name)) body["name"] = name.Length > 100 ? name[..100] : name;
+        var created = await SendAsync(HttpMethod.Post, "worlds", body);
+        return new SandboxWorld(BaseUrl, _token, created);
+    }
 
     /// <summary>AGENCY_SANDBOX_CMD, else node_modules/.bin/agency-sandbox from the current directory upwards, else agency-sandbox on PATH.</summary>
     public static List<string> SandboxCommand()

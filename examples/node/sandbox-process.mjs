@@ -13,6 +13,11 @@
 // SIGKILL after a grace period), so a launcher in between (npx, a shell) leaves nothing behind.
 // Sandboxes still running when this process exits or is stopped by SIGINT, SIGTERM or SIGHUP
 // are stopped too.
+//
+// Tests that run in parallel against one sandbox each take a world of their own (createWorld):
+// its own data, clock, faults, journal and sessions, reached by its own credentials. To share one
+// sandbox between the test files `node --test` runs as separate processes, start it once around
+// the run: `node run-with-sandbox.mjs node --test --test-concurrency=4` (see that file).
 import { spawn, spawnSync } from 'node:child_process'
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -141,8 +146,22 @@ function stopAtExit () {
   }
 }
 
-export class SandboxProcess {
+/** The control calls a test suite uses most, for the default world (SandboxProcess) or one world (SandboxWorld). */
+class Controls {
+  /** Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows. */
+  reset (keep) { return this.control('POST', '/reset', keep === undefined ? undefined : { keep }) }
+  addFault (rule) { return this.control('POST', '/faults', rule) }
+  faults () { return this.control('GET', '/faults') }
+  setClock (now, frozen = true) { return this.control('PUT', '/clock', { now, frozen }) }
+  advanceClock (seconds) { return this.control('POST', '/clock/advance', { seconds }) }
+  clock () { return this.control('GET', '/clock') }
+  requests (filter) { return this.control('GET', '/requests', undefined, filter) }
+  writes (agencyId, filter) { return this.control('GET', `/agencies/${agencyId}/writes`, undefined, filter) }
+}
+
+export class SandboxProcess extends Controls {
   constructor (url, child, token) {
+    super()
     this.url = url
     this.child = child
     this.token = token
@@ -215,28 +234,83 @@ export class SandboxProcess {
     this.child = undefined
   }
 
-  /** One control call (/_sandbox + path); throws with the status and problem body on an error. */
-  async control (method, path, body, q) {
-    const headers = { accept: 'application/json' }
-    if (this.token) headers.authorization = `Bearer ${this.token}`
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(`${this.url}/_sandbox${path}${query(q)}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
-    const text = await res.text()
-    const parsed = text !== '' && /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text
-    if (!res.ok) throw Object.assign(new Error(`${method} ${path} answered ${res.status}: ${text}`), { status: res.status, body: parsed })
-    return parsed
-  }
+  /** One control call of the default world (/_sandbox + path); throws with the status and problem body on an error. */
+  control (method, path, body, q) { return controlCall(this.url, '/_sandbox', this.token, method, path, body, q) }
 
   /** A partner request (/vendor + path) with the demo credentials; the fetch Response. */
-  vendor (method, path, body, q = {}) {
-    const headers = { authorization: DEMO_AUTH }
-    if (body !== undefined) headers['content-type'] = 'application/json'
-    return fetch(`${this.url}/vendor${path}${query(q)}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  vendor (method, path, body, q = {}) { return vendorCall(this.url, DEMO_AUTH, method, path, body, q) }
+
+  /**
+   * A new world of this sandbox (POST /_sandbox/worlds): of the start-up fixture, of `fixture`, or a
+   * copy of the world `from` as it stands. Idle for `ttlSeconds`, the sandbox deletes it.
+   */
+  async createWorld ({ name, ttlSeconds = 600, fixture, from } = {}) {
+    const created = await controlCall(this.url, '/_sandbox', this.token, 'POST', '/worlds', { name: name?.slice(0, 100), ttlSeconds, fixture, from })
+    return new SandboxWorld(this, created)
+  }
+}
+
+/**
+ * One world of a sandbox: its credentials, and control calls that reach this world only. The vendor
+ * API's base URL is the sandbox's; the Basic-auth Client Id picks the world, so `vendor()` reads and
+ * writes this world as the world's copy of abc (`abc@<world id>`), or of the integration named.
+ */
+export class SandboxWorld extends Controls {
+  constructor (sandbox, created) {
+    super()
+    this.sandbox = sandbox
+    this.url = sandbox.url
+    this.id = created.id
+    this.name = created.name
+    this.token = created.token
+    this.expiresAt = created.expiresAt
+    this.integrations = created.integrations
   }
 
-  /** Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows. */
-  reset (keep) { return this.control('POST', '/reset', keep === undefined ? undefined : { keep }) }
-  addFault (rule) { return this.control('POST', '/faults', rule) }
-  setClock (now, frozen = true) { return this.control('PUT', '/clock', { now, frozen }) }
-  requests (filter) { return this.control('GET', '/requests', undefined, filter) }
+  /** The Client Id and Client Secret of the world's copy of `clientId`. */
+  credentials (clientId = 'abc') {
+    const found = this.integrations.find((i) => i.clientId === clientId || i.clientId === `${clientId}@${this.id}`)
+    if (found === undefined) throw new Error(`world ${this.id} has no integration ${clientId}; it has ${this.integrations.map((i) => i.clientId).join(', ')}`)
+    return found
+  }
+
+  /** The Authorization header your integration sends to reach this world as `clientId`. */
+  authorization (clientId = 'abc') {
+    const { clientId: id, clientSecret } = this.credentials(clientId)
+    return 'Basic ' + Buffer.from(`${id}:${clientSecret}`).toString('base64')
+  }
+
+  /** A partner request to this world (/vendor + path); the fetch Response. */
+  vendor (method, path, body, q = {}, clientId = 'abc') { return vendorCall(this.url, this.authorization(clientId), method, path, body, q) }
+
+  /** One control call of this world (/_sandbox/worlds/<id> + path); the sandbox's token opens every world, the world's own token this one. */
+  control (method, path, body, q) {
+    return controlCall(this.url, `/_sandbox/worlds/${encodeURIComponent(this.id)}`, this.sandbox.token || this.token, method, path, body, q)
+  }
+
+  /** Deletes the world: its credentials answer 401 from then on. A world already gone is fine. */
+  async delete () {
+    try {
+      await controlCall(this.url, '/_sandbox', this.sandbox.token, 'DELETE', `/worlds/${encodeURIComponent(this.id)}`)
+    } catch (e) {
+      if (e.status !== 404) throw e
+    }
+  }
+}
+
+async function controlCall (base, prefix, token, method, path, body, q) {
+  const headers = { accept: 'application/json' }
+  if (token) headers.authorization = `Bearer ${token}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(`${base}${prefix}${path}${query(q)}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await res.text()
+  const parsed = text !== '' && /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text
+  if (!res.ok) throw Object.assign(new Error(`${method} ${prefix}${path} answered ${res.status}: ${text}`), { status: res.status, body: parsed })
+  return parsed
+}
+
+function vendorCall (base, authorization, method, path, body, q) {
+  const headers = { authorization }
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  return fetch(`${base}/vendor${path}${query(q)}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
 }

@@ -8,6 +8,15 @@ Standard library only. Use it from pytest (see conftest.py) or without it (see r
     sandbox.requests(method="POST")    # what your integration sent
     sandbox.stop()
 
+Tests that run in parallel against one sandbox each take a world of their own: its own data, clock,
+faults, journal and sessions, reached by its own credentials (every Client Id ends with @<world id>):
+
+    world = sandbox.create_world(ttl_seconds=600)
+    world.authorization()              # "Basic ..." of the world's copy of the demo integration abc
+    world.vendor("GET", "/agencies", version="4.0")   # the same calls as a Sandbox, in this world only
+    world.reset(); world.add_fault({...}); world.set_clock("2027-01-01T00:00:00Z")
+    world.delete()
+
 Where the sandbox comes from, first match wins:
     AGENCY_SANDBOX_URL   attach to a sandbox that already runs (a container, a CI service)
     AGENCY_SANDBOX_CMD   the command line that starts one, e.g. "node ../agency-sandbox/dist/bundle/cli.js"
@@ -178,7 +187,53 @@ def _group_ended(process: subprocess.Popen, seconds: float) -> bool:
         time.sleep(0.05)
 
 
-class Sandbox:
+class _Controls:
+    """The control calls a test suite uses most, for the default world (Sandbox) or one world (World)."""
+
+    def control(self, verb: str, route: str, body: Any = None, query: Optional[dict] = None) -> Any:
+        raise NotImplementedError
+
+    def reset(self, keep: Optional[list[str]] = None) -> Any:
+        """Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows."""
+        return self.control("POST", "/reset", {"keep": keep} if keep else None)
+
+    def add_fault(self, rule: dict) -> dict:
+        return self.control("POST", "/faults", rule)
+
+    def faults(self) -> list[dict]:
+        return self.control("GET", "/faults")
+
+    def set_clock(self, now: str, frozen: bool = True) -> dict:
+        return self.control("PUT", "/clock", {"now": now, "frozen": frozen})
+
+    def advance_clock(self, seconds: float) -> dict:
+        return self.control("POST", "/clock/advance", {"seconds": seconds})
+
+    def clock(self) -> dict:
+        return self.control("GET", "/clock")
+
+    def real_clock(self) -> dict:
+        return self.control("DELETE", "/clock")
+
+    def requests(self, **filters: Any) -> list[dict]:
+        """The journal of vendor requests, oldest first (method, path, agencyId, status, since, limit)."""
+        return self.control("GET", "/requests", query=filters)
+
+    def patch_agency(self, agency_id: int, **flags: Any) -> dict:
+        return self.control("PATCH", f"/agencies/{agency_id}", flags)
+
+    def writes(self, agency_id: int, **filters: Any) -> list[dict]:
+        return self.control("GET", f"/agencies/{agency_id}/writes", query=filters)
+
+    def start_session(self, **options: Any) -> dict:
+        """An examiner session recording this world's vendor requests (clientId, name)."""
+        return self.control("POST", "/sessions", options)
+
+    def end_session(self, session_id: int) -> dict:
+        return self.control("POST", f"/sessions/{session_id}/end")
+
+
+class Sandbox(_Controls):
     def __init__(self, url: str, process: Optional[subprocess.Popen] = None, token: Optional[str] = None,
                  stderr: Optional[Any] = None) -> None:
         self.url = url.rstrip("/")
@@ -188,14 +243,19 @@ class Sandbox:
 
     # -- life cycle ---------------------------------------------------------------------------
     @classmethod
+    def attach(cls, url: str, token: Optional[str] = None, timeout: float = 30.0) -> "Sandbox":
+        """A sandbox that already runs at `url` (stop() leaves it running)."""
+        sandbox = cls(url, token=token)
+        sandbox.wait_healthy(timeout)
+        return sandbox
+
+    @classmethod
     def start(cls, timeout: float = 30.0) -> "Sandbox":
         """Attach to AGENCY_SANDBOX_URL, or start a sandbox process and wait until it is healthy."""
         token = os.environ.get("AGENCY_SANDBOX_TOKEN")
         attached = os.environ.get("AGENCY_SANDBOX_URL")
         if attached:
-            sandbox = cls(attached, token=token)
-            sandbox.wait_healthy(timeout)
-            return sandbox
+            return cls.attach(attached, token, timeout)
         command = sandbox_command()
         port = _free_port()
         # its own file, not a pipe: a pipe nobody reads would stall the sandbox once full
@@ -263,68 +323,132 @@ class Sandbox:
                 self._stderr = None
 
     # -- HTTP ----------------------------------------------------------------------------------
-    def _send(self, method: str, url: str, headers: dict, body: Optional[bytes]) -> tuple[int, dict, Any]:
-        request = urllib.request.Request(url, data=body, method=method, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=30) as res:
-                status, message, raw = res.status, res.headers, res.read()
-        except urllib.error.HTTPError as e:
-            status, message, raw = e.code, e.headers, e.read()
-        text = raw.decode("utf-8")
-        # header names as lower-case keys (HTTP header names are case-insensitive)
-        res_headers = {name.lower(): value for name, value in message.items()}
-        kind = res_headers.get("content-type", "")
-        return status, res_headers, json.loads(text) if text and "json" in kind else text
-
     def control(self, verb: str, route: str, body: Any = None, query: Optional[dict] = None) -> Any:
-        """One control call (/_sandbox + route); raises ControlError on a 4xx/5xx."""
-        headers = {"accept": "application/json"}
-        if self.token:
-            headers["authorization"] = f"Bearer {self.token}"
-        data = None
-        if body is not None:
-            headers["content-type"] = "application/json"
-            data = json.dumps(body).encode()
-        q = {k: v for k, v in (query or {}).items() if v is not None}
-        url = f"{self.url}/_sandbox{route}" + (f"?{urllib.parse.urlencode(q)}" if q else "")
-        status, _, parsed = self._send(verb, url, headers, data)
-        if status >= 400:
-            raise ControlError(status, parsed, verb, route)
-        return parsed
+        """One control call of the default world (/_sandbox + route); raises ControlError on a 4xx/5xx."""
+        return _control(self.url, "/_sandbox", self.token, verb, route, body, query)
 
     def vendor(self, method: str, path: str, body: Any = None, client_id: str = DEMO_CLIENT_ID,
                client_secret: str = DEMO_CLIENT_SECRET, **query: Any) -> tuple[int, dict, Any]:
         """A partner request (/vendor + path) with Basic auth; returns (status, headers with lower-case names, body)."""
-        credentials = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
-        headers = {"authorization": f"Basic {credentials}", "accept": "application/json"}
-        data = None
-        if body is not None:
-            headers["content-type"] = "application/json"
-            data = json.dumps(body).encode()
-        q = {k: v for k, v in query.items() if v is not None}
-        url = f"{self.url}/vendor{path}" + (f"?{urllib.parse.urlencode(q)}" if q else "")
-        return self._send(method, url, headers, data)
+        return _vendor(self.url, _basic(client_id, client_secret), method, path, body, query)
 
-    # -- the control API a test suite uses most ------------------------------------------------
-    def reset(self, keep: Optional[list[str]] = None) -> Any:
-        """Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows."""
-        return self.control("POST", "/reset", {"keep": keep} if keep else None)
+    # -- worlds --------------------------------------------------------------------------------
+    def create_world(self, name: Optional[str] = None, ttl_seconds: int = 600, fixture: Optional[dict] = None,
+                     from_world: Optional[str] = None) -> "World":
+        """A new world of this sandbox (POST /_sandbox/worlds): of the start-up fixture, of `fixture`, or a
+        copy of the world `from_world` as it stands. Idle for `ttl_seconds`, the sandbox deletes it."""
+        body: dict[str, Any] = {"ttlSeconds": ttl_seconds}
+        if name:
+            body["name"] = name[:100]
+        if fixture is not None:
+            body["fixture"] = fixture
+        if from_world is not None:
+            body["from"] = from_world
+        created = _control(self.url, "/_sandbox", self.token, "POST", "/worlds", body)
+        return World(self, created)
 
-    def add_fault(self, rule: dict) -> dict:
-        return self.control("POST", "/faults", rule)
+    def worlds(self) -> list[dict]:
+        """Every world of the sandbox, the default one first."""
+        return self.control("GET", "/worlds")["worlds"]
 
-    def set_clock(self, now: str, frozen: bool = True) -> dict:
-        return self.control("PUT", "/clock", {"now": now, "frozen": frozen})
 
-    def real_clock(self) -> dict:
-        return self.control("DELETE", "/clock")
+class World(_Controls):
+    """One world of a sandbox: its credentials, and control calls that reach this world only.
 
-    def requests(self, **filters: Any) -> list[dict]:
-        """The journal of vendor requests, oldest first (method, path, agencyId, status, since, limit)."""
-        return self.control("GET", "/requests", query=filters)
+    The vendor API's base URL is the sandbox's; the Basic-auth Client Id picks the world. A test that
+    calls `vendor()` as it would on a Sandbox reads and writes this world: `client_id="abc"` means the
+    world's copy of abc (`abc@<world id>`), with its secret.
+    """
 
-    def patch_agency(self, agency_id: int, **flags: Any) -> dict:
-        return self.control("PATCH", f"/agencies/{agency_id}", flags)
+    def __init__(self, sandbox: "Sandbox", created: dict) -> None:
+        self.sandbox = sandbox
+        self.url = sandbox.url
+        self.id: str = created["id"]
+        self.name: str = created["name"]
+        self.token: str = created["token"]
+        self.expires_at: Optional[str] = created.get("expiresAt")
+        self.integrations: list[dict] = created["integrations"]
 
-    def writes(self, agency_id: int, **filters: Any) -> list[dict]:
-        return self.control("GET", f"/agencies/{agency_id}/writes", query=filters)
+    def __repr__(self) -> str:
+        return f"World({self.id!r}, {self.name!r})"
+
+    def credentials(self, client_id: str = DEMO_CLIENT_ID) -> tuple[str, str]:
+        """(Client Id, Client Secret) of the world's copy of `client_id` (the first integration when it has no such one)."""
+        for integration in self.integrations:
+            if integration["clientId"] in (client_id, f"{client_id}@{self.id}"):
+                return integration["clientId"], integration["clientSecret"]
+        known = ", ".join(i["clientId"] for i in self.integrations)
+        raise KeyError(f"world {self.id} has no integration {client_id}; it has {known}")
+
+    def authorization(self, client_id: str = DEMO_CLIENT_ID) -> str:
+        """The Authorization header your integration sends to reach this world as `client_id`."""
+        return _basic(*self.credentials(client_id))
+
+    def vendor(self, method: str, path: str, body: Any = None, client_id: str = DEMO_CLIENT_ID,
+               client_secret: Optional[str] = None, **query: Any) -> tuple[int, dict, Any]:
+        """A partner request to this world (/vendor + path); returns (status, headers with lower-case names, body)."""
+        world_id, secret = self.credentials(client_id)
+        return _vendor(self.url, _basic(world_id, client_secret if client_secret is not None else secret), method, path, body, query)
+
+    def control(self, verb: str, route: str, body: Any = None, query: Optional[dict] = None) -> Any:
+        """One control call of this world (/_sandbox/worlds/<id> + route); raises ControlError on a 4xx/5xx."""
+        # the sandbox's token opens every world; without one, the world's own token opens this world
+        token = self.sandbox.token or self.token
+        return _control(self.url, f"/_sandbox/worlds/{urllib.parse.quote(self.id)}", token, verb, route, body, query)
+
+    def delete(self) -> None:
+        """Deletes the world: its credentials answer 401 from then on. A world already gone is fine."""
+        try:
+            _control(self.url, "/_sandbox", self.sandbox.token, "DELETE", f"/worlds/{urllib.parse.quote(self.id)}")
+        except ControlError as e:
+            if e.status != 404:
+                raise
+
+
+# -- HTTP --------------------------------------------------------------------------------------
+
+def _basic(client_id: str, client_secret: str) -> str:
+    return "Basic " + base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
+
+
+def _send(method: str, url: str, headers: dict, body: Optional[bytes]) -> tuple[int, dict, Any]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as res:
+            status, message, raw = res.status, res.headers, res.read()
+    except urllib.error.HTTPError as e:
+        status, message, raw = e.code, e.headers, e.read()
+    text = raw.decode("utf-8")
+    # header names as lower-case keys (HTTP header names are case-insensitive)
+    res_headers = {name.lower(): value for name, value in message.items()}
+    kind = res_headers.get("content-type", "")
+    return status, res_headers, json.loads(text) if text and "json" in kind else text
+
+
+def _query(query: Optional[dict]) -> str:
+    q = {k: v for k, v in (query or {}).items() if v is not None}
+    return f"?{urllib.parse.urlencode(q)}" if q else ""
+
+
+def _control(base: str, prefix: str, token: Optional[str], verb: str, route: str, body: Any = None,
+             query: Optional[dict] = None) -> Any:
+    headers = {"accept": "application/json"}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    data = None
+    if body is not None:
+        headers["content-type"] = "application/json"
+        data = json.dumps(body).encode()
+    status, _, parsed = _send(verb, f"{base}{prefix}{route}{_query(query)}", headers, data)
+    if status >= 400:
+        raise ControlError(status, parsed, verb, prefix + route)
+    return parsed
+
+
+def _vendor(base: str, authorization: str, method: str, path: str, body: Any, query: dict) -> tuple[int, dict, Any]:
+    headers = {"authorization": authorization, "accept": "application/json"}
+    data = None
+    if body is not None:
+        headers["content-type"] = "application/json"
+        data = json.dumps(body).encode()
+    return _send(method, f"{base}/vendor{path}{_query(query)}", headers, data)

@@ -1,9 +1,27 @@
 // @ts-check
 // The control API client: calls under /_sandbox, JSON in and out, with the control token when
-// the sandbox asks for one (kept in this tab's sessionStorage).
+// the sandbox asks for one (kept in this tab's sessionStorage). The panels show one world, named
+// by the page's `?world=` (the default world without it): its calls go to /_sandbox/worlds/{id}/...
 import { $, field } from './dom.js'
 
 export const TOKEN_KEY = 'agency-sandbox.control-token'
+
+export const DEFAULT_WORLD = 'default'
+
+/** The world the panels show. */
+export const shownWorld = new URLSearchParams(window.location.search).get('world') || DEFAULT_WORLD
+
+/** Routes of the sandbox as a whole, the same whichever world is shown. */
+const PROCESS_ROUTES = /^\/(meta|health|worlds)(\/|\?|$)/
+
+/**
+ * The URL of a control route (`/agencies/1001`) of the world shown, or of the sandbox as a whole.
+ * @param {string} path
+ */
+export function controlUrl (path) {
+  if (shownWorld === DEFAULT_WORLD || PROCESS_ROUTES.test(path)) return `/_sandbox${path}`
+  return `/_sandbox/worlds/${encodeURIComponent(shownWorld)}${path}`
+}
 
 /** An error answer of the control API. */
 export class ApiFailure extends Error {
@@ -84,7 +102,7 @@ function authHeaders () {
 }
 
 /**
- * A control call under /_sandbox; JSON in and out (`raw`: the Response itself).
+ * A control call of the world shown (see controlUrl); JSON in and out (`raw`: the Response itself).
  * @param {string} method
  * @param {string} path
  * @param {unknown} [body]
@@ -97,14 +115,15 @@ export async function api (method, path, body, { raw = false } = {}) {
     /** @type {Record<string, string>} */
     const headers = { ...authHeaders(), 'x-sandbox-console': '1' }
     if (body !== undefined) headers['content-type'] = 'application/json'
-    const res = await fetch(`/_sandbox${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' })
+    const url = controlUrl(path)
+    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' })
     if (res.status === 401 && attempt < 5) {
       const hadToken = sessionStorage.getItem(TOKEN_KEY) !== null
       sessionStorage.removeItem(TOKEN_KEY)
       if (await askToken(hadToken)) continue
-      throw new ApiFailure(401, `${method} /_sandbox${path}: the control API needs its token`)
+      throw new ApiFailure(401, `${method} ${url}: the control API needs its token`)
     }
-    if (!res.ok) throw await failureOf(res, `${method} /_sandbox${path}`)
+    if (!res.ok) throw await failureOf(res, `${method} ${url}`)
     if (raw) return res
     if (res.status === 204) return undefined
     const type = res.headers.get('content-type') ?? ''

@@ -12,6 +12,7 @@ import { faultsPanel } from './panel-faults.js'
 import { requestsPanel } from './panel-requests.js'
 import { sessionsPanel } from './panel-sessions.js'
 import { writesPanel } from './panel-writes.js'
+import { worldPicker } from './world-picker.js'
 import { loadClock, loadMeta, loadWorld, nav, renderClockText, world } from './state.js'
 
 /** @type {Record<string, import('./types.js').Panel>} */
@@ -70,6 +71,9 @@ async function start () {
     toast('Control token forgotten for this tab', 'ok')
   })
   for (const panel of Object.values(panels)) panel.init?.()
+  worldPicker.init()
+  // the world shown must exist before the panels ask it anything
+  if (!(await worldPicker.refresh().catch((e) => { fail(e); return true }))) return
 
   try {
     /** @type {[import('./types.js').Info, ...unknown[]]} */

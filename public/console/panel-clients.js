@@ -1,7 +1,7 @@
 // @ts-check
 // Clients: search an agency's clients, read one as each partner API version answers it, and see
 // what partners wrote to it.
-import { api, query } from './api.js'
+import { api, controlUrl, query } from './api.js'
 import { addressLine, clientName, readModelView } from './client-view.js'
 import { $, badge, debounce, fail, find, fmtTime, h, plural, replace, targetOf } from './dom.js'
 import { loadMeta, loadSecrets, loadWorld, nav, readersOf, world } from './state.js'
@@ -177,7 +177,7 @@ export const clientsPanel = {
     const meta = $('client-read-meta')
     const target = $('client-json')
     if (this.version === CONTROL || this.reader === '') {
-      meta.textContent = `GET /_sandbox/agencies/${agencyId}/clients/${clientNumber} (control plane, every group, deleted flag)`
+      meta.textContent = `GET ${controlUrl(`/agencies/${agencyId}/clients/${clientNumber}`)} (control plane, every group, deleted flag)`
       replace(target, readModelView(control))
       return
     }

@@ -108,6 +108,7 @@ export const clockPanel = {
     const counts = info.counts
     const rows = [
       ['Version', info.version],
+      ['World', info.world.id === info.world.name ? info.world.id : `${info.world.name} (${info.world.id})`],
       ['Started', fmtTime(info.startedAt)],
       ['Fixture', info.fixture],
       ['Database', info.settings.db],

@@ -127,6 +127,7 @@
  * GET /_sandbox/info
  * @typedef {object} Info
  * @property {string} version
+ * @property {{ id: string, name: string }} world the world the answer is about
  * @property {string} startedAt
  * @property {string} fixture
  * @property {{ db: string, journalSize: number, controlToken: boolean }} settings

@@ -1,6 +1,6 @@
 // @ts-check
 // How partner writes are shown: download links, one-line summaries, a client's activity.
-import { TOKEN_KEY, api } from './api.js'
+import { TOKEN_KEY, api, controlUrl } from './api.js'
 import { badge, fail, fmtTime, h, replace } from './dom.js'
 
 /** @typedef {import('./types.js').WriteView} WriteView */
@@ -12,16 +12,16 @@ import { badge, fail, fmtTime, h, replace } from './dom.js'
  */
 export function downloadLink (agencyId, w) {
   const name = `${w.data.fileName ?? 'attachment'}${w.data.fileExt ? `.${w.data.fileExt}` : ''}`
-  const href = `/_sandbox/agencies/${agencyId}/attachments/${encodeURIComponent(w.refId)}/content`
+  const path = `/agencies/${agencyId}/attachments/${encodeURIComponent(w.refId)}/content`
   return h('a', {
-    href,
+    href: controlUrl(path),
     download: name,
     testid: `attachment-download-${w.refId}`,
     onclick: async (e) => {
       if (!sessionStorage.getItem(TOKEN_KEY)) return // a plain link works without a token
       e.preventDefault()
       try {
-        const res = await api('GET', href.slice('/_sandbox'.length), undefined, { raw: true })
+        const res = await api('GET', path, undefined, { raw: true })
         const url = URL.createObjectURL(await res.blob())
         const a = h('a', { href: url, download: name })
         document.body.append(a)

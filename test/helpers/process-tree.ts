@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs'
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 /** State and parent of a process from /proc (Linux); undefined once it is gone. */
 function statOf (pid: number): { state: string; ppid: number } | undefined {
@@ -48,5 +49,22 @@ export async function stillRunning (pids: number[], ms: number): Promise<number[
     const alive = pids.filter(runs)
     if (alive.length === 0 || Date.now() > deadline) return alive
     await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/**
+ * A command that starts the sandbox (the package's bundled bin) and notes the process id of each
+ * sandbox it starts: a test gives it as AGENCY_SANDBOX_CMD to count the sandboxes a run started and
+ * check that none of them still runs. The sandbox replaces the launcher (exec), keeping its id; the
+ * test runner's hooks (NODE_OPTIONS) are left out, as a partner's machine has none.
+ */
+export function countingLauncher (folder: string, cli: string): { command: string, started: () => number[] } {
+  const list = join(folder, 'started-sandboxes')
+  const command = join(folder, 'launch-counted-sandbox')
+  writeFileSync(command, `#!/bin/sh\nunset NODE_OPTIONS NODE_V8_COVERAGE\necho $$ >> '${list}'\nexec '${process.execPath}' '${cli}' "$@"\n`)
+  chmodSync(command, 0o755)
+  return {
+    command,
+    started: () => (existsSync(list) ? readFileSync(list, 'utf8').split('\n').filter(Boolean).map(Number) : [])
   }
 }

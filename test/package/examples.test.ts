@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { execFile, spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -7,21 +7,50 @@ import { pathToFileURL } from 'node:url'
 import { loadConfig, ROOT } from '../../src/config.js'
 import { startServer } from '../../src/server.js'
 import { CLI } from '../helpers/process.js'
+import { countingLauncher, runs } from '../helpers/process-tree.js'
 
 /** The examples start the sandbox the way a partner's suite would; here the built CLI stands in for `npx agency-sandbox`. */
 const env = { ...process.env, AGENCY_SANDBOX_CMD: `${process.execPath} ${CLI}`, AGENCY_SANDBOX_URL: '' }
+const NODE_EXAMPLES = join(ROOT, 'examples', 'node')
+const PYTHON_EXAMPLES = join(ROOT, 'examples', 'python')
+/** What the package's bin runs. */
+const BUNDLED_CLI = join(ROOT, 'dist', 'bundle', 'cli.js')
+
+/** A launcher for AGENCY_SANDBOX_CMD that counts the sandboxes a run starts, in a folder removed after the test. */
+function counted (t: Test) {
+  const folder = mkdtempSync(join(tmpdir(), 'sandbox-kit-'))
+  t.teardown(() => rmSync(folder, { recursive: true, force: true }))
+  return countingLauncher(folder, BUNDLED_CLI)
+}
+
+/** One sandbox started for the whole run, and none of it left running once the run has ended. */
+function oneSandboxStoppedOnce (t: Test, started: number[]) {
+  t.equal(started.length, 1, `one sandbox for the whole run (started: ${started.join(', ')})`)
+  t.same(started.filter(runs), [], 'stopped by the time the run ended: no process left')
+}
 
 t.test('the Node example suite passes against a real sandbox process', async (t) => {
-  const run = spawnSync(process.execPath, ['--test', join(ROOT, 'examples', 'node', 'partner-sync.test.mjs')], { env, encoding: 'utf8', timeout: 90_000 })
+  const run = spawnSync(process.execPath, ['--test', join(NODE_EXAMPLES, 'partner-sync.test.mjs')], { env, encoding: 'utf8', timeout: 90_000 })
   t.equal(run.status, 0, run.stdout + run.stderr)
   t.match(run.stdout, /# pass 4/, 'four example tests ran')
   t.match(run.stdout, /# fail 0/)
 })
 
+t.test('the Node examples in parallel: node --test --test-concurrency=4 inside run-with-sandbox.mjs, each world test in its own world, one sandbox', async (t) => {
+  const launcher = counted(t)
+  const files = ['partner-sync.test.mjs', 'worlds.test.mjs', 'sdk-worlds.test.mjs']
+  const run = spawnSync(process.execPath, ['run-with-sandbox.mjs', process.execPath, '--test', '--test-concurrency=4', ...files],
+    { cwd: NODE_EXAMPLES, env: { ...env, AGENCY_SANDBOX_CMD: launcher.command }, encoding: 'utf8', timeout: 120_000 })
+  t.equal(run.status, 0, run.stdout + run.stderr)
+  t.match(run.stdout, /# pass 16/, 'the default world\'s 4 tests and the 12 world tests ran')
+  t.match(run.stdout, /# fail 0/)
+  oneSandboxStoppedOnce(t, launcher.started())
+})
+
 const python = spawnSync('python3', ['--version'], { encoding: 'utf8' })
 
 t.test('the Python example suite passes with the standard library alone', { skip: python.status === 0 ? false : 'python3 is not installed' }, async (t) => {
-  const run = spawnSync('python3', ['run_without_pytest.py'], { cwd: join(ROOT, 'examples', 'python'), env, encoding: 'utf8', timeout: 90_000 })
+  const run = spawnSync('python3', ['run_without_pytest.py'], { cwd: PYTHON_EXAMPLES, env, encoding: 'utf8', timeout: 90_000 })
   t.equal(run.status, 0, run.stdout + run.stderr)
   t.match(run.stdout, /5 of 5 example tests passed/)
 })
@@ -29,9 +58,25 @@ t.test('the Python example suite passes with the standard library alone', { skip
 const pytest = spawnSync('python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' })
 
 t.test('and with pytest, through conftest.py, where pytest is installed', { skip: pytest.status === 0 ? false : 'pytest is not installed' }, async (t) => {
-  const run = spawnSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: join(ROOT, 'examples', 'python'), env, encoding: 'utf8', timeout: 120_000 })
+  const run = spawnSync('python3', ['-m', 'pytest', '-q', '-p', 'no:cacheprovider'], { cwd: PYTHON_EXAMPLES, env, encoding: 'utf8', timeout: 120_000 })
   t.equal(run.status, 0, run.stdout + run.stderr)
-  t.match(run.stdout, /5 passed/)
+  t.match(run.stdout, /17 passed/, 'the default world\'s 5 tests and the 12 world tests')
+})
+
+/** Debian's python3 with its pytest and pytest-xdist (python3-pytest-xdist). */
+const DEBIAN_PYTHON = '/usr/bin/python3'
+const xdist = spawnSync(DEBIAN_PYTHON, ['-c', 'import pytest, xdist'], { encoding: 'utf8' })
+
+t.test('pytest -n 4 (pytest-xdist): the workers share one sandbox, each world test in its own world', {
+  skip: xdist.status === 0 ? false : `${DEBIAN_PYTHON} has no pytest-xdist (apt-get install python3-pytest-xdist; .ci/run does)`
+}, async (t) => {
+  const launcher = counted(t)
+  const run = spawnSync(DEBIAN_PYTHON, ['-m', 'pytest', '-n', '4', '-p', 'no:cacheprovider'],
+    { cwd: PYTHON_EXAMPLES, env: { ...env, AGENCY_SANDBOX_CMD: launcher.command }, encoding: 'utf8', timeout: 180_000 })
+  t.equal(run.status, 0, run.stdout + run.stderr)
+  t.match(run.stdout, /17 passed/)
+  t.match(run.stdout, /gw0 \[17\] \/ gw1 \[17\] \/ gw2 \[17\] \/ gw3 \[17\]/, 'four xdist workers ran them')
+  oneSandboxStoppedOnce(t, launcher.started())
 })
 
 /**

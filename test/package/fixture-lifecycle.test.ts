@@ -1,12 +1,12 @@
 import t, { type Test } from 'tap'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { ROOT } from '../../src/config.js'
 import { compileJava, javaExample, javaMissing, JUNIT_CONSOLE } from '../helpers/java.js'
-import { commandLine, processTree, runs, stillRunning } from '../helpers/process-tree.js'
+import { commandLine, countingLauncher, processTree, runs, stillRunning } from '../helpers/process-tree.js'
 
 /**
  * No sandbox outlives its test run. Each language's fixture starts a sandbox through a launcher
@@ -32,7 +32,7 @@ const DRIVERS = join(import.meta.dirname, 'lifecycle')
 const python = spawnSync('python3', ['--version']).status === 0
 const javaWhyNot = javaMissing()
 const javaClasses = join(work, 'classes')
-if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), join(DRIVERS, 'LifecycleDriver.java')])
+if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), javaExample('SandboxWorld.java'), join(DRIVERS, 'LifecycleDriver.java')])
 
 interface Fixture { name: string, skip: string | false, command: (mode: string) => [string, string[]] }
 
@@ -98,3 +98,70 @@ for (const fixture of FIXTURES) {
     }
   })
 }
+
+/**
+ * One sandbox around a parallel run, interrupted: SIGTERM or SIGINT to the process that started it
+ * (Node's run-with-sandbox.mjs, the controlling process of pytest -n 2) while tests run ends the
+ * sandbox, the command or the xdist workers, and leaves no process behind.
+ */
+const debianXdist = spawnSync('/usr/bin/python3', ['-c', 'import pytest, xdist']).status === 0
+
+/** Waits until `ready()` holds (a file written, a line read), or fails after 60 s. */
+async function until (ready: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within 60 s`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  t.test(`run-with-sandbox.mjs: ${signal} during the run ends the command and the sandbox`, async (t) => {
+    const folder = mkdtempSync(join(work, 'kit-'))
+    const launcher = countingLauncher(folder, BUNDLED_CLI)
+    const marker = join(folder, 'command-ran')
+    const command = `require('fs').writeFileSync(${JSON.stringify(marker)}, process.env.AGENCY_SANDBOX_URL); setInterval(() => {}, 60000)`
+    const host = spawn(process.execPath, [join(ROOT, 'examples', 'node', 'run-with-sandbox.mjs'), process.execPath, '-e', command],
+      { env: { ...env, AGENCY_SANDBOX_CMD: launcher.command }, stdio: ['ignore', 'inherit', 'inherit'] })
+    const exited = new Promise((resolve) => host.once('exit', resolve))
+    t.teardown(() => { host.kill('SIGKILL') })
+    await until(() => existsSync(marker), 'the command running with AGENCY_SANDBOX_URL')
+    t.equal((await fetch(`${readFileSync(marker, 'utf8')}/_sandbox/health`)).status, 200, 'the command got the sandbox\'s URL')
+    const tree = [...processTree(host.pid!), ...launcher.started()]
+    t.teardown(() => { for (const pid of tree.filter(runs)) process.kill(pid, 'SIGKILL') })
+    host.kill(signal)
+    await exited
+    t.equal(launcher.started().length, 1, 'one sandbox was started')
+    await nothingLeft(t, tree, 15_000)
+  })
+}
+
+t.test('pytest -n 2: SIGINT or SIGTERM to the controlling process during the run ends the sandbox and the workers', { skip: debianXdist ? false : '/usr/bin/python3 has no pytest-xdist (apt-get install python3-pytest-xdist; .ci/run does)' }, async (t) => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    const folder = mkdtempSync(join(work, 'kit-'))
+    const launcher = countingLauncher(folder, BUNDLED_CLI)
+    for (const file of ['agency_sandbox.py', 'conftest.py']) writeFileSync(join(folder, file), readFileSync(join(ROOT, 'examples', 'python', file)))
+    // two tests that each take a world and then wait: the run is interrupted in the middle
+    writeFileSync(join(folder, 'test_waits.py'), [
+      'import os, time',
+      'import pytest',
+      '@pytest.mark.parametrize("n", [1, 2])',
+      'def test_waits(world, n):',
+      `    open(os.path.join(${JSON.stringify(folder)}, f"ready-{n}"), "w").close()`,
+      '    time.sleep(120)',
+      ''
+    ].join('\n'))
+    const host = spawn('/usr/bin/python3', ['-m', 'pytest', '-n', '2', '-q', '-p', 'no:cacheprovider'],
+      { cwd: folder, env: { ...env, AGENCY_SANDBOX_CMD: launcher.command }, stdio: ['ignore', 'ignore', 'inherit'] })
+    const exited = new Promise((resolve) => host.once('exit', resolve))
+    t.teardown(() => { host.kill('SIGKILL') })
+    await until(() => existsSync(join(folder, 'ready-1')) && existsSync(join(folder, 'ready-2')), 'both tests running in their worlds')
+    const tree = [...processTree(host.pid!), ...launcher.started()]
+    t.teardown(() => { for (const pid of tree.filter(runs)) process.kill(pid, 'SIGKILL') })
+    t.ok(tree.length >= 4, `the controller, two workers and the sandbox run (${tree.length} processes)`)
+    host.kill(signal)
+    await exited
+    t.equal(launcher.started().length, 1, `${signal}: one sandbox was started for both workers`)
+    await nothingLeft(t, tree, 15_000)
+  }
+})

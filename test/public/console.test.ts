@@ -237,6 +237,103 @@ t.test('console end to end in headless Chromium', { skip: executablePath === und
   t.same(problems, [], 'no script errors in the token page')
 })
 
+t.test('console world picker: the panels show the world picked, its vendor reads use its credentials', { skip: executablePath === undefined ? NO_BROWSER : false }, async (t) => {
+  if (executablePath === undefined) return
+  const server = await startServer(testConfig({ port: 0 }), { fixture: demoFixture() })
+  t.teardown(() => server.close())
+  const base = server.url
+  const created = await control(base, 'POST', '/worlds', { name: 'console world' }) as { id: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+  const id = created.id
+  const abc = created.integrations.find((i) => i.clientId === `abc@${id}`)!
+  const worldAuth = `Basic ${Buffer.from(`${abc.clientId}:${abc.clientSecret}`).toString('base64')}`
+  const note = (authorization: string, text: string) => fetch(`${base}/vendor/agency/1001/client/1000/log?version=4.0`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ refId: randomUUID(), ts: '2026-11-20T10:00:00Z', channel: 29, note: text })
+  })
+  // changes made in one world only: a note in each, and client 1000 a dead file in the created world
+  t.equal((await note(worldAuth, 'note of the created world')).status, 200)
+  t.equal((await note(DEMO, 'note of the default world')).status, 200)
+  await control(base, 'PATCH', `/worlds/${id}/agencies/1001/clients/1000`, { details: { status: 'DeadFile' } })
+
+  const context = await launchBrowser(executablePath, t.teardown.bind(t))
+  const page = context.pages()[0] ?? await context.newPage()
+  page.setDefaultTimeout(10_000)
+  const problems: string[] = []
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
+  const ready = () => page.locator('body[data-ready="true"]').waitFor()
+  const writesOf1001 = async () => {
+    await tid(page, 'tab-writes').click()
+    await page.selectOption('[data-testid="writes-agency"]', '1001')
+    await tid(page, 'writes-table').waitFor()
+  }
+  try {
+    await page.goto(`${base}/_sandbox/ui`)
+    await ready()
+    await tid(page, 'world-picker').locator(`option[value="${id}"]`, { hasText: 'console world' }).waitFor({ state: 'attached' })
+    t.equal(await tid(page, 'world-picker').inputValue(), 'default', 'the default world is shown first')
+    await writesOf1001()
+    await tid(page, 'writes-table', 'note of the default world').waitFor()
+    t.equal(await tid(page, 'writes-table', 'note of the created world').count(), 0, "the default world's writes only")
+
+    // pick the created world: every panel now shows it
+    await page.selectOption('[data-testid="world-picker"]', id)
+    await page.waitForURL(`${base}/_sandbox/ui?world=${id}#writes`)
+    await ready()
+    t.equal(await tid(page, 'world-picker').inputValue(), id, 'the picker shows the world picked')
+    await writesOf1001()
+    await tid(page, 'writes-table', 'note of the created world').waitFor()
+    t.equal(await tid(page, 'writes-table', 'note of the default world').count(), 0, "the created world's writes only")
+
+    // the client browser reads the vendor API as the world's abc, so it reads the world's data
+    await tid(page, 'tab-clients').click()
+    await page.selectOption('[data-testid="clients-agency"]', '1001')
+    await tid(page, 'client-result-1000').click()
+    await tid(page, 'client-read-meta', `as abc@${id} → 200`).waitFor()
+    await tid(page, 'client-json', 'DeadFile').waitFor()
+    t.pass("the vendor read used the world's credentials and answered the world's change")
+
+    // its credentials, for a partner's integration too
+    await tid(page, 'world-credentials').locator('summary').click()
+    const row = tid(page, `credentials-abc@${id}`)
+    await row.waitFor()
+    t.match(await row.textContent(), abc.clientSecret, 'the secret is shown')
+    t.match(await row.textContent(), worldAuth, 'and the Authorization header')
+    await tid(page, 'tab-clock').click()
+    await row.waitFor({ state: 'hidden' })
+    t.pass('a click elsewhere closes the credentials')
+
+    // control calls go to the world shown
+    await tid(page, 'sandbox-info', 'console world').waitFor()
+    await tid(page, 'clock-set-input').fill('2033-03-03T00:00:00Z')
+    await tid(page, 'clock-set').click()
+    await tid(page, 'clock-now', '2033-03-03T00:00:00Z').waitFor()
+    t.match((await control(base, 'GET', `/worlds/${id}/clock`) as { now: string }).now, /^2033-03-03/, "the world's clock was set")
+    t.notMatch((await control(base, 'GET', '/clock') as { now: string }).now, /^2033/, "the default world's was not")
+    await page.screenshot({ path: join(ARTIFACTS, 'console-world.png') })
+
+    // back to the default world
+    await page.selectOption('[data-testid="world-picker"]', 'default')
+    await page.waitForURL(`${base}/_sandbox/ui#clock`)
+    await ready()
+    await writesOf1001()
+    await tid(page, 'writes-table', 'note of the default world').waitFor()
+    t.equal(await tid(page, 'writes-table', 'note of the created world').count(), 0, 'the default world again')
+
+    // a world that no longer exists sends the page back to the default world
+    await control(base, 'DELETE', `/worlds/${id}`)
+    await page.goto(`${base}/_sandbox/ui?world=${id}`)
+    await tid(page, 'toast-error', `World ${id} no longer exists`).waitFor()
+    await ready()
+    t.equal(page.url(), `${base}/_sandbox/ui`, 'the page shows the default world')
+    t.equal(await tid(page, 'world-picker').inputValue(), 'default')
+  } catch (e) {
+    await page.screenshot({ path: join(ARTIFACTS, 'console-world-failure.png'), fullPage: true }).catch(() => {})
+    throw e
+  }
+  t.same(problems, [], 'no script errors in the page')
+})
+
 const tid = (page: Page, id: string, hasText?: string) => page.locator(`[data-testid="${id}"]`, hasText === undefined ? {} : { hasText })
 
 async function control (base: string, method: string, path: string, body?: unknown) {

@@ -41,6 +41,10 @@ import java.util.regex.Pattern;
  * </ul>
  * {@code AGENCY_SANDBOX_TOKEN} is the control token, when the sandbox has one.
  *
+ * <p>Tests that run in parallel against one sandbox each take a world of their own
+ * ({@link #createWorld(String, int)}): its own data, clock, faults, journal and sessions, reached by
+ * its own credentials.
+ *
  * <p>A started sandbox is stopped with every process it started (a launcher such as npx runs it as
  * a grandchild): the whole process tree gets SIGTERM, then SIGKILL after a grace period. The JDK
  * cannot give a child a process group of its own, so the tree is taken from
@@ -200,13 +204,26 @@ public final class AgencySandbox implements AutoCloseable {
     }
 
     private HttpResponse<String> send(String method, String path, String json, boolean vendor) throws IOException, InterruptedException {
+        return send(method, path, json, vendor ? DEMO_AUTH : bearer(token));
+    }
+
+    /** One request to the sandbox with the given Authorization header (none when null); any status is returned. */
+    HttpResponse<String> send(String method, String path, String json, String authorization) throws IOException, InterruptedException {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url + path))
             .timeout(Duration.ofSeconds(30))
             .method(method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
         if (json != null) request.header("Content-Type", "application/json");
-        if (vendor) request.header("Authorization", DEMO_AUTH);
-        else if (token != null && !token.isEmpty()) request.header("Authorization", "Bearer " + token);
+        if (authorization != null) request.header("Authorization", authorization);
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    static String bearer(String token) {
+        return token == null || token.isEmpty() ? null : "Bearer " + token;
+    }
+
+    /** The sandbox's control token (AGENCY_SANDBOX_TOKEN), or null. */
+    String token() {
+        return token;
     }
 
     /** A partner request (/vendor + path) with the demo credentials abc:123; any status is returned. */
@@ -214,13 +231,26 @@ public final class AgencySandbox implements AutoCloseable {
         return send(method, "/vendor" + path, json, true);
     }
 
-    /** One control call (/_sandbox + path); its JSON text. A 4xx or 5xx throws with the status and problem body. */
+    /** One control call of the default world (/_sandbox + path); its JSON text. A 4xx or 5xx throws with the status and problem body. */
     public String control(String method, String path, String json) throws IOException, InterruptedException {
-        HttpResponse<String> response = send(method, "/_sandbox" + path, json, false);
+        return checked(send(method, "/_sandbox" + path, json, false), method, path);
+    }
+
+    static String checked(HttpResponse<String> response, String method, String path) {
         if (response.statusCode() >= 400) {
             throw new IllegalStateException(method + " " + path + " answered " + response.statusCode() + ": " + response.body());
         }
         return response.body();
+    }
+
+    /**
+     * A new world of this sandbox (POST /_sandbox/worlds) with the start-up fixture's data; the sandbox
+     * deletes it after {@code ttlSeconds} without a request. {@link SandboxWorld#close()} deletes it at once.
+     */
+    public SandboxWorld createWorld(String name, int ttlSeconds) throws IOException, InterruptedException {
+        String label = name == null ? "" : name.length() > 100 ? name.substring(0, 100) : name;
+        String body = "{\"ttlSeconds\":" + ttlSeconds + (label.isEmpty() ? "" : ",\"name\":" + SandboxWorld.Json.quote(label)) + "}";
+        return new SandboxWorld(this, control("POST", "/worlds", body));
     }
 
     /** Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows. */

@@ -10,9 +10,15 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
-/** What a partner's Java test suite checks with the sandbox, over HTTP only (JUnit 5; no container). */
+/**
+ * What a partner's Java test suite checks with the sandbox, over HTTP only (JUnit 5; no container).
+ * These tests use the default world, reset before each: the lock runs them one at a time, beside
+ * tests that each have a world of their own (ParallelWorldsHttpTest).
+ */
 @ExtendWith(AgencySandboxExtension.class)
+@ResourceLock(AgencySandboxExtension.DEFAULT_WORLD)
 class PartnerSyncHttpTest {
     private static final Pattern POST_ENTRY = Pattern.compile("\"method\":\"POST\"");
 

@@ -9,11 +9,18 @@ import java.net.http.HttpResponse;
 import java.util.Base64;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.testcontainers.junit.jupiter.Container;
 import org.testcontainers.junit.jupiter.Testcontainers;
 
-/** The same checks against the sandbox in a container (JUnit 5 and Testcontainers; `mvn test`). */
+/**
+ * The same checks against the sandbox in a container (JUnit 5 and Testcontainers; `mvn test`). Its
+ * tests share the container's default world, so they run one at a time (junit-platform.properties
+ * runs tests in parallel).
+ */
 @Testcontainers
+@Execution(ExecutionMode.SAME_THREAD)
 class PartnerSyncTest {
     @Container
     static final AgencySandboxContainer SANDBOX = AgencySandboxContainer.fromEnvironment();
