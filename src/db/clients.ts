@@ -1,5 +1,4 @@
-import type Database from 'better-sqlite3'
-import type { UnitOfWork } from './unit-of-work.js'
+import type { Query, UnitOfWork } from './unit-of-work.js'
 
 /** Clients and the index of their policy numbers. */
 
@@ -138,7 +137,7 @@ export function createClientRepository (sql: UnitOfWork) {
    * Rows come back as text: a BLOB becomes a Node buffer of its own, an allocation each, which
    * costs more than the text and its copy into an answer.
    */
-  const concatStatements = new WeakMap<readonly ConcatPiece[], Database.Statement<[string, number], [number, string]>>()
+  const concatStatements = new WeakMap<readonly ConcatPiece[], Query<[string, number], [number, string]>>()
   const concatStatement = (pieces: readonly ConcatPiece[]) => {
     let statement = concatStatements.get(pieces)
     if (statement === undefined) {

@@ -1,8 +1,62 @@
 import type Database from 'better-sqlite3'
 import type { Db } from './database.js'
 
-/** A prepared statement that only reads. */
-export type Query<Params extends unknown[] | object = unknown[], Row = unknown> = Database.Statement<Params, Row>
+type Args<Params> = Params extends unknown[] ? Params : [Params]
+
+/** A statement that only reads, prepared on its first use. */
+export interface Query<Params extends unknown[] | object = unknown[], Row = unknown> {
+  get(...params: Args<Params>): Row | undefined
+  all(...params: Args<Params>): Row[]
+  /** Rows as the value of their first column (call before the first use). */
+  pluck(): this
+  /** Rows as arrays of values (call before the first use). */
+  raw(): this
+}
+
+/**
+ * Whether each SQL text only reads, as SQLite said when it was first prepared in this process:
+ * every world prepares the same statements, so only the first checks them at once and the
+ * others prepare theirs on first use (a world uses few of its repositories' statements, and
+ * each prepared one holds memory).
+ */
+const READ_ONLY = new Map<string, boolean>()
+/** Command texts prepared once in this process (see READ_ONLY). */
+const PREPARED_COMMANDS = new Set<string>()
+
+class LazyQuery<Params extends unknown[] | object, Row> implements Query<Params, Row> {
+  private mode: 'rows' | 'pluck' | 'raw' = 'rows'
+
+  constructor (private readonly db: Db, private readonly sql: string, private statement?: Database.Statement) {}
+
+  pluck (): this {
+    this.mode = 'pluck'
+    this.statement?.pluck()
+    return this
+  }
+
+  raw (): this {
+    this.mode = 'raw'
+    this.statement?.raw()
+    return this
+  }
+
+  get (...params: Args<Params>): Row | undefined {
+    return this.prepared().get(...params) as Row | undefined
+  }
+
+  all (...params: Args<Params>): Row[] {
+    return this.prepared().all(...params) as Row[]
+  }
+
+  private prepared (): Database.Statement {
+    if (this.statement === undefined) {
+      this.statement = this.db.prepare(this.sql)
+      if (this.mode === 'pluck') this.statement.pluck()
+      if (this.mode === 'raw') this.statement.raw()
+    }
+    return this.statement
+  }
+}
 
 /** A prepared statement that changes the database: every run is part of a transaction. */
 export interface Command<Params extends unknown[] | object = unknown[]> {
@@ -40,11 +94,15 @@ export class UnitOfWork implements ChangeSignal {
     this.listeners.push(listener)
   }
 
-  /** A read-only statement; SQL that would change the database is refused here, at preparation. */
+  /** A read-only statement; SQL that would change the database is refused here, when it is first seen. */
   query<Params extends unknown[] | object = unknown[], Row = unknown>(sql: string): Query<Params, Row> {
-    const statement = this.db.prepare<Params, Row>(sql)
-    if (!statement.readonly) throw new Error(`a query must not change the database; prepare it as a command: ${sql}`)
-    return statement
+    let statement: Database.Statement | undefined
+    if (!READ_ONLY.has(sql)) {
+      statement = this.db.prepare(sql)
+      READ_ONLY.set(sql, statement.readonly)
+    }
+    if (READ_ONLY.get(sql) !== true) throw new Error(`a query must not change the database; prepare it as a command: ${sql}`)
+    return new LazyQuery<Params, Row>(this.db, sql, statement)
   }
 
   /** A statement that changes the database; each run joins the open transaction or opens one. */
@@ -63,10 +121,13 @@ export class UnitOfWork implements ChangeSignal {
   }
 
   private prepareCommand<Params extends unknown[] | object>(sql: string, changesData: boolean): Command<Params> {
-    const statement = this.db.prepare(sql)
+    // prepared on first use, as queries are (see READ_ONLY); the first world's statements are prepared at once, so a mistake shows at start
+    let statement = PREPARED_COMMANDS.has(sql) ? undefined : this.db.prepare(sql)
+    PREPARED_COMMANDS.add(sql)
     const run = (params: unknown[]): Database.RunResult => {
       if (this.depth === 0) return this.transaction(() => run(params))
       if (changesData) this.changed = true
+      statement ??= this.db.prepare(sql)
       return statement.run(...params)
     }
     return { run: (...params) => run(params) }

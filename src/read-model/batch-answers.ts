@@ -17,11 +17,14 @@ const BATCH_CACHE_ENTRIES = 100_000
 /** A client the cache knows not to be there (unknown or deleted). */
 const ABSENT = -1
 
+const SHARED_ANSWER_BUFFERS = new BufferPool()
+
 export class BatchAnswers {
   /** Per agency and groups: each client's handle in `slabs`, or ABSENT. */
   private readonly kept = new Map<string, Map<number, number>>()
   private readonly slabs: ByteSlabs
-  private readonly answers = new BufferPool()
+  /** One pool for every world's batch answers: buffers kept for reuse are the process's, not each world's. */
+  private readonly answers = SHARED_ANSWER_BUFFERS
   private entries = 0
   /** The cache filled up during a request: the next request starts it over (this one still uses its handles). */
   private full = false
@@ -30,8 +33,8 @@ export class BatchAnswers {
     private readonly clients: Pick<ClientRepository, 'concatLiveClientsIn'>,
     budget = BATCH_CACHE_BYTES
   ) {
-    // slabs of 1 MiB, or one slab as large as a smaller budget
-    this.slabs = new ByteSlabs(budget, Math.max(1, Math.min(1024 * 1024, budget)))
+    // slabs of 1 MiB, or a quarter of a smaller budget (a world in memory keeps 1 MiB: allocated as it fills)
+    this.slabs = new ByteSlabs(budget, Math.max(1, Math.min(1024 * 1024, Math.ceil(budget / 4))))
   }
 
   /**
