@@ -164,6 +164,8 @@ async function throughput (runs: number, seconds: number, pin: boolean): Promise
       const worlds: Created[] = []
       for (let i = 0; i < WORLDS; i++) worlds.push(await call<Created>(many.origin, 'POST', '/_sandbox/worlds', {}))
       for (const [i, world] of worlds.entries()) await use(many.origin, world, i + 1)
+      // the creations' garbage collected and the JIT settled on both before the measurement
+      await Promise.all([load(many.origin, 2, 10), load(one.origin, 2, 10)])
       const [withWorlds, alone] = await Promise.all([load(many.origin, seconds, 10), load(one.origin, seconds, 10)])
       ratios.push(withWorlds.requests.total / Math.max(1, alone.requests.total))
       console.log(`run ${run + 1}: with ${WORLDS} worlds ${withWorlds.requests.total.toLocaleString('en-US')} requests, RSS ${mb(statusKb(many.pid, 'VmRSS'))}; ` +
