@@ -6,6 +6,17 @@ const SHAPE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2
  * Fractions beyond milliseconds are truncated. Returns null when the value is not a timestamp.
  */
 export function parseTimestamp (value: string): number | null {
+  // a partner polls with the same asOf until something changes, and each request reads it twice (binding, the domain)
+  if (value === lastValue) return lastMs
+  const ms = parse(value)
+  lastValue = value
+  lastMs = ms
+  return ms
+}
+let lastValue: string | undefined
+let lastMs: number | null = null
+
+function parse (value: string): number | null {
   const v = value.trim()
   if (!SHAPE.test(v)) return null
   let text = v.replace(/(\.\d{3})\d+/, '$1')

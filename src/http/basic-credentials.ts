@@ -16,6 +16,19 @@ const CONTROL = /[\x00-\x1F\x7F]/
 
 export function basicCredentials (header: string | string[] | undefined): Credentials | null {
   if (typeof header !== 'string') return null
+  // a partner sends the same header with every request: decoded once (the secret is checked every time, by the vendor pipeline)
+  const known = decoded.get(header)
+  if (known !== undefined) return known
+  if (decoded.size >= DECODED_KEPT) decoded.clear()
+  const credentials = decode(header)
+  decoded.set(header, credentials)
+  return credentials
+}
+
+const DECODED_KEPT = 1024
+const decoded = new Map<string, Credentials | null>()
+
+function decode (header: string): Credentials | null {
   const token = BASIC.exec(header)?.[1]
   if (token === undefined) return null
   const decoded = Buffer.from(token, 'base64').toString('utf8')

@@ -236,21 +236,34 @@ function members (schema: TSchema): TSchema[] {
   return [schema]
 }
 
-function typesOf (schema: TSchema): Set<unknown> {
-  return new Set(members(schema).map((s) => s.type))
+/** What each schema says to the binder, worked out once: the binder runs on every request's every part. */
+interface Shape {
+  types: Set<unknown>
+  acceptsNull: boolean
+  object: TSchema | undefined
+  array: TSchema | undefined
+}
+const shapes = new WeakMap<TSchema, Shape>()
+
+function shapeOf (schema: TSchema): Shape {
+  let shape = shapes.get(schema)
+  if (shape === undefined) {
+    const all = members(schema)
+    shape = {
+      types: new Set(all.map((s) => s.type)),
+      acceptsNull: all.some((s) => s.type === 'null' || s[Kind] === 'Unknown' || s[Kind] === 'Any'),
+      object: all.find((s) => s.type === 'object' && s.properties !== undefined),
+      array: all.find((s) => s.type === 'array')
+    }
+    shapes.set(schema, shape)
+  }
+  return shape
 }
 
-function acceptsNull (schema: TSchema): boolean {
-  return members(schema).some((s) => s.type === 'null' || s[Kind] === 'Unknown' || s[Kind] === 'Any')
-}
-
-function objectSchema (schema: TSchema): TSchema | undefined {
-  return members(schema).find((s) => s.type === 'object' && s.properties !== undefined)
-}
-
-function arraySchema (schema: TSchema): TSchema | undefined {
-  return members(schema).find((s) => s.type === 'array')
-}
+const typesOf = (schema: TSchema): Set<unknown> => shapeOf(schema).types
+const acceptsNull = (schema: TSchema): boolean => shapeOf(schema).acceptsNull
+const objectSchema = (schema: TSchema): TSchema | undefined => shapeOf(schema).object
+const arraySchema = (schema: TSchema): TSchema | undefined => shapeOf(schema).array
 
 function arrayItems (schema: TSchema): TSchema | undefined {
   return arraySchema(schema)?.items as TSchema | undefined
