@@ -46,8 +46,10 @@ export interface Sessions {
   get(id: number): Promise<Session>
   /** Declares what the integration stored for an agency after its sync (compared in the report). */
   mirror(id: number, mirror: Mirror): Promise<{ agencyId: number; clients: number }>
-  /** Stops recording; answers the verdict and the findings without examples. */
+  /** Stops recording; the report is computed now and kept; answers the verdict and the findings without examples. */
   end(id: number): Promise<ReportSummary>
+  /** Deletes a session, open or ended, with its report and mirrors. */
+  delete(id: number): Promise<void>
   /** The report: the Report object by default, or the JUnit XML or HTML page as text. */
   report(id: number, format?: 'json'): Promise<Report>
   report(id: number, format: 'junit' | 'html'): Promise<string>
@@ -177,6 +179,7 @@ export function controlClient (baseUrl: string, token?: string, world?: string):
     get: (sessionId) => call('GET', `/sessions/${sessionId}`),
     mirror: (sessionId, mirror) => call('POST', `/sessions/${sessionId}/mirror`, mirror),
     end: (sessionId) => call('POST', `/sessions/${sessionId}/end`),
+    delete: (sessionId) => call('DELETE', `/sessions/${sessionId}`),
     report: ((sessionId: number, format?: ReportFormat) =>
       call('GET', `/sessions/${sessionId}/report` + query({ format: format === 'json' ? undefined : format }))) as Sessions['report']
   }
