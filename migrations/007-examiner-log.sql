@@ -16,3 +16,6 @@ ALTER TABLE examiner_sessions ADD COLUMN start_seq INTEGER;
 ALTER TABLE examiner_sessions ADD COLUMN end_seq INTEGER;
 ALTER TABLE examiner_sessions ADD COLUMN ended_by TEXT;
 ALTER TABLE examiner_sessions ADD COLUMN report TEXT;
+-- where in the log a mirror was posted: what the partner could know is judged by order, not by
+-- time, which stands still under a frozen clock
+ALTER TABLE examiner_mirrors ADD COLUMN posted_seq INTEGER;

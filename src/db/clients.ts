@@ -190,11 +190,18 @@ export function createClientRepository (sql: UnitOfWork) {
     countClients: (): number => count.get()?.n ?? 0,
     countOfficeClients: (agencyId: number, officeId: number): number => countInOffice.get(agencyId, officeId)?.n ?? 0,
 
-    insertClient: (c: ClientRow): void => { insert.run(asParams(c)) },
+    insertClient (c: ClientRow): void {
+      insert.run(asParams(c))
+      sql.noteClient(c.agencyId, c.clientNumber)
+    },
     /** Replaces a stored client's row (same agency and number). */
-    updateClient: (c: ClientRow): void => { update.run(asParams(c)) },
+    updateClient (c: ClientRow): void {
+      update.run(asParams(c))
+      sql.noteClient(c.agencyId, c.clientNumber)
+    },
     updateClientDetails (agencyId: number, clientNumber: number, details: string, modifiedMs: number): void {
       updateDetails.run(details, modifiedMs, agencyId, clientNumber)
+      sql.noteClient(agencyId, clientNumber)
     },
 
     insertPolicy (agencyId: number, clientNumber: number, p: PolicyKey): void {

@@ -35,6 +35,8 @@ export interface MirrorRow {
   agencyId: number
   upTo: number | null
   postedMs: number
+  /** The log position when it was posted (null: posted before positions were kept). */
+  postedSeq: number | null
   /** JSON array of [clientNumber, modifiedMs]. */
   clients: string
 }
@@ -106,12 +108,13 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
     'SELECT first_seq AS firstSeq, requests FROM examiner_records WHERE session_id = ? ORDER BY first_seq'
   )
 
-  const upsertMirror = sql.logCommand<[number, number, number | null, number, string]>(
-    `INSERT INTO examiner_mirrors (session_id, agency_id, up_to, posted_ms, clients) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (session_id, agency_id) DO UPDATE SET up_to = excluded.up_to, posted_ms = excluded.posted_ms, clients = excluded.clients`
+  const upsertMirror = sql.logCommand<[number, number, number | null, number, number | null, string]>(
+    `INSERT INTO examiner_mirrors (session_id, agency_id, up_to, posted_ms, posted_seq, clients) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (session_id, agency_id) DO UPDATE SET up_to = excluded.up_to, posted_ms = excluded.posted_ms,
+       posted_seq = excluded.posted_seq, clients = excluded.clients`
   )
-  const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; clients: string }>(
-    'SELECT agency_id, up_to, posted_ms, clients FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
+  const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; posted_seq: number | null; clients: string }>(
+    'SELECT agency_id, up_to, posted_ms, posted_seq, clients FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
   )
   const mirroredAgencies = sql.query<[number], number>('SELECT agency_id FROM examiner_mirrors WHERE session_id = ?').pluck()
 
@@ -173,10 +176,10 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
     /** The position after the last one the world's log or sessions used. */
     lastSeq: (): number => lastSeq.get(worldId, worldId)?.n ?? 0,
     putMirror (sessionId: number, mirror: MirrorRow): void {
-      sql.transaction(() => upsertMirror.run(sessionId, mirror.agencyId, mirror.upTo, mirror.postedMs, mirror.clients))
+      sql.transaction(() => upsertMirror.run(sessionId, mirror.agencyId, mirror.upTo, mirror.postedMs, mirror.postedSeq, mirror.clients))
     },
     mirrors: (sessionId: number): MirrorRow[] =>
-      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, clients: r.clients })),
+      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, postedSeq: r.posted_seq, clients: r.clients })),
     mirroredAgencies: (sessionId: number): number[] => mirroredAgencies.all(sessionId)
   }
 }

@@ -63,10 +63,16 @@ export interface Command<Params extends unknown[] | object = unknown[]> {
   run(...params: Params extends unknown[] ? Params : [Params]): Database.RunResult
 }
 
+/** What a committed transaction changed, as far as its commands noted it: the clients it wrote. */
+export interface Committed {
+  /** [agencyId, clientNumber] of each client row written, in order (repeats possible). */
+  clients: ReadonlyArray<readonly [number, number]>
+}
+
 /** What readers of the data need to know about writes to it. */
 export interface ChangeSignal {
   /** Calls `listener` once after each committed transaction (never after a rollback). */
-  onCommit(listener: () => void): void
+  onCommit(listener: (committed: Committed) => void): void
   /** True while a transaction is open: what it wrote is not committed yet. */
   readonly inTransaction: boolean
 }
@@ -82,7 +88,9 @@ export class UnitOfWork implements ChangeSignal {
   private depth = 0
   /** A command ran in the open transaction: its commit signals a change. */
   private changed = false
-  private readonly listeners: Array<() => void> = []
+  private readonly listeners: Array<(committed: Committed) => void> = []
+  /** Clients written in the open transaction (see noteClient). */
+  private clients: Array<readonly [number, number]> = []
 
   constructor (private readonly db: Db) {}
 
@@ -90,8 +98,16 @@ export class UnitOfWork implements ChangeSignal {
     return this.depth > 0
   }
 
-  onCommit (listener: () => void): void {
+  onCommit (listener: (committed: Committed) => void): void {
     this.listeners.push(listener)
+  }
+
+  /**
+   * A command of the open transaction wrote this client (the client repository notes each row it
+   * writes): the commit tells its listeners which clients changed, a rollback forgets it.
+   */
+  noteClient (agencyId: number, clientNumber: number): void {
+    if (this.depth > 0) this.clients.push([agencyId, clientNumber])
   }
 
   /** A read-only statement; SQL that would change the database is refused here, when it is first seen. */
@@ -143,23 +159,34 @@ export class UnitOfWork implements ChangeSignal {
     if (this.depth > 0) return this.nested(fn)
     this.depth = 1
     this.changed = false
+    this.clients = []
     let result: T
     try {
       result = this.db.transaction(fn)()
+    } catch (e) {
+      this.clients = []
+      throw e
     } finally {
       this.depth = 0
     }
     if (this.changed) {
       this.changed = false
-      for (const listener of this.listeners) listener()
+      const committed = { clients: this.clients }
+      this.clients = []
+      for (const listener of this.listeners) listener(committed)
     }
     return result
   }
 
   private nested<T>(fn: () => T): T {
     this.depth++
+    const noted = this.clients.length
     try {
       return this.db.transaction(fn)()
+    } catch (e) {
+      // the savepoint's writes are undone: so are its notes
+      this.clients.length = noted
+      throw e
     } finally {
       this.depth--
     }

@@ -80,6 +80,13 @@ export class RecordingLog {
     return { recorded: this.recorded(listener), capped: listener.capped || this.count(listener.clientId) - listener.baseline > this.cap }
   }
 
+  /** A change of the world's data while sessions record: in the log for its order among requests, counted by no session. */
+  appendChange (change: RequestRecord): void {
+    this.pending.push(change)
+    if (this.pending.length >= FLUSH_AT_REQUESTS) this.flush()
+    else this.schedule()
+  }
+
   append (request: RequestRecord): void {
     this.pending.push(request)
     this.total++

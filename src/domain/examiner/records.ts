@@ -6,8 +6,10 @@ import { EXAMPLES_PER_FINDING, type Example } from '../../schemas/examiner.js'
  * Stored as JSON (absent fields left out), so names stay short but whole.
  */
 export interface RecordedRequest {
-  /** Order within the session, from 1. */
+  /** Order within the session, from 1 (the world's changes the session saw are numbered among its requests). */
   seq: number
+  /** Its position in the world's log (absent: recorded by the session itself, before the log). */
+  logSeq?: number
   /** Sandbox clock at arrival (ms): compared with client modification times. */
   atMs: number
   /** Real time at arrival (ms): Retry-After and rates are real time whatever the sandbox clock says. */
@@ -41,6 +43,9 @@ export interface RecordedRequest {
   /** What the sandbox ignored, such as unknown body keys. */
   warnings?: string[]
 }
+
+/** The operation of a change of the world's data in a session's log (a pseudo-request: method CHANGE, the client's path). */
+export const CLIENT_CHANGED = 'clientChanged'
 
 /** A request as a finding's example. */
 export const exampleOf = (r: RecordedRequest, detail?: string): Example =>

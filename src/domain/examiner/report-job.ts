@@ -4,6 +4,7 @@ import type { Report, Session } from '../../schemas/examiner.js'
 import { requestDecoder } from './codec.js'
 import type { RecordedRequest } from './records.js'
 import { buildReport, type DeclaredMirror } from './report.js'
+import { CLIENT_CHANGED } from './records.js'
 import { syncAgencies } from './sync.js'
 
 /**
@@ -19,7 +20,7 @@ export interface ReportJob {
   chunks: Array<{ firstSeq: number, requests: Uint8Array }>
   /** The log positions and Client Id of the session's requests, and their most (own chunks counted). */
   range: { fromSeq: number, toSeq: number, clientId: string | null, cap: number }
-  mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, clients: string }>
+  mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, postedSeq: number | null, clients: string }>
 }
 
 /** An agency's clients as columns (sent without copying between threads). */
@@ -54,25 +55,40 @@ export function sessionRequests (job: ReportJob): RecordedRequest[] {
   }
   for (const chunk of job.ownChunks) read(chunk).forEach(add)
   const { range } = job
+  // the world's changes are the session's whatever its Client Id, and count for no cap
+  let counted = requests.length
   for (const chunk of job.chunks) {
     for (const r of read(chunk)) {
       if (r.seq < range.fromSeq || r.seq >= range.toSeq) continue
-      if (range.clientId !== null && r.clientId !== range.clientId) continue
-      if (requests.length >= range.cap) return requests
+      const change = r.operation === CLIENT_CHANGED
+      if (!change && range.clientId !== null && r.clientId !== range.clientId) continue
+      if (!change && counted >= range.cap) continue
+      if (!change) counted++
+      r.logSeq = r.seq
       add(r)
     }
   }
   return requests
 }
 
-/** The declared mirrors, their client lists parsed. */
-export const declaredMirrors = (job: ReportJob): DeclaredMirror[] =>
-  job.mirrors.map((m) => ({ agencyId: m.agencyId, upTo: m.upTo, postedMs: m.postedMs, clients: JSON.parse(m.clients) as Array<[number, number]> }))
+/**
+ * The declared mirrors, their client lists parsed, each with its place among the session's
+ * requests: after every request recorded before it was posted.
+ */
+export function declaredMirrors (job: ReportJob, requests: readonly RecordedRequest[]): DeclaredMirror[] {
+  return job.mirrors.map((m) => ({
+    agencyId: m.agencyId,
+    upTo: m.upTo,
+    postedMs: m.postedMs,
+    after: m.postedSeq === null ? undefined : requests.filter((r) => r.logSeq === undefined || r.logSeq < m.postedSeq!).length,
+    clients: JSON.parse(m.clients) as Array<[number, number]>
+  }))
+}
 
 /** Reads the job's requests, asks for the clients of the agencies it compares, and judges the session. */
 export async function runReportJob (job: ReportJob, clientsOf: (agencies: number[]) => Promise<Map<number, ClientColumns>>): Promise<Report> {
   const requests = sessionRequests(job)
-  const mirrors = declaredMirrors(job)
+  const mirrors = declaredMirrors(job, requests)
   const columns = await clientsOf(syncAgencies(requests, mirrors))
   return buildReport({ session: job.session, requests, mirrors, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
 }

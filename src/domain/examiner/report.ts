@@ -1,6 +1,6 @@
 import { RULES, type Finding, type Report, type ReportSummary, type Session, type Verdict } from '../../schemas/examiner.js'
 import { coverageOf } from './coverage.js'
-import type { RecordedRequest, RuleOutcomes } from './records.js'
+import { CLIENT_CHANGED, type RecordedRequest, type RuleOutcomes } from './records.js'
 import { trafficRules } from './rules.js'
 import { syncChecks, type ClientsOf, type DeclaredMirror } from './sync.js'
 
@@ -8,7 +8,7 @@ export type { DeclaredMirror } from './sync.js'
 
 export interface ReportInput {
   session: Session
-  /** The session's requests in recording order. */
+  /** The session's requests in recording order, with the world's changes it saw among them. */
   requests: readonly RecordedRequest[]
   mirrors: readonly DeclaredMirror[]
   /** The agency's clients now (the truth the sync check compares with). */
@@ -25,9 +25,11 @@ export function verdictOf (findings: readonly Finding[]): Verdict {
 }
 
 /** Judges a session's requests with every rule of the catalogue. */
-export function buildReport ({ session, requests, mirrors, clientsOf }: ReportInput): Report {
+export function buildReport ({ session, requests: recorded, mirrors, clientsOf }: ReportInput): Report {
+  // the world's changes the session saw place its requests in time for the sync check; the other rules judge requests only
+  const requests = recorded.filter((r) => r.operation !== CLIENT_CHANGED)
   const traffic = trafficRules(requests)
-  const { sync, outcomes: syncOutcomes } = syncChecks(requests, mirrors, clientsOf)
+  const { sync, outcomes: syncOutcomes } = syncChecks(recorded, mirrors, clientsOf)
   const { coverage, outcomes: coverageOutcomes } = coverageOf(requests, traffic)
   const outcomes: RuleOutcomes = new Map([...traffic, ...syncOutcomes, ...coverageOutcomes])
   const findings: Finding[] = []

@@ -5,6 +5,7 @@ import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type
 import { parseTimestamp } from '../../time.js'
 import type { Clock } from '../clock.js'
 import type { RequestRecord } from './codec.js'
+import { CLIENT_CHANGED } from './records.js'
 import { RecordingLog } from './recording-log.js'
 import { summarize } from './report.js'
 import type { ReportJob } from './report-job.js'
@@ -147,6 +148,24 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       if (log.wants(request.clientId)) log.append(request)
     },
 
+    /**
+     * Clients a commit of the world's data changed, while sessions record: logged in order among
+     * the requests, so the sync check knows which change came before which listing or read even
+     * when the clock stands still and they share one instant.
+     */
+    noteChanges (clients: ReadonlyArray<readonly [number, number]>): void {
+      if (!log.recording || clients.length === 0) return
+      const atMs = clock.nowMs()
+      const realMs = clock.realMs()
+      const seen = new Set<string>()
+      for (const [agencyId, clientNumber] of clients) {
+        const url = `/vendor/agency/${agencyId}/client/${clientNumber}`
+        if (seen.has(url)) continue
+        seen.add(url)
+        log.appendChange({ atMs, realMs, elapsedMs: 0, method: 'CHANGE', url, operation: CLIENT_CHANGED, status: 0, journalId: 0 })
+      }
+    },
+
     start ({ name, clientId }: { name?: string, clientId?: string }): Session {
       if (open.size >= MAX_OPEN_SESSIONS) {
         throw conflict(`This world has ${open.size} open sessions, its most; end (POST /_sandbox/sessions/{id}/end) or delete the sessions a failed run left open, or reset the world, which ends them`)
@@ -207,7 +226,8 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
         if (i % MIRROR_ENTRIES_PER_TURN === MIRROR_ENTRIES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve))
       }
       if (!open.has(id)) throw conflict(`Session ${id} ended while its mirror was read`)
-      repo.putMirror(id, { agencyId: body.agencyId, upTo: body.upTo ?? null, postedMs: clock.nowMs(), clients: JSON.stringify(pairs) })
+      log.flush()
+      repo.putMirror(id, { agencyId: body.agencyId, upTo: body.upTo ?? null, postedMs: clock.nowMs(), postedSeq: log.nextSeq, clients: JSON.stringify(pairs) })
       return { agencyId: body.agencyId, clients: pairs.length }
     },
 

@@ -1,7 +1,7 @@
 import type { ClientVersion } from '../../db/clients.js'
 import { CLIENT_NUMBERS_PER_SET, type ClientSet, type SyncCheck } from '../../schemas/examiner.js'
 import { parseTimestamp } from '../../time.js'
-import { count, queryIsTrue, queryValue, Tally, type RecordedRequest, type RuleOutcomes } from './records.js'
+import { CLIENT_CHANGED, count, queryIsTrue, queryValue, Tally, type RecordedRequest, type RuleOutcomes } from './records.js'
 
 /**
  * The sync check, two ways. Declared: the mirror a partner posted, compared with the agency.
@@ -9,12 +9,17 @@ import { count, queryIsTrue, queryValue, Tally, type RecordedRequest, type RuleO
  * clients it never read, clients it last read before their latest change, deletions it never
  * observed. Both compare with the agency as of the partner's last listing (changes after it
  * could not be known yet), so a simulator changing data during the run gives no false finding.
+ * A change the session saw (the world's changes are logged among its requests) is placed by its
+ * order among them, not by its time: under a frozen clock a change and the listing after it
+ * share one instant, and a partner that missed the change must not pass.
  */
 
 export interface DeclaredMirror {
   agencyId: number
   upTo: number | null
   postedMs: number
+  /** How many of the session's records came before it was posted (undefined: not known, posted before this was kept). */
+  after?: number
   /** [clientNumber, modifiedMs] as the partner stored them. */
   clients: Array<[number, number]>
 }
@@ -28,7 +33,7 @@ interface AgencySync {
   /** Successful listings of changed clients (not deleted=true), in order. */
   listings: RecordedRequest[]
   /** Successful deleted=true listings. */
-  deletedListings: Array<{ atMs: number, asOfMs: number | null }>
+  deletedListings: Array<{ atMs: number, seq: number, asOfMs: number | null }>
   /** Sandbox time of the first listing without asOf (null: every listing passed asOf). */
   fullAtMs: number | null
   /** Earliest asOf passed (ms), for incremental-only syncs. */
@@ -36,7 +41,9 @@ interface AgencySync {
   /** Per client: sandbox time and request of its last successful read. */
   lastRead: Map<number, RecordedRequest>
   /** Per client: when a read of it answered 404 (the deletion was observed). */
-  notFoundAt: Map<number, number>
+  notFoundAt: Map<number, { atMs: number, seq: number }>
+  /** Per client: the place (seq) of its last change the session saw. */
+  changedAt: Map<number, number>
 }
 
 /**
@@ -45,6 +52,15 @@ interface AgencySync {
  * made while a read was answered is not held against it.
  */
 const listedAt = (r: RecordedRequest) => r.atMs - Math.ceil(r.elapsedMs)
+
+/**
+ * Whether a client's latest change came after a request: by their order when the session saw
+ * the change, else by time (a change before the session, or a request recorded before changes
+ * were). `atMs` is the request's instant as the caller counts it (a listing's arrival, a read's answer).
+ */
+function changedAfter (changeSeq: number | undefined, c: ClientVersion, request: { seq: number } | undefined, atMs: number): boolean {
+  return changeSeq !== undefined && request !== undefined ? changeSeq > request.seq : c.modifiedMs > atMs
+}
 
 const setOf = (numbers: number[]): ClientSet => {
   numbers.sort((a, b) => a - b)
@@ -56,19 +72,21 @@ function agencySyncs (requests: readonly RecordedRequest[]): Map<number, AgencyS
   const of = (agencyId: number) => {
     let s = syncs.get(agencyId)
     if (s === undefined) {
-      s = { agencyId, listings: [], deletedListings: [], fullAtMs: null, earliestAsOfMs: null, lastRead: new Map(), notFoundAt: new Map() }
+      s = { agencyId, listings: [], deletedListings: [], fullAtMs: null, earliestAsOfMs: null, lastRead: new Map(), notFoundAt: new Map(), changedAt: new Map() }
       syncs.set(agencyId, s)
     }
     return s
   }
   for (const r of requests) {
     if (r.agencyId === undefined) continue
-    if (r.operation === 'changedClients' && r.status === 200) {
+    if (r.operation === CLIENT_CHANGED) {
+      if (r.clients !== undefined) of(r.agencyId).changedAt.set(r.clients[0], r.seq)
+    } else if (r.operation === 'changedClients' && r.status === 200) {
       const s = of(r.agencyId)
       const asOf = queryValue(r, 'asOf')
       const asOfMs = asOf === undefined ? null : parseTimestamp(asOf)
       if (queryIsTrue(r, 'deleted')) {
-        s.deletedListings.push({ atMs: r.atMs, asOfMs })
+        s.deletedListings.push({ atMs: r.atMs, seq: r.seq, asOfMs })
         continue
       }
       s.listings.push(r)
@@ -77,7 +95,7 @@ function agencySyncs (requests: readonly RecordedRequest[]): Map<number, AgencyS
     } else if ((r.operation === 'getClient' || r.operation === 'batchClients') && r.clients !== undefined) {
       const target = of(r.agencyId)
       if (r.status === 200) for (const n of r.clients) target.lastRead.set(n, r)
-      else if (r.status === 404 && r.operation === 'getClient') target.notFoundAt.set(r.clients[0], r.atMs)
+      else if (r.status === 404 && r.operation === 'getClient') target.notFoundAt.set(r.clients[0], { atMs: r.atMs, seq: r.seq })
     }
   }
   // Agencies read but never listed were not synced: nothing to infer for them.
@@ -99,21 +117,24 @@ function inferred (s: AgencySync, clients: readonly ClientVersion[], tallies: Re
   for (const c of clients) {
     known.add(c.clientNumber)
     const read = s.lastRead.get(c.clientNumber)
+    const changeSeq = s.changedAt.get(c.clientNumber)
+    /** Changed in the session, or in the partner's window (its sync could have listed it). */
+    const inWindow = changeSeq !== undefined || c.modifiedMs > windowStart
+    if (changedAfter(changeSeq, c, last, asOfMs)) continue
     if (c.deleted) {
       anyDeleted = true
-      if (c.modifiedMs > asOfMs) continue
       // The partner had it: read in this session before the deletion, or from before an incremental-only sync.
-      const had = (read !== undefined && read.atMs < c.modifiedMs) || (s.fullAtMs === null && c.modifiedMs > windowStart)
+      const had = (read !== undefined && changedAfter(changeSeq, c, read, read.atMs)) || (s.fullAtMs === null && inWindow)
       if (!had) continue
-      const observed = s.deletedListings.some((d) => d.atMs >= c.modifiedMs && (d.asOfMs === null || d.asOfMs < c.modifiedMs)) ||
-        (s.notFoundAt.get(c.clientNumber) ?? -Infinity) >= c.modifiedMs
+      const notFound = s.notFoundAt.get(c.clientNumber)
+      const observed = s.deletedListings.some((d) => !changedAfter(changeSeq, c, d, d.atMs) && (d.asOfMs === null || d.asOfMs < c.modifiedMs)) ||
+        (notFound !== undefined && !changedAfter(changeSeq, c, notFound, notFound.atMs))
       if (!observed) deletionMissed.push(c.clientNumber)
       continue
     }
-    if (c.modifiedMs > asOfMs) continue
     if (read === undefined) {
-      if (c.modifiedMs > windowStart) missing.push(c.clientNumber)
-    } else if (read.atMs < c.modifiedMs) {
+      if (inWindow) missing.push(c.clientNumber)
+    } else if (changedAfter(changeSeq, c, read, read.atMs)) {
       stale.push(c.clientNumber)
       tallies.stale.add(read, `client ${c.clientNumber} read at ${new Date(read.atMs).toISOString()}, changed at ${new Date(c.modifiedMs).toISOString()}`)
     }
@@ -147,8 +168,13 @@ function inferred (s: AgencySync, clients: readonly ClientVersion[], tallies: Re
 function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], syncs: Map<number, AgencySync>,
   tallies: Record<'missing' | 'stale' | 'deletedKept' | 'unknown', Tally>): SyncCheck {
   // The agency as of the partner's last listing before it posted the mirror (else the post itself).
-  const listings = syncs.get(mirror.agencyId)?.listings.filter((r) => r.atMs <= mirror.postedMs) ?? []
-  const asOfMs = listings.length > 0 ? listedAt(listings[listings.length - 1]) : mirror.postedMs
+  const sync = syncs.get(mirror.agencyId)
+  const before = (r: RecordedRequest) => (mirror.after !== undefined ? r.seq <= mirror.after : r.atMs <= mirror.postedMs)
+  const listings = sync?.listings.filter(before) ?? []
+  const lastListing = listings.at(-1)
+  const asOfMs = lastListing !== undefined ? listedAt(lastListing) : mirror.postedMs
+  /** Where the comparison stands among the records: the last listing, else the post itself. */
+  const asOf = lastListing ?? (mirror.after !== undefined ? { seq: mirror.after + 0.5 } : undefined)
   const upTo = mirror.upTo ?? Infinity
   const stored = new Map<number, number>()
   for (const [n, modifiedMs] of mirror.clients) if (n <= upTo) stored.set(n, modifiedMs)
@@ -158,7 +184,7 @@ function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], sy
     if (c.clientNumber > upTo) continue
     known.add(c.clientNumber)
     const mine = stored.get(c.clientNumber)
-    if (c.modifiedMs > asOfMs) continue
+    if (changedAfter(sync?.changedAt.get(c.clientNumber), c, asOf, asOfMs)) continue
     if (c.deleted) {
       if (mine !== undefined) sets.deletedKept.push(c.clientNumber)
     } else if (mine === undefined) {

@@ -115,6 +115,9 @@ export class World {
       readModel: this.options.readModel,
       clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id)
     })
+    // the examiner logs which clients each commit changed, among the requests its sessions record
+    // (the first data is opened before the examiner exists; nothing records then)
+    data.sql.onCommit(({ clients }) => this.examiner?.noteChanges(clients))
     data.adoptIntegrations()
     return data
   }
