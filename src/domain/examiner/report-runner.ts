@@ -41,12 +41,15 @@ export class ReportRunner {
 
   constructor (private readonly options: ReportRunnerOptions = {}) {}
 
-  /** The session's report; a 429 when MAX_QUEUED_REPORTS wait already. */
-  async run (job: ReportJob, clientsOf: ClientsOf): Promise<Report> {
+  /**
+   * The session's report; a 429 when MAX_QUEUED_REPORTS wait already, unless `bounded` is false
+   * (the sandbox's own work, such as the reports of the sessions a reset ends, always waits its turn).
+   */
+  async run (job: ReportJob, clientsOf: ClientsOf, { bounded = true }: { bounded?: boolean } = {}): Promise<Report> {
     if (this.options.workerFile === undefined) {
       return runReportJob(job, async (agencies) => new Map(await Promise.all(agencies.map(async (a): Promise<[number, ClientColumns]> => [a, toColumns(await clientsOf(a))]))))
     }
-    if (this.queue.length >= MAX_QUEUED_REPORTS) {
+    if (bounded && this.queue.length >= MAX_QUEUED_REPORTS) {
       throw tooManyRequests(`${MAX_QUEUED_REPORTS} examiner reports are waiting to be computed; ask again in a moment`, 1)
     }
     await this.turn()

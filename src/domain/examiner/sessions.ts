@@ -90,7 +90,7 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     }
   }
 
-  const compute = (row: SessionRow, sessionView: Session) => reports.run(jobOf(row, sessionView), clientsOf)
+  const compute = (row: SessionRow, sessionView: Session, bounded = true) => reports.run(jobOf(row, sessionView), clientsOf, { bounded })
 
   /** Forgets the log's chunks no open or ending session reads. */
   function trim (): void {
@@ -121,8 +121,12 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     }
   }
 
-  /** Ends an open session: it stops recording now, and its report is computed against the data as it stands now, and kept. */
-  async function endSession (row: SessionRow, by: EndedBy): Promise<Report> {
+  /**
+   * Ends an open session: it stops recording now, and its report is computed against the data as
+   * it stands now, and kept. `bounded`: the report takes its place in the runner's bounded queue
+   * (a partner's call may be refused when it is full; the sandbox's own endings wait their turn).
+   */
+  async function endSession (row: SessionRow, by: EndedBy, bounded = true): Promise<Report> {
     log.flush()
     const counted = view(row)
     log.forget(row.id)
@@ -131,7 +135,7 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     const endSeq = log.nextSeq
     repo.end(row.id, { endedMs, endSeq, by, recorded: counted.recorded, capped: counted.capped })
     const ended = { ...row, endedMs, endSeq, endedBy: by, recorded: counted.recorded, capped: counted.capped }
-    return keepReport(ended, compute(ended, view(ended)))
+    return keepReport(ended, compute(ended, view(ended), bounded))
   }
 
   return {
@@ -195,9 +199,9 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       return summarize(row.endedMs === null && open.has(id) ? await endSession(row, 'end') : await endedReport(row))
     },
 
-    /** Ends every open session but those kept (a reset of the world): their reports say what ended them. */
+    /** Ends every open session (a reset of the world), each report in turn: their reports say what ended them. */
     async endAll (by: EndedBy): Promise<void> {
-      await Promise.all([...open.values()].map((row) => endSession(row, by)))
+      for (const row of [...open.values()]) await endSession(row, by, false)
     },
 
     /** Deletes a session, ended or open, with its report and mirrors. */
