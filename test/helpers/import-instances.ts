@@ -22,7 +22,7 @@ export interface Sandbox { url: string }
  * undefined); stopped at teardown, and killed if it does not listen within `timeoutMs` (a
  * large fixture takes a while to load on a busy machine).
  */
-export async function sandbox (t: { teardown(fn: () => Promise<void> | void): void }, fixture?: string, timeoutMs = 90_000): Promise<Sandbox> {
+export async function sandbox (t: { teardown(fn: () => Promise<void> | void): void }, fixture?: string, timeoutMs = 180_000): Promise<Sandbox> {
   const child = spawn(process.execPath, [CLI, 'serve', ...(fixture === undefined ? [] : ['--fixtures', fixture])], {
     env: { ...process.env, PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: 'false', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe']
