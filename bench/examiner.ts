@@ -1,5 +1,3 @@
-import autocannon from 'autocannon'
-import { execFileSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,6 +10,7 @@ import type { FastifyRequest } from 'fastify'
 import type { RequestRecord } from '../src/domain/examiner/codec.js'
 import { examineRequest } from '../src/plugins/examine.js'
 import { cpuSeconds, freePort, spawnServer, type ServerProcess } from './processes.js'
+import { loadGets, pinTo } from './side-by-side.js'
 
 /**
  * The examiner's figures: a report over a session of 100,000 recorded requests (target under
@@ -123,20 +122,10 @@ async function recordingCost (): Promise<void> {
   }
 }
 
-function load (origin: string, clients: readonly number[], seconds: number, connections: number): Promise<autocannon.Result> {
+/** Get-client over the agency's clients in turn. */
+function load (origin: string, clients: readonly number[], seconds: number, connections: number) {
   let next = 0
-  return new Promise((resolve, reject) => {
-    autocannon({
-      url: origin,
-      connections,
-      duration: seconds,
-      headers: { authorization: AUTH },
-      requests: [{
-        method: 'GET',
-        setupRequest: (request) => ({ ...request, path: `/vendor/agency/${AGENCY}/client/${clients[next++ % clients.length]}?version=4.0` })
-      }]
-    }, (error, result) => (error === null ? resolve(result) : reject(error)))
-  })
+  return loadGets(origin, AUTH, () => `/vendor/agency/${AGENCY}/client/${clients[next++ % clients.length]}?version=4.0`, seconds, connections)
 }
 
 async function control (origin: string, method: string, path: string, body?: unknown): Promise<unknown> {
@@ -145,16 +134,6 @@ async function control (origin: string, method: string, path: string, body?: unk
   })
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
   return res.json()
-}
-
-/** Pins a process to one CPU with taskset (Linux); false when that is not possible here. */
-function pinTo (pid: number, cpu: number): boolean {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
 }
 
 const median = (xs: number[]) => {

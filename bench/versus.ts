@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -7,6 +6,7 @@ import { prepareData, workingCopy, type BenchData } from './data.js'
 import { runLoad } from './load-run.js'
 import { freePort, spawnServer, type ServerProcess } from './processes.js'
 import { buildScenarios, type Scenario } from './scenarios.js'
+import { pinTo } from './side-by-side.js'
 import { median } from './stats.js'
 
 /**
@@ -32,15 +32,6 @@ async function serve (root: string, db: string): Promise<ServerProcess> {
     pollMs: 100,
     timeoutMs: 120_000
   })
-}
-
-function pinTo (pid: number, cpu: number): boolean {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
 }
 
 /** Both servers under the scenario's load at once; this build's request count over the other's. */

@@ -1,5 +1,3 @@
-import autocannon from 'autocannon'
-import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +5,7 @@ import { parseArgs } from 'node:util'
 import { performance } from 'node:perf_hooks'
 import { ROOT } from '../src/config.js'
 import { freePort, spawnServer, statusKb, type ServerProcess } from './processes.js'
+import { loadGets, pinTo } from './side-by-side.js'
 import { median } from './stats.js'
 
 /**
@@ -23,7 +22,7 @@ import { median } from './stats.js'
  *   ratio of their request counts is the ratio of their costs, and the load generator has CPU 1.
  */
 
-const HELP = `Usage: node dist/bench/worlds.js [--only create,memory,fork,throughput] [--runs N] [--duration S] [--pin]`
+const HELP = 'Usage: node dist/bench/worlds.js [--only create,memory,fork,throughput] [--runs N] [--duration S] [--pin]'
 const AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
 const AGENCY = 1001
 const WORLDS = 100
@@ -131,27 +130,10 @@ async function fork (): Promise<void> {
   }
 }
 
-function load (origin: string, seconds: number, connections: number): Promise<autocannon.Result> {
-  let next = 0
-  return new Promise((resolve, reject) => {
-    autocannon({
-      url: origin,
-      connections,
-      duration: seconds,
-      headers: { authorization: AUTH },
-      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/vendor/agency/${AGENCY}/client/${1000 + (next++ % 250)}?version=4.0` }) }]
-    }, (error, result) => (error === null ? resolve(result) : reject(error)))
-  })
-}
-
-function pinTo (pid: number, cpu: number): boolean {
-  try {
-    execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
+let next = 0
+/** Get-client on the default world, over 250 clients in turn. */
+const load = (origin: string, seconds: number, connections: number) =>
+  loadGets(origin, AUTH, () => `/vendor/agency/${AGENCY}/client/${1000 + (next++ % 250)}?version=4.0`, seconds, connections)
 
 async function throughput (runs: number, seconds: number, pin: boolean): Promise<void> {
   const servers = [await serve({}), await serve({})]
