@@ -37,10 +37,12 @@ async function registerOperation<K extends OperationId> (app: FastifyInstance, i
   const { bindBody } = binding
   const { checkBody } = route
   // the route's check of the raw body first, then the version's reshaping of it
-  const reshapeBody = checkBody === undefined ? bindBody : (body: unknown) => {
-    checkBody(body)
-    return bindBody === undefined ? body : bindBody(body)
-  }
+  const reshapeBody = checkBody === undefined
+    ? bindBody
+    : (body: unknown) => {
+        checkBody(body)
+        return bindBody === undefined ? body : bindBody(body)
+      }
   const pipeline = vendorRouteHooks({
     operation: id,
     apiVersion: version,

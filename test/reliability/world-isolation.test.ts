@@ -46,7 +46,9 @@ async function world (app: FastifyInstance, n: number): Promise<Marked> {
   const northwind = basic(`northwind-crm${suffix}`, 'nw-sandbox-secret')
   const session = (await app.inject({ method: 'POST', url: `${prefix}/sessions`, payload: {}, headers })).json().id as number
   await app.inject({
-    method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/1000/log?version=4.0`, headers: { authorization: abc },
+    method: 'POST',
+    url: `/vendor/agency/${AGENCY.main}/client/1000/log?version=4.0`,
+    headers: { authorization: abc },
     payload: { refId, ts: '2026-11-20T10:00:00Z', channel: 29, note: mark }
   })
   await app.inject({ method: 'PUT', url: `${prefix}/clock`, payload: { now: `${year}-06-01T00:00:00Z`, frozen: true }, headers })

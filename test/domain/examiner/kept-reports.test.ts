@@ -123,7 +123,11 @@ t.test('mirrors: of an agency the world has, of at most 20 agencies, never of an
   for (let n = 0; n < MAX_MIRRORS_PER_SESSION; n++) {
     const agencyId = 5000 + n
     const added = await ctl(app, 'POST', '/agencies', {
-      agencyId, name: `Agency ${n}`, defaultOfficeId: 1, users: [], clients: [],
+      agencyId,
+      name: `Agency ${n}`,
+      defaultOfficeId: 1,
+      users: [],
+      clients: [],
       offices: [{ officeId: 1, officeDescription: 'Main', subAgencyName: '', primaryOffice: true, addressLine1: '', addressLine2: '', city: '', state: '', zipcode: '' }]
     })
     t.equal(added.statusCode, 201, `agency ${agencyId}`)
