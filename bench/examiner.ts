@@ -31,7 +31,9 @@ const HELP = `Usage: node dist/bench/examiner.js [options]
                    (Linux taskset): the two servers split one CPU, so their request counts compare
                    their costs
   --session-client ID  the Client Id the session records (default abc, the load's); another one
-                   records nothing and shows the method's own spread`
+                   records nothing and shows the method's own spread
+  --sessions N     throughput: sessions open at once on the recording server (default 1): they share
+                   the world's log, so recording should cost the same with 1 or 1,000`
 
 const AGENCY = 1001
 const AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
@@ -133,7 +135,7 @@ async function control (origin: string, method: string, path: string, body?: unk
     method, ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
   })
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
-  return res.json()
+  return res.status === 204 ? undefined : res.json()
 }
 
 const median = (xs: number[]) => {
@@ -152,7 +154,7 @@ const signed = (ratio: number) => `${ratio >= 1 ? '+' : ''}${((ratio - 1) * 100)
  * `--session-client` opens the session for another Client Id: nothing is recorded, and the
  * figure shows the method's own spread (it should be near 0).
  */
-async function throughput (runs: number, seconds: number, connections: number, pin: boolean, sessionClient: string): Promise<void> {
+async function throughput (runs: number, seconds: number, connections: number, pin: boolean, sessionClient: string, sessionCount: number): Promise<void> {
   const dirs: string[] = []
   const servers: ServerProcess[] = []
   try {
@@ -186,22 +188,25 @@ async function throughput (runs: number, seconds: number, connections: number, p
     const cpus: number[] = []
     for (let run = 0; run < runs; run++) {
       const [recording, idle] = run % 2 === 0 ? servers : [servers[1], servers[0]]
-      const session = (await control(recording.origin, 'POST', '/sessions', { name: `throughput ${run + 1}`, clientId: sessionClient })) as { id: number }
+      const sessions: Array<{ id: number }> = []
+      for (let i = 0; i < sessionCount; i++) sessions.push((await control(recording.origin, 'POST', '/sessions', { name: `throughput ${run + 1}.${i + 1}`, clientId: sessionClient })) as { id: number })
       const cpuBefore = [cpuSeconds(recording.pid) ?? 0, cpuSeconds(idle.pid) ?? 0]
       const [withSession, without] = await Promise.all([load(recording.origin, clients, seconds, connections), load(idle.origin, clients, seconds, connections)])
       const cpuMicros = [
         ((cpuSeconds(recording.pid) ?? 0) - cpuBefore[0]) * 1e6 / Math.max(1, withSession.requests.total),
         ((cpuSeconds(idle.pid) ?? 0) - cpuBefore[1]) * 1e6 / Math.max(1, without.requests.total)
       ]
-      const summary = (await control(recording.origin, 'POST', `/sessions/${session.id}/end`)) as { session: { recorded: number } }
+      const summary = { session: (await control(recording.origin, 'GET', `/sessions/${sessions[0].id}`)) as { recorded: number } }
+      // deleted rather than ended: ending computes each one's report
+      for (const { id } of sessions) await control(recording.origin, 'DELETE', `/sessions/${id}`)
       rates.push(withSession.requests.total / Math.max(1, without.requests.total))
       cpus.push(cpuMicros[0] / cpuMicros[1])
-      console.log(`run ${run + 1}: with a session ${withSession.requests.total.toLocaleString('en-US')} requests (${summary.session.recorded.toLocaleString('en-US')} recorded, ` +
+      console.log(`run ${run + 1}: with ${sessionCount} session${sessionCount === 1 ? '' : 's'} ${withSession.requests.total.toLocaleString('en-US')} requests (${summary.session.recorded.toLocaleString('en-US')} recorded, ` +
         `${cpuMicros[0].toFixed(1)} µs of CPU each), without ${without.requests.total.toLocaleString('en-US')} (${cpuMicros[1].toFixed(1)} µs): ` +
         `throughput ${signed(rates[rates.length - 1])}, CPU per request ${signed(cpus[cpus.length - 1])}` +
         `${withSession.non2xx + without.non2xx > 0 ? ` (${withSession.non2xx + without.non2xx} not 2xx)` : ''}`)
     }
-    console.log(`get-client with a session recording, against without (median of ${runs} side-by-side runs): throughput ${signed(median(rates))} ` +
+    console.log(`get-client with ${sessionCount} session${sessionCount === 1 ? '' : 's'} recording, against without (median of ${runs} side-by-side runs): throughput ${signed(median(rates))} ` +
       `(target: no worse than -5%), server CPU per request ${signed(median(cpus))}`)
   } finally {
     for (const s of servers) await s.stop()
@@ -218,6 +223,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     pin: { type: 'boolean', default: false },
     'session-client': { type: 'string', default: 'abc' },
+    sessions: { type: 'string', default: '1' },
     help: { type: 'boolean', default: false }
   }
 })
@@ -231,5 +237,5 @@ if (values.help) {
   }
   if (values.only === undefined || values.only === 'report') await timeReport(count('requests', values.requests, 1_000_000))
   if (values.only === undefined || values.only === 'cost') await recordingCost()
-  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100), values.pin, values['session-client'])
+  if (values.only === undefined || values.only === 'throughput') await throughput(count('runs', values.runs, 10), count('duration', values.duration, 60), count('connections', values.connections, 100), values.pin, values['session-client'], count('sessions', values.sessions, 1000))
 }
