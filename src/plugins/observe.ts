@@ -5,7 +5,7 @@ import type { WorldRegistry } from '../domain/worlds/registry.js'
 import type { World } from '../domain/worlds/world.js'
 import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
 import { capPath } from '../domain/glob.js'
-import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
+import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
 import { isConsoleOwnRequest } from './control-guard.js'
 import { examineRequest } from './examine.js'
@@ -23,6 +23,10 @@ declare module 'fastify' {
     sentBody: unknown
     /** Fault rule that answered this request. */
     faultId: string | null
+    /** The answer never reached the client: a fault rule dropped it, or the client closed the connection first. */
+    answerLost: AnswerLost | null
+    /** Recorded in the journal (and open sessions) already. */
+    journaled: boolean
   }
 }
 
@@ -81,6 +85,10 @@ function journalBody (request: FastifyRequest): RecordedBody | undefined {
 function answerFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRule): FastifyReply | undefined {
   const { effect } = rule
   request.faultId = rule.id
+  if (effect.dropAnswer === true) {
+    request.answerLost = 'dropped' // the request goes on; its answer is dropped when sent (onSend below)
+    return undefined
+  }
   if (effect.drop === true) {
     reply.hijack()
     request.raw.socket?.destroy()
@@ -110,6 +118,8 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
   app.decorateRequest('credentials', null)
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
+  app.decorateRequest('answerLost', null)
+  app.decorateRequest('journaled', false)
 
   // Callback hooks, not async ones: they run on every request and most return at once.
   app.addHook('onRequest', (request, reply, done) => {
@@ -157,7 +167,8 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
    * time wait until the journal is read.
    */
   function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
-    const { method, url, faultId, world } = request
+    const { method, url, faultId, world, answerLost } = request
+    request.journaled = true
     const atMs = world.clock.nowMs()
     const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
     const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
@@ -180,18 +191,37 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
           status,
           durationMs: Math.round(durationMs * 100) / 100,
           warnings,
-          ...(faultId === null ? {} : { fault: faultId })
+          ...(faultId === null ? {} : { fault: faultId }),
+          ...(answerLost === null ? {} : { answerLost })
         }
       }
     }, atMs)
     if (world.examiner.recording) {
-      examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
+      examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter, answerLost })
     }
   }
 
+  /**
+   * Answers that will never arrive are recorded as they are sent, with the status they had: a
+   * fault's dropAnswer (the request was handled, then its connection is closed instead), and a
+   * request whose client closed the connection first (onResponse never comes for either).
+   */
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if ((request.answerLost === null && request.raw.socket?.destroyed !== true) || request.journaled || !isVendor(request)) return done(null, payload)
+    if (request.answerLost === 'dropped') {
+      record(request, reply.statusCode, reply.elapsedTime)
+      reply.hijack()
+      request.raw.socket?.destroy()
+      return // the answer is never written: the hook chain stops here
+    }
+    request.answerLost = 'abandoned'
+    record(request, reply.statusCode, reply.elapsedTime)
+    done(null, payload)
+  })
+
   app.addHook('onResponse', (request, reply, done) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
-    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)
+    if (isVendor(request) && !request.journaled) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)
     done()
   })
 }

@@ -1,4 +1,5 @@
 import { versionOf } from '../../versions/index.js'
+import type { AnswerLost } from '../journal.js'
 import type { RecordedRequest } from './records.js'
 
 /**
@@ -29,6 +30,8 @@ export interface RequestRecord {
   retryAfterS?: number
   faultId?: string
   warnings?: string[]
+  /** The answer never reached the client: dropped by a fault rule, or abandoned by the client. */
+  answerLost?: AnswerLost
 }
 
 /** Longest path kept (as the journal keeps it). */
@@ -38,7 +41,7 @@ export const MAX_QUERY = 2048
 const MAX_QUERY_KEYS = 20
 const MAX_QUERY_VALUE = 200
 
-type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' | 'listedAgencies' | 'writes' | 'retryAfterS' | 'faultId' | 'warnings'>
+type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' | 'listedAgencies' | 'writes' | 'retryAfterS' | 'faultId' | 'warnings' | 'answerLost'>
 
 /**
  * The line format (chunks written since format 2): a header line `2<TAB>atBase<TAB>realBase`,
@@ -81,9 +84,17 @@ function clientIdJson (clientId: string | undefined): string {
 /** The fields most requests lack, as JSON; `version` is given only when the query was cut (else it is read from the query). */
 function extraJson (r: RequestRecord, version: string | undefined): string {
   if (version === undefined && r.clients === undefined && r.batchSize === undefined && r.listedAgencies === undefined &&
-    r.writes === undefined && r.retryAfterS === undefined && r.faultId === undefined && r.warnings === undefined) return ''
+    r.writes === undefined && r.retryAfterS === undefined && r.faultId === undefined && r.warnings === undefined && r.answerLost === undefined) return ''
   const extra: Extra = {
-    version, clients: r.clients, batchSize: r.batchSize, listedAgencies: r.listedAgencies, writes: r.writes, retryAfterS: r.retryAfterS, faultId: r.faultId, warnings: r.warnings
+    version,
+    clients: r.clients,
+    batchSize: r.batchSize,
+    listedAgencies: r.listedAgencies,
+    writes: r.writes,
+    retryAfterS: r.retryAfterS,
+    faultId: r.faultId,
+    warnings: r.warnings,
+    answerLost: r.answerLost
   }
   return JSON.stringify(extra)
 }
@@ -230,6 +241,7 @@ export function requestDecoder (): (chunkText: string, firstSeq: number) => Reco
         if (extra.retryAfterS !== undefined && extra.retryAfterS !== null) r.retryAfterS = extra.retryAfterS
         if (extra.faultId !== undefined && extra.faultId !== null) r.faultId = extra.faultId
         if (extra.warnings !== undefined && extra.warnings !== null) r.warnings = extra.warnings
+        if (extra.answerLost === 'dropped' || extra.answerLost === 'abandoned') r.answerLost = extra.answerLost
       }
       if (r.clients === undefined && inPath.clients !== undefined) r.clients = inPath.clients
       requests.push(r)

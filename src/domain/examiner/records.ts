@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { AnswerLost } from '../journal.js'
 import { EXAMPLES_PER_FINDING, type Example } from '../../schemas/examiner.js'
 
 /**
@@ -40,6 +41,8 @@ export interface RecordedRequest {
   faultId?: string
   /** What the sandbox ignored, such as unknown body keys. */
   warnings?: string[]
+  /** The answer (of `status`) never reached the client: dropped by a fault rule, or abandoned by the client. */
+  answerLost?: AnswerLost
 }
 
 /** A request as a finding's example. */
