@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ROOT, type Config } from './config.js'
 import { ReportRunner } from './domain/examiner/report-runner.js'
+import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
@@ -43,6 +44,11 @@ declare module 'fastify' {
     worlds: WorldRegistry
     /** Every route registered: method, URL and API version (vendor routes). */
     routeTable: RegisteredRoute[]
+    /**
+     * Ends everything at once, without waiting for requests in flight: what examiner sessions hold
+     * is written and the database closed (a shutdown whose graceful close takes too long).
+     */
+    closeNow: () => void
   }
 }
 
@@ -102,9 +108,15 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     for (const method of methods) routeTable.push({ method: String(method), url: route.url, version })
   })
   if (config.simulator !== undefined) await worlds.default.simulator.start(config.simulator)
+  // Work a request may wait on (a simulator's catch-up, a report) stops first, so that request is answered.
+  app.addHook('preClose', async () => worlds.stopWork())
   app.addHook('onClose', async () => {
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
     await worlds.close()
+    closeDatabase(db)
+  })
+  app.decorate('closeNow', () => {
+    worlds.closeNow()
     closeDatabase(db)
   })
   registerErrorHandling(app)
@@ -125,18 +137,20 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 }
 
 /**
- * The examiner's report worker: beside this module when it runs from dist/src (or the sources,
- * under a TypeScript loader), else in the package's dist/src (this module is in the bundled CLI).
+ * A worker thread's module (the examiner's reports, fixture bodies): beside this module when it
+ * runs from dist/src (or the sources, under a TypeScript loader), else in the package's dist/src
+ * (this module is in the bundled CLI).
  */
-function reportWorkerFile (): URL {
-  const beside = new URL('./domain/examiner/report-worker.js', import.meta.url)
+function workerFile (path: string): URL {
+  const beside = new URL(`./${path}`, import.meta.url)
   if (import.meta.url.endsWith('.ts') || existsSync(fileURLToPath(beside))) return beside
-  return pathToFileURL(join(ROOT, 'dist', 'src', 'domain', 'examiner', 'report-worker.js'))
+  return pathToFileURL(join(ROOT, 'dist', 'src', ...path.split('/')))
 }
 
 /** The default world over the process's database, and the registry of the worlds created beside it. */
 async function openWorlds (db: Db, config: Config, options: AppOptions): Promise<WorldRegistry> {
-  const reports = new ReportRunner({ workerFile: reportWorkerFile() })
+  const reports = new ReportRunner({ workerFile: workerFile('domain/examiner/report-worker.js') })
+  const fixtures = new FixtureRunner({ workerFile: workerFile('domain/worlds/fixture-worker.js'), migrationsDir: config.migrationsDir })
   const loadFaker = async (seed: number) => {
     const { createFaker, generateClient } = await import('./fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
@@ -167,6 +181,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions): Promise
     startFixture,
     loadFaker,
     reports,
+    fixtures,
     startUp: { seededNow, fixtureMismatch }
   })
 }

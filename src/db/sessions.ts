@@ -102,9 +102,13 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
     `INSERT INTO examiner_mirrors (session_id, agency_id, up_to, posted_ms, clients) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (session_id, agency_id) DO UPDATE SET up_to = excluded.up_to, posted_ms = excluded.posted_ms, clients = excluded.clients`
   )
-  const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; clients: string }>(
-    'SELECT agency_id, up_to, posted_ms, clients FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
+  const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number }>(
+    'SELECT agency_id, up_to, posted_ms FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
   )
+  // as bytes: they go to the report worker without becoming a string on this thread
+  const selectMirrorClients = sql.query<[number, number], Buffer>(
+    'SELECT CAST(clients AS BLOB) FROM examiner_mirrors WHERE session_id = ? AND agency_id = ?'
+  ).pluck()
   const mirroredAgencies = sql.query<[number], number>('SELECT agency_id FROM examiner_mirrors WHERE session_id = ?').pluck()
 
   return {
@@ -167,8 +171,11 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
     putMirror (sessionId: number, mirror: MirrorRow): void {
       sql.transaction(() => upsertMirror.run(sessionId, mirror.agencyId, mirror.upTo, mirror.postedMs, mirror.clients))
     },
-    mirrors: (sessionId: number): MirrorRow[] =>
-      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, clients: r.clients })),
+    /** The session's mirrors without their client lists (mirrorClients reads one). */
+    mirrors: (sessionId: number): Array<Omit<MirrorRow, 'clients'>> =>
+      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms })),
+    /** One mirror's client list: the UTF-8 bytes of its JSON text. */
+    mirrorClients: (sessionId: number, agencyId: number): Buffer | undefined => selectMirrorClients.get(sessionId, agencyId),
     mirroredAgencies: (sessionId: number): number[] => mirroredAgencies.all(sessionId)
   }
 }
