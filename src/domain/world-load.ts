@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import type { Repositories } from '../db/index.js'
 import type { Fixture } from '../fixture/schema.js'
 import type { FixtureStamp } from '../fixture/stamp.js'
-import { insertPreparedAgency, insertRest, prepareClient, prepareWorld, type PreparedClient, type PreparedWorld } from './world.js'
+import { insertPreparedAgency, insertRest, prepareClient, prepareWorld, type PreparedAgency, type PreparedClient, type PreparedWorld } from './world.js'
 
 /**
  * Replacing a world's data with a fixture's without holding the event loop: its clients are made
@@ -29,32 +29,30 @@ function * clientsOf (content: Fixture | PreparedWorld): Generator<PreparedClien
   }
 }
 
-export async function loadWorldInTurns (repositories: Repositories, content: Fixture | PreparedWorld, source: string, nowIso: string, stamp?: FixtureStamp): Promise<void> {
-  const { staging } = repositories
+/** Stages clients in turns of at most TURN_MS. */
+async function stageInTurns (staging: Repositories['staging'], clients: Iterable<PreparedClient>): Promise<void> {
+  let turnStarted = performance.now()
+  let chunk: PreparedClient[] = []
+  for (const client of clients) {
+    chunk.push(client)
+    if (chunk.length < CHUNK) continue
+    staging.add(chunk)
+    chunk = []
+    if (performance.now() - turnStarted >= TURN_MS) {
+      await nextTurn()
+      turnStarted = performance.now()
+    }
+  }
+  staging.add(chunk)
+}
+
+/** Runs `work` with the connection's staging tables to itself, cleared before and after. */
+function withStaging (staging: Repositories['staging'], work: () => Promise<void>): Promise<void> {
   const before = loading.get(staging) ?? Promise.resolve()
   const load = before.then(async () => {
     staging.clear()
     try {
-      let turnStarted = performance.now()
-      let chunk: PreparedClient[] = []
-      for (const client of clientsOf(content)) {
-        chunk.push(client)
-        if (chunk.length < CHUNK) continue
-        staging.add(chunk)
-        chunk = []
-        if (performance.now() - turnStarted >= TURN_MS) {
-          await nextTurn()
-          turnStarted = performance.now()
-        }
-      }
-      staging.add(chunk)
-      const shell = 'prepared' in content ? { ...content, agencies: content.agencies.map((a) => ({ ...a, clients: [] })) } : prepareWorld(content, { clients: false })
-      repositories.transaction(() => {
-        repositories.clearWorld()
-        for (const a of shell.agencies) insertPreparedAgency(repositories, a)
-        staging.moveIn()
-        insertRest(repositories, shell, source, nowIso, stamp)
-      })
+      await work()
     } finally {
       staging.clear()
     }
@@ -62,4 +60,28 @@ export async function loadWorldInTurns (repositories: Repositories, content: Fix
   // the next load waits for this one, whether it succeeds or not
   loading.set(staging, load.catch(() => {}))
   return load
+}
+
+/** Adds one agency with its clients (staged in turns) in one transaction; the caller checked it does not exist. */
+export function addAgencyInTurns (repositories: Pick<Repositories, 'agencies' | 'clients' | 'transaction' | 'staging'>, agency: PreparedAgency): Promise<void> {
+  return withStaging(repositories.staging, async () => {
+    await stageInTurns(repositories.staging, agency.clients)
+    repositories.transaction(() => {
+      insertPreparedAgency(repositories, { ...agency, clients: [] })
+      repositories.staging.moveIn()
+    })
+  })
+}
+
+export async function loadWorldInTurns (repositories: Repositories, content: Fixture | PreparedWorld, source: string, nowIso: string, stamp?: FixtureStamp): Promise<void> {
+  return withStaging(repositories.staging, async () => {
+    await stageInTurns(repositories.staging, clientsOf(content))
+    const shell = 'prepared' in content ? { ...content, agencies: content.agencies.map((a) => ({ ...a, clients: [] })) } : prepareWorld(content, { clients: false })
+    repositories.transaction(() => {
+      repositories.clearWorld()
+      for (const a of shell.agencies) insertPreparedAgency(repositories, a)
+      repositories.staging.moveIn()
+      insertRest(repositories, shell, source, nowIso, stamp)
+    })
+  })
 }

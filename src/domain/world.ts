@@ -128,11 +128,6 @@ export const userRow = (u: FixtureUser) => ({
   active: u.active
 })
 
-/** Inserts one fixture agency with its offices, users and clients (the caller holds the transaction). */
-export function insertAgency (repositories: Pick<Repositories, 'agencies' | 'clients'>, a: FixtureAgency): void {
-  insertPreparedAgency(repositories, prepareAgency(a))
-}
-
 /**
  * A fixture as the rows it becomes: everything loading it takes but the inserts (the groups of
  * each client already JSON text), so that the part that grows with the document can be made away
@@ -180,6 +175,7 @@ export function prepareClient (agencyId: number, c: FixtureClient): PreparedClie
   }
 }
 
+/** Inserts one prepared agency with its offices, users and clients (the caller holds the transaction). */
 export function insertPreparedAgency ({ agencies, clients }: Pick<Repositories, 'agencies' | 'clients'>, a: PreparedAgency): void {
   agencies.insertAgency(a.agency)
   for (const o of a.offices) agencies.insertOffice(a.agency.agencyId, o)

@@ -1,17 +1,20 @@
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ApiError, badRequest, invalidField, validationFailed, type FieldError } from '../../errors.js'
-import { pointerToPath, validateFixture } from '../../fixture/validate.js'
+import { FixtureAgencySchema, type FixtureAgency } from '../../fixture/schema.js'
+import { fixtureFormValidator, pointerToPath, validateFixture } from '../../fixture/validate.js'
 import { parseJsonBody } from '../../http/json-body.js'
 import { readMirrorBody, type ReadMirror } from '../examiner/mirror-body.js'
 import { WorldCreateBody } from '../../schemas/worlds.js'
-import { prepareWorld, type PreparedWorld } from '../world.js'
+import { checkedAgency } from '../admin.js'
+import { prepareWorld, type PreparedAgency, type PreparedWorld } from '../world.js'
 import { RESET_PARTS, type ResetPart } from './reset-parts.js'
 import { snapshotOfFixture } from './starts.js'
 
 /**
  * Reading the large bodies of the control plane: fixture documents (POST /_sandbox/reset, POST
  * /_sandbox/worlds: the JSON, the request's own fields, the fixture's validation, and the rows or
- * the database it becomes) and examiner mirrors (mirror-body.ts). All of it grows with the body
+ * the database it becomes), agencies in fixture form (POST /_sandbox/agencies) and examiner
+ * mirrors (mirror-body.ts). All of it grows with the body
  * (an 8 MiB fixture took seconds, a mirror of 250,000 clients over a second), so a large body is read on a
  * worker thread (fixture-runner.ts) and a small one where it arrives: the same functions either
  * way, so both answer alike.
@@ -87,9 +90,19 @@ export function readWorldBody (body: unknown, settings: SnapshotSettings): World
   return { name, ttlSeconds, snapshot: snapshotOfFixture(result.fixture, '(posted to /_sandbox/worlds)', settings.migrationsDir, settings.nowIso) }
 }
 
+let agencyForm: ReturnType<typeof fixtureFormValidator> | undefined
+
+/** An agency in fixture form (POST /_sandbox/agencies) read whole: validated as a fixture's agency, checked, made into rows. */
+export function readAgencyBody (body: unknown): PreparedAgency {
+  agencyForm ??= fixtureFormValidator({ schema: FixtureAgencySchema })
+  const result = agencyForm(body)
+  if ('error' in result) throw result.error
+  return checkedAgency(result.value as FixtureAgency)
+}
+
 /** A body to read on the worker: its bytes (parsed there, within the route's value budget). */
 export interface FixtureJob {
-  kind: 'reset' | 'world' | 'mirror'
+  kind: 'reset' | 'world' | 'mirror' | 'agency'
   bytes: Uint8Array
   maxValues: number
   settings: SnapshotSettings
@@ -106,7 +119,7 @@ export interface ErrorShape {
 }
 
 export type FixtureOutcome =
-  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror }
+  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: PreparedAgency }
   | { ok: false, error: ErrorShape }
 
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */
@@ -115,6 +128,7 @@ export function runFixtureJob (job: FixtureJob): FixtureOutcome {
     const body = parseJsonBody(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.maxValues)
     if (job.kind === 'reset') return { ok: true, reset: readResetBody(body) }
     if (job.kind === 'mirror') return { ok: true, mirror: readMirrorBody(body) }
+    if (job.kind === 'agency') return { ok: true, agency: readAgencyBody(body) }
     return { ok: true, world: readWorldBody(body, job.settings) }
   } catch (e) {
     if (!(e instanceof ApiError)) throw e

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads'
 import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
 import type { ReadMirror } from '../examiner/mirror-body.js'
+import type { PreparedAgency } from '../world.js'
 import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
 
 /** Bodies being read at once at most; one more is a 429 (each is up to 8 MiB). */
@@ -45,6 +46,11 @@ export class FixtureRunner {
     const world = (await this.run({ kind: 'world', bytes, maxValues, settings: this.settings() })).world!
     // a Buffer crosses between threads as a plain Uint8Array
     return world.snapshot === undefined ? world : { ...world, snapshot: Buffer.from(world.snapshot.buffer, world.snapshot.byteOffset, world.snapshot.byteLength) }
+  }
+
+  /** An agency in fixture form, checked and made into rows; an ApiError for a body refused. */
+  async agency (bytes: Uint8Array, maxValues: number): Promise<PreparedAgency> {
+    return (await this.run({ kind: 'agency', bytes, maxValues, settings: this.settings() })).agency!
   }
 
   /** An examiner mirror's entries, read and kept as text; an ApiError for a body refused. */
