@@ -27,6 +27,8 @@ declare module 'fastify' {
     answerLost: AnswerLost | null
     /** Recorded in the journal (and open sessions) already. */
     journaled: boolean
+    /** The body is read (or there is none): the handler runs, and its answer reaches onSend. */
+    bodyRead: boolean
   }
 }
 
@@ -120,6 +122,7 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
   app.decorateRequest('faultId', null)
   app.decorateRequest('answerLost', null)
   app.decorateRequest('journaled', false)
+  app.decorateRequest('bodyRead', false)
 
   // Callback hooks, not async ones: they run on every request and most return at once.
   app.addHook('onRequest', (request, reply, done) => {
@@ -141,6 +144,7 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
       agencyId: agencyOf(agencyParam(request))
     })
     if (rule === undefined) return done()
+    request.faultId = rule.id // already while a delay runs: a client that leaves then is journaled with it
     const apply = () => {
       let answered: FastifyReply | undefined
       try {
@@ -157,7 +161,10 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
   })
 
   app.addHook('preValidation', (request, _reply, done) => {
-    if (isVendor(request)) request.sentBody = request.body
+    if (isVendor(request)) {
+      request.sentBody = request.body
+      request.bodyRead = true
+    }
     done()
   })
 
@@ -217,6 +224,16 @@ export function observeVendorTraffic (app: FastifyInstance, worlds: WorldRegistr
     request.answerLost = 'abandoned'
     record(request, reply.statusCode, reply.elapsedTime)
     done(null, payload)
+  })
+
+  // A client that left before its body was read: the request is never handled (no body is read from
+  // a closed connection), so it is recorded now, unanswered (status 0).
+  app.addHook('onRequestAbort', (request, done) => {
+    if (!request.journaled && !request.bodyRead && isVendor(request)) {
+      request.answerLost = 'abandoned'
+      record(request, 0, 0)
+    }
+    done()
   })
 
   app.addHook('onResponse', (request, reply, done) => {
