@@ -40,8 +40,16 @@ export interface MirrorRow {
 }
 
 interface RawSession {
-  session_id: number; name: string; client_id: string | null; started_ms: number; ended_ms: number | null; recorded: number; capped: number
-  start_seq: number | null; end_seq: number | null; ended_by: string | null
+  session_id: number
+  name: string
+  client_id: string | null
+  started_ms: number
+  ended_ms: number | null
+  recorded: number
+  capped: number
+  start_seq: number | null
+  end_seq: number | null
+  ended_by: string | null
 }
 const toSession = (r: RawSession): SessionRow => ({
   id: r.session_id,
