@@ -205,33 +205,47 @@ function queryOf (text: string): Record<string, string> {
 }
 
 /**
- * A decoder for one reading of a session: paths and query strings repeat, so what is derived
- * from each is worked out once and shared (the decoded requests are only read). It gives the
+ * A string of its own: a slice of a chunk's text would keep the whole text alive for as long as
+ * the request it names (a session at its cap would hold every chunk it read).
+ */
+const detached = (text: string) => Buffer.from(text, 'utf8').toString('utf8')
+
+/**
+ * A decoder for one reading of a session: paths, query strings and operations repeat, so what is
+ * derived from each is worked out once and shared (the decoded requests are only read), and the
+ * text of each chunk can be let go once it is decoded. It gives the
  * requests of each chunk in order, numbered from the chunk's first.
  */
 export function requestDecoder (): (chunkText: string, firstSeq: number) => RecordedRequest[] {
   const queries = new Map<string, { query: Record<string, string>, version: string }>()
-  const paths = new Map<string, { agencyId?: number, clients?: number[] }>()
+  const paths = new Map<string, { path: string, agencyId?: number, clients?: number[] }>()
+  const operations = new Map<string, string>()
   return (chunkText, firstSeq) => {
     const requests: RecordedRequest[] = []
     for (const { atMs, realMs, elapsed, status, journalId, method, operation, clientId, extra, path, query } of chunkFields(chunkText)) {
       let parsed = query === undefined ? undefined : queries.get(query)
-      if (query !== undefined && parsed === undefined) queries.set(query, (parsed = { query: queryOf(query), version: versionOf(`?${query}`) }))
-      const r: RecordedRequest = {
-        seq: firstSeq + requests.length, atMs, realMs, elapsedMs: elapsed / 100, method, path, version: extra?.version ?? parsed?.version ?? '1', status, journalId
-      }
-      if (operation !== undefined) r.operation = operation
-      if (parsed !== undefined) r.query = parsed.query
-      if (clientId !== undefined) r.clientId = clientId
+      if (query !== undefined && parsed === undefined) queries.set(detached(query), (parsed = { query: queryOf(query), version: versionOf(`?${query}`) }))
       let inPath = paths.get(path)
       if (inPath === undefined) {
         const agency = AGENCY_IN_PATH.exec(path)
         const client = CLIENT_IN_PATH.exec(path)
-        paths.set(path, (inPath = {
+        const own = detached(path)
+        paths.set(own, (inPath = {
+          path: own,
           ...(agency === null ? {} : { agencyId: Number(agency[1]) }),
           ...(client === null ? {} : { clients: [Number(client[1])] })
         }))
       }
+      const r: RecordedRequest = {
+        seq: firstSeq + requests.length, atMs, realMs, elapsedMs: elapsed / 100, method, path: inPath.path, version: extra?.version ?? parsed?.version ?? '1', status, journalId
+      }
+      if (operation !== undefined) {
+        let known = operations.get(operation)
+        if (known === undefined) operations.set((known = detached(operation)), known)
+        r.operation = known
+      }
+      if (parsed !== undefined) r.query = parsed.query
+      if (clientId !== undefined) r.clientId = clientId
       if (inPath.agencyId !== undefined) r.agencyId = inPath.agencyId
       if (extra !== undefined) {
         if (extra.clients !== undefined && extra.clients !== null) r.clients = extra.clients

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads'
 import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
 import type { ReadMirror } from '../examiner/mirror-body.js'
 import type { PreparedAgency } from '../world.js'
+import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
 import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
 
 /** Bodies being read at once at most; one more is a 429 (each is up to 8 MiB). */
@@ -99,7 +100,7 @@ export class FixtureRunner {
     if (this.idle !== undefined) clearTimeout(this.idle)
     this.idle = undefined
     if (this.worker !== undefined) return this.worker
-    const worker = new Worker(this.options.workerFile!, { resourceLimits: { maxOldGenerationSizeMb: FIXTURE_HEAP_MB } })
+    const worker = new Worker(this.options.workerFile!, { resourceLimits: { maxOldGenerationSizeMb: FIXTURE_HEAP_MB, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
     worker.unref()
     worker.on('message', (message: { id: number, outcome?: FixtureOutcome, failure?: string }) => {
       const job = this.waiting.get(message.id)
