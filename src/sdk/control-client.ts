@@ -53,6 +53,8 @@ export interface Sessions {
   report(id: number, format?: 'json'): Promise<Report>
   report(id: number, format: 'junit' | 'html'): Promise<string>
   report(id: number, format?: ReportFormat): Promise<Report | string>
+  /** Deletes a session, open or ended, with its recorded requests, mirrors and report. */
+  delete(id: number): Promise<void>
 }
 
 export interface Control {
@@ -179,6 +181,7 @@ export function controlClient (baseUrl: string, token?: string, world?: string):
     get: (sessionId) => call('GET', `/sessions/${sessionId}`),
     mirror: (sessionId, mirror) => call('POST', `/sessions/${sessionId}/mirror`, mirror),
     end: (sessionId) => call('POST', `/sessions/${sessionId}/end`),
+    delete: (sessionId) => call('DELETE', `/sessions/${sessionId}`),
     report: ((sessionId: number, format?: ReportFormat) =>
       call('GET', `/sessions/${sessionId}/report` + query({ format: format === 'json' ? undefined : format }))) as Sessions['report']
   }

@@ -60,7 +60,7 @@ t.test('dropAnswer: validated like the other effects', async (t) => {
   t.equal((await ctl(app, 'POST', '/faults', { effect: { dropAnswer: false } })).statusCode, 400, 'dropAnswer false alone does nothing')
 })
 
-t.test('a write applied, its answer dropped, then retried under a new RefId: journaled, and the report flags write-retried-new-refid', async (t) => {
+t.test('[B: Lost answers] a write applied, its answer dropped, then retried under a new RefId: journaled, and the report flags write-retried-new-refid', async (t) => {
   const app = await build(t)
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   const session = await startSession(app)
@@ -105,7 +105,7 @@ async function journaled (app: FastifyInstance, count: number) {
   return entries
 }
 
-t.test('a request whose client leaves while it is handled is journaled with its outcome, and recorded by sessions', async (t) => {
+t.test('[B: Lost answers] a request whose client leaves while it is handled is journaled with its outcome, and recorded by sessions', async (t) => {
   // a slow handler: log notes take 300 ms once their body is read
   const app = await buildApp(testConfig(), { fixture: demoFixture() })
   t.teardown(() => app.close())
