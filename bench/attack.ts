@@ -8,7 +8,9 @@
  * journal memory, glob CPU, docs traversal, attachment file names, the create-client budget,
  * web pages against the control plane (cross-site calls, rebound host names), numbers and times
  * past their range, the console's header sent by a partner, hostile attachment metadata in
- * fixtures, then the classes that held before (cross-access matrix, timing, gzip bombs, slow headers,
+ * fixtures, work at its caps (a simulator catch-up at the largest advance, reports over a session
+ * at its cap, mirrors at their caps, fixture bodies at their cap) and requests whose answers never
+ * arrive, then the classes that held before (cross-access matrix, timing, gzip bombs, slow headers,
  * identical writes at once, resets under traffic, SIGKILL during writes), and last the importer
  * against a hostile upstream (its own fake instance; full run only). Every loop is capped in
  * count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
@@ -22,6 +24,7 @@ import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ROOT } from '../src/config.js'
 import { Phase, Run, sleep, type Options, type PhaseSpec } from './attack/context.js'
+import { BOUNDED_PHASES } from './attack/bounded.js'
 import { CONTROL_PHASES } from './attack/control-plane.js'
 import { EDGE_PHASES } from './attack/edges.js'
 import { HELD_PHASES } from './attack/held.js'
@@ -34,7 +37,7 @@ import { CLI, Target } from './attack/target.js'
 import { rng } from './attack/world.js'
 import { WRITE_PHASES } from './attack/writes.js'
 
-const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...CONTROL_PHASES, ...HELD_PHASES, ...WRITE_PHASES, hostileUpstream]
+const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...CONTROL_PHASES, ...BOUNDED_PHASES, ...HELD_PHASES, ...WRITE_PHASES, hostileUpstream]
 
 /** The whole run's deadline, milliseconds. */
 const DEADLINE_MS = { short: 40_000, full: 6 * 60_000 }

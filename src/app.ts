@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ROOT, type Config } from './config.js'
 import { ReportRunner } from './domain/examiner/report-runner.js'
+import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
@@ -23,7 +24,6 @@ import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
 import { JSON_BODY_LIMIT, useJsonBodies } from './http/json-body.js'
 import { releaseBodyBuffers } from './http/body-buffers.js'
-import { dateFromSandboxClock } from './http/date-header.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
@@ -47,6 +47,11 @@ declare module 'fastify' {
     routeTable: RegisteredRoute[]
     /** What the start-up fixture held in an earlier format and was converted, one line per field (empty: nothing). */
     fixtureWarnings: string[]
+    /**
+     * Ends everything at once, without waiting for requests in flight: what examiner sessions hold
+     * is written and the database closed (a shutdown whose graceful close takes too long).
+     */
+    closeNow: () => void
   }
 }
 
@@ -118,14 +123,19 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     for (const method of methods) routeTable.push({ method: String(method), url: route.url, version })
   })
   if (config.simulator !== undefined) await worlds.default.simulator.start(config.simulator)
+  // Work a request may wait on (a simulator's catch-up, a report) stops first, so that request is answered.
+  app.addHook('preClose', async () => worlds.stopWork())
   app.addHook('onClose', async () => {
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
     await worlds.close()
     closeDatabase(db)
   })
+  app.decorate('closeNow', () => {
+    worlds.closeNow()
+    closeDatabase(db)
+  })
   registerErrorHandling(app)
   buildRequestContext(app, worlds, config)
-  dateFromSandboxClock(app)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
@@ -140,18 +150,20 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 }
 
 /**
- * The examiner's report worker, as compiled JavaScript: beside this module when it runs from
- * dist/src, else in the package's dist/src (this module is in the bundled CLI, or is a source
- * file under a TypeScript loader, which a worker should not have to load: `npm run build` made it).
+ * A worker thread's module (the examiner's reports, fixture bodies), as compiled JavaScript:
+ * beside this module when it runs from dist/src, else in the package's dist/src (this module is
+ * in the bundled CLI, or is a source file under a TypeScript loader, which a worker should not
+ * have to load: `npm run build` made it).
  */
-function reportWorkerFile (): URL {
-  const beside = new URL('./domain/examiner/report-worker.js', import.meta.url)
-  return existsSync(fileURLToPath(beside)) ? beside : pathToFileURL(join(ROOT, 'dist', 'src', 'domain', 'examiner', 'report-worker.js'))
+function workerFile (path: string): URL {
+  const beside = new URL(`./${path}`, import.meta.url)
+  return existsSync(fileURLToPath(beside)) ? beside : pathToFileURL(join(ROOT, 'dist', 'src', ...path.split('/')))
 }
 
 /** The default world over the process's database, and the registry of the worlds created beside it. */
 async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void): Promise<WorldRegistry> {
-  const reports = new ReportRunner({ workerFile: reportWorkerFile() })
+  const reports = new ReportRunner({ workerFile: workerFile('domain/examiner/report-worker.js') })
+  const fixtures = new FixtureRunner({ workerFile: workerFile('domain/worlds/fixture-worker.js'), migrationsDir: config.migrationsDir })
   const loadFaker = async (seed: number) => {
     const { createFaker, generateClient } = await import('./fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
@@ -182,6 +194,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     startFixture,
     loadFaker,
     reports,
+    fixtures,
     startUp: { seededNow, fixtureMismatch }
   })
 }

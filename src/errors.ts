@@ -116,6 +116,9 @@ export const jsonTooManyValues = (maxValues: number) =>
 export const unsupportedMediaType = (detail: string) =>
   new ApiError(415, 'unsupported-media-type', 'Unsupported Media Type', detail)
 
+export const shuttingDown = () =>
+  new ApiError(503, 'shutting-down', 'Service Unavailable', 'The sandbox is shutting down; work in progress was stopped')
+
 export const internalError = () =>
   new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')
 

@@ -65,7 +65,7 @@ export class Target {
       env: {
         PORT: String(port),
         HOST: '127.0.0.1',
-        SANDBOX_DB: join(this.dir, 'sandbox.db'),
+        SANDBOX_DB: this.dbFile,
         LOG_LEVEL: 'warn',
         LOG_PRETTY: 'false',
         ATTACK_LOOP_FILE: this.loopFile
@@ -149,17 +149,24 @@ export class Target {
     return max
   }
 
+  /** The server's database file. */
+  get dbFile (): string {
+    return join(this.dir, 'sandbox.db')
+  }
+
   /**
    * A fresh server on the same database file (planned, not a crash): the next phase's memory and
-   * event-loop figures are then its own, not what the last phase left behind.
+   * event-loop figures are then its own, not what the last phase left behind. `between` runs while
+   * no server holds the file (a phase preparing data the API cannot make quickly).
    */
-  async restart (): Promise<void> {
+  async restart (between?: (dbFile: string) => Promise<void>): Promise<void> {
     await this.ensureUp()
     const old = this.server
     this.readHwm()
     this.server = undefined // its exit is expected
     this.post({ type: 'origin', origin: null })
     await old?.stop(5_000)
+    if (between !== undefined) await between(this.dbFile)
     await this.launch()
   }
 

@@ -21,6 +21,7 @@ function describeMatch (m) {
 function describeEffect (e) {
   const parts = []
   if (e.drop) parts.push('drop connection')
+  if (e.dropAnswer) parts.push('handle, then drop the answer')
   if (e.status !== undefined) parts.push(`answer ${e.status}`)
   if (e.delayMs !== undefined) parts.push(`delay ${e.delayMs} ms`)
   if (e.headers && Object.keys(e.headers).length > 0) parts.push(`headers ${Object.entries(e.headers).map(([k, v]) => `${k}: ${v}`).join(', ')}`)

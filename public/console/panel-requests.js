@@ -139,6 +139,7 @@ export const requestsPanel = {
     const notes = []
     if (e.warnings.length > 0) notes.push(badge(`${e.warnings.length} warning${e.warnings.length === 1 ? '' : 's'}`, 'warn'))
     if (e.fault) notes.push(badge(e.fault, 'bad'))
+    if (e.answerLost) notes.push(badge(e.answerLost === 'dropped' ? 'answer dropped' : 'client left', 'bad'))
     if (e.body !== undefined) notes.push(badge('body', 'info'))
     const detail = h('tr', { class: 'detail', testid: `request-detail-${e.id}`, hidden: true },
       h('td', { colspan: '10' },

@@ -83,6 +83,7 @@
  * @property {string[]} warnings
  * @property {unknown} [body]
  * @property {string} [fault]
+ * @property {'dropped' | 'abandoned'} [answerLost]
  */
 
 /**
@@ -101,6 +102,7 @@
  * @property {Record<string, string>} [headers]
  * @property {number} [delayMs]
  * @property {boolean} [drop]
+ * @property {boolean} [dropAnswer]
  */
 
 /**

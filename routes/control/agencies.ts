@@ -9,11 +9,11 @@ import {
   SubscriptionPatchBody, UserParams, WritesQuery
 } from '../../src/schemas/control.js'
 import { attachmentDisposition } from '../../src/http/content-disposition.js'
-import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
+import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
 /** Integrations, subscriptions, agencies, offices, users and the writes agencies received. */
-export default async function agencyControl (fastify: FastifyInstance, _options: ControlOptions) {
+export default async function agencyControl (fastify: FastifyInstance, { worlds }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.get('/integrations', { schema: { summary: 'Integrations and their agency subscriptions (secrets are in /_sandbox/state)' } },
@@ -42,15 +42,26 @@ export default async function agencyControl (fastify: FastifyInstance, _options:
 
   app.get('/agencies', { schema: { summary: 'Agencies with their flags, offices and users' } }, (request) => request.world.admin.listAgencies())
 
-  // Validated like a fixture (at most 200 errors), not by Ajv listing an error per bad item of a long client list.
-  app.post('/agencies', { bodyLimit: FIXTURE_BODY_LIMIT, validatorCompiler: fixtureFormValidator, schema: { summary: 'Add an agency (fixture form, clients included)', body: FixtureAgencySchema } },
-    (request, reply) => {
-      request.world.admin.addAgency(request.body)
+  // Validated like a fixture (at most 200 errors), not by Ajv listing an error per bad item of a long
+  // client list; a large body is left unparsed by this scope and read on the fixture worker.
+  await app.register(async function addAgencyScope (scope) {
+    useJsonBodies(scope, { emptyIsAbsent: true, unparsedAbove: UNPARSED_JSON_BYTES })
+    scope.withTypeProvider<TypeBoxTypeProvider>().post('/agencies', {
+      bodyLimit: FIXTURE_BODY_LIMIT,
+      validatorCompiler: fixtureFormValidator,
+      schema: { summary: 'Add an agency (fixture form, clients included)', body: FixtureAgencySchema }
+    }, async (request, reply) => {
+      const body: unknown = request.body
+      const { agency, warnings } = body instanceof UnparsedJson
+        ? await worlds.fixtures.agency(body.bytes, body.maxValues)
+        : { agency: request.body, warnings: fixtureFormWarnings(request.body) }
+      await request.world.admin.addAgency(agency)
       // what an earlier fixture format held and was converted, one line per field
-      const warnings = fixtureFormWarnings(request.body)
       for (const line of warnings) request.log.warn(`agency posted to /_sandbox/agencies: ${line}`)
-      reply.code(201).send({ agencyId: request.body.agencyId, ...(warnings.length > 0 ? { warnings } : {}) })
+      const agencyId = 'agency' in agency ? agency.agency.agencyId : agency.agencyId
+      reply.code(201).send({ agencyId, ...(warnings.length > 0 ? { warnings } : {}) })
     })
+  })
 
   app.patch('/agencies/:agencyId', {
     schema: { summary: "Change an agency's flags; reconnecting applies its pending writes before answering", params: AgencyIdParams, body: AgencyPatchBody }

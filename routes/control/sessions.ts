@@ -5,7 +5,9 @@ import { Value } from '@sinclair/typebox/value'
 import type { FastifyInstance } from 'fastify'
 import { renderJunit } from '../../src/domain/examiner/render-junit.js'
 import { renderHtml } from '../../src/domain/examiner/render-html.js'
+import { firstErrors } from '../../src/domain/examiner/mirror-body.js'
 import { validationFailed } from '../../src/errors.js'
+import { UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import {
   MirrorAcceptedSchema, MirrorBody, ReportQuery, ReportSchema, ReportSummarySchema, SessionIdParams, SessionSchema, SessionStartBody
 } from '../../src/schemas/examiner.js'
@@ -13,9 +15,11 @@ import type { Report } from '../../src/schemas/examiner.js'
 import { Type } from '@sinclair/typebox'
 import type { ControlOptions } from './options.js'
 
-/** A mirror of 250,000 clients (MIRROR_CLIENTS_MAX) is about 16 MiB as JSON; for a larger agency compare a prefix with upTo. */
-export const MIRROR_BODY_LIMIT = 17 * 1024 * 1024
-const MAX_MIRROR_ERRORS = 20
+/**
+ * A mirror of 100,000 clients (MIRROR_CLIENTS_MAX) is about 6.5 MiB as JSON (8 MiB with long
+ * timestamps); a larger agency compares its clients up to a number with upTo.
+ */
+export const MIRROR_BODY_LIMIT = 8 * 1024 * 1024
 
 /** The report's other formats (JSON is the route's own answer). */
 const RENDERERS: Record<'junit' | 'html', { type: string, render: (report: Report) => string }> = {
@@ -26,26 +30,22 @@ const RENDERERS: Record<'junit' | 'html', { type: string, render: (report: Repor
 /**
  * A long client list is checked by TypeBox and reports its first errors, instead of Ajv
  * collecting an error for every bad item. Path parameters are converted first (the id is text),
- * after plain-integers checked they are digits.
+ * after plain-integers checked they are digits. A large body is left unparsed, to be read and
+ * checked on the fixture worker.
  */
 function firstErrorsValidator ({ schema, httpPart }: { schema: unknown, httpPart?: string }) {
   let check: TypeCheck<TSchema> | undefined
   return (input: unknown) => {
+    if (input instanceof UnparsedJson) return { value: input }
     check ??= TypeCompiler.Compile(schema as TSchema)
     const data = httpPart === 'body' ? input : Value.Convert(schema as TSchema, input)
     if (check.Check(data)) return { value: data }
-    const errors = []
-    for (const e of check.Errors(data)) {
-      const field = e.path.split('/').filter(Boolean).map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`)).join('').replace(/^\./, '')
-      errors.push({ field: field === '' ? '(body)' : field, message: e.message })
-      if (errors.length >= MAX_MIRROR_ERRORS) break
-    }
-    return { error: validationFailed(errors) }
+    return { error: validationFailed(firstErrors(check, data)) }
   }
 }
 
 /** Examiner sessions: record a test run of an integration and report whether it is ready for the live service. */
-export default async function sessionControl (fastify: FastifyInstance, _options: ControlOptions) {
+export default async function sessionControl (fastify: FastifyInstance, { worlds }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   app.post('/sessions', {
@@ -79,16 +79,24 @@ export default async function sessionControl (fastify: FastifyInstance, _options
     reply.code(204).send()
   })
 
-  app.post('/sessions/:id/mirror', {
-    bodyLimit: MIRROR_BODY_LIMIT,
-    validatorCompiler: firstErrorsValidator,
-    schema: {
-      summary: 'What the integration stored for an agency after its sync (compared in the report; a later post for the agency replaces it)',
-      params: SessionIdParams,
-      body: MirrorBody,
-      response: { 200: MirrorAcceptedSchema }
-    }
-  }, (request) => request.world.examiner.mirror(request.params.id, request.body))
+  // A large mirror (up to 100,000 clients, 8 MiB) is read on the fixture worker: this scope leaves it unparsed.
+  await app.register(async function mirrorScope (scope) {
+    useJsonBodies(scope, { emptyIsAbsent: true, unparsedAbove: UNPARSED_JSON_BYTES })
+    scope.withTypeProvider<TypeBoxTypeProvider>().post('/sessions/:id/mirror', {
+      bodyLimit: MIRROR_BODY_LIMIT,
+      validatorCompiler: firstErrorsValidator,
+      schema: {
+        summary: 'What the integration stored for an agency after its sync (compared in the report; a later post for the agency replaces it)',
+        params: SessionIdParams,
+        body: MirrorBody,
+        response: { 200: MirrorAcceptedSchema }
+      }
+    }, async (request) => {
+      const body: unknown = request.body
+      const mirror = body instanceof UnparsedJson ? await worlds.fixtures.mirror(body.bytes, body.maxValues) : request.body
+      return request.world.examiner.mirror(request.params.id, mirror)
+    })
+  })
 
   app.get('/sessions/:id/report', {
     schema: {

@@ -4,7 +4,7 @@ import { CLOCK_MAX_MS, CLOCK_MIN_MS, CLOCK_RANGE } from '../../src/domain/clock.
 import { parseTimestamp } from '../../src/time.js'
 import { badRequest, invalidField, notFound } from '../../src/errors.js'
 import {
-  ClockAdvanceBody, ClockPutBody, ClockSchema, ClockSetSchema, FaultIdParams, FaultInputBody, RequestsQuery, SimulatorBody
+  ClockAdvanceBody, ClockAdvancedSchema, ClockPutBody, ClockSchema, ClockSetSchema, FaultIdParams, FaultInputBody, RequestsQuery, SimulatorBody
 } from '../../src/schemas/control.js'
 import type { ControlOptions } from './options.js'
 
@@ -41,8 +41,12 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
   })
 
   app.post('/clock/advance', {
-    schema: { summary: 'Move the clock forward (the simulator makes the changes of that period)', body: ClockAdvanceBody, response: { 200: ClockSchema } }
-  }, (request) => {
+    schema: {
+      summary: 'Move the clock forward; a clock-time simulator makes the changes of that period (at most 10,000, spread over it) before the answer',
+      body: ClockAdvanceBody,
+      response: { 200: ClockAdvancedSchema }
+    }
+  }, async (request) => {
     const { clock, simulator } = request.world
     const from = clock.nowMs()
     const ms = Math.round(request.body.seconds * 1000)
@@ -51,8 +55,8 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
         `at most ${Math.floor((CLOCK_MAX_MS - from) / 1000)} seconds from ${new Date(from).toISOString()}`)
     }
     clock.advance(ms)
-    simulator.onAdvance(from, clock.nowMs())
-    return clock.state()
+    const made = await simulator.onAdvance(from, clock.nowMs())
+    return made === undefined ? clock.state() : { ...clock.state(), simulator: made }
   })
 
   app.post('/simulator', {
@@ -79,11 +83,20 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
 
   app.post('/faults', { schema: { summary: 'Add a fault rule', body: FaultInputBody } }, (request, reply) => {
     const { effect } = request.body
-    if (effect.status === undefined && effect.delayMs === undefined && effect.drop !== true) {
-      throw badRequest('effect: give a status, a delayMs or drop: true', [{ field: 'effect', message: 'needs status, delayMs or drop' }])
+    if (effect.status === undefined && effect.delayMs === undefined && effect.drop !== true && effect.dropAnswer !== true) {
+      throw badRequest('effect: give a status, a delayMs, drop: true or dropAnswer: true', [{ field: 'effect', message: 'needs status, delayMs, drop or dropAnswer' }])
     }
     if (effect.drop === true && effect.status !== undefined) {
       throw badRequest('effect: drop closes the connection, so it cannot also answer a status', [{ field: 'effect.drop', message: 'cannot be combined with status' }])
+    }
+    if (effect.dropAnswer === true) {
+      // the request's own answer is the one dropped: nothing else can be answered or dropped earlier
+      const other = (['status', 'body', 'headers', 'drop'] as const).find((key) => effect[key] !== undefined && effect[key] !== false)
+      if (other !== undefined) {
+        throw badRequest(`effect: dropAnswer lets the request be handled and drops its own answer, so it cannot be combined with ${other}`, [
+          { field: 'effect.dropAnswer', message: `cannot be combined with ${other}; delayMs is the only effect it takes` }
+        ])
+      }
     }
     reply.code(201).send(request.world.faults.add(request.body))
   })

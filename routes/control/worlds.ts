@@ -1,13 +1,16 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
+import { readWorldBody } from '../../src/domain/worlds/fixture-job.js'
 import type { World } from '../../src/domain/worlds/world.js'
-import { badRequest } from '../../src/errors.js'
-import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
+import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
 import { worldScope, type ControlTokens } from './tokens.js'
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
+
+/** The creation body is checked by readWorldBody, on the worker for a large one: the route takes it as it comes. */
+const checkedWhereRead = () => (value: unknown) => ({ value })
 
 /** What GET /_sandbox/worlds tells of a world. */
 function describe (world: World) {
@@ -29,44 +32,37 @@ function describe (world: World) {
  * The worlds of the process: create one (a copy of the start-up fixture, of a fixture document, or
  * of a world as it stands now), list them, look at one, delete one.
  */
-export default async function worldsControl (fastify: FastifyInstance, { worlds, tokens }: ControlOptions & { tokens: ControlTokens }) {
+export default async function worldsControl (fastify: FastifyInstance, { worlds, config, tokens }: ControlOptions & { tokens: ControlTokens }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
-  app.post('/worlds', {
-    bodyLimit: FIXTURE_BODY_LIMIT,
-    onRequest: tokens.sandboxOnly,
-    schema: {
-      summary: 'Create a world: isolated data, clock, faults, journal and sessions, reached by its own Client Ids',
-      body: WorldCreateBody,
-      response: { 201: WorldCreatedSchema }
-    },
-    // No body at all is a world of the start-up fixture.
-    preValidation: (request, _reply, done) => {
-      request.body ??= {}
-      done()
-    }
-  }, async (request, reply) => {
-    const { name, from, fixture, ttlSeconds } = request.body
-    if (from !== undefined && fixture !== undefined) {
-      throw badRequest('give either from (a world to copy) or fixture (a fixture document), not both', [{ field: 'from', message: 'cannot be combined with fixture' }])
-    }
-    let validated
-    if (fixture !== undefined) {
-      const { invalidFixture, validateFixture } = await import('../../src/fixture/validate.js')
-      const result = validateFixture(fixture, { owned: true })
-      if (!result.ok) {
-        const report = { ...result.report, listed: result.report.listed.map((e) => ({ ...e, field: `fixture.${e.field}` })) }
-        throw invalidFixture(report, 'The world\'s fixture')
+  // A large body (with a fixture document) is read on the fixture worker: this scope leaves it
+  // unparsed, and the body is checked where it is read (fixture-job.ts), whatever its size.
+  await app.register(async function createScope (scope) {
+    useJsonBodies(scope, { emptyIsAbsent: true, unparsedAbove: UNPARSED_JSON_BYTES })
+    scope.withTypeProvider<TypeBoxTypeProvider>().post('/worlds', {
+      bodyLimit: FIXTURE_BODY_LIMIT,
+      onRequest: tokens.sandboxOnly,
+      validatorCompiler: checkedWhereRead,
+      schema: {
+        summary: 'Create a world: isolated data, clock, faults, journal and sessions, reached by its own Client Ids',
+        body: WorldCreateBody,
+        response: { 201: WorldCreatedSchema }
       }
-      validated = result.fixture
-    }
-    const world = await worlds.create({ name, from, fixture: validated, ttlSeconds })
-    reply.code(201).send({
-      id: world.id,
-      name: world.name,
-      integrations: world.integrations(),
-      token: world.token ?? '',
-      expiresAt: iso(world.expiresAtMs)
+    }, async (request, reply) => {
+      const body: unknown = request.body
+      const { name, from, ttlSeconds, snapshot, warnings } = body instanceof UnparsedJson
+        ? await worlds.fixtures.world(body.bytes, body.maxValues)
+        : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
+      for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
+      const world = await worlds.create({ name, from, snapshot, ttlSeconds })
+      reply.code(201).send({
+        id: world.id,
+        name: world.name,
+        integrations: world.integrations(),
+        token: world.token ?? '',
+        expiresAt: iso(world.expiresAtMs),
+        ...(warnings.length > 0 ? { warnings } : {})
+      })
     })
   })
 

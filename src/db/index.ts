@@ -2,6 +2,7 @@ import { createAccessRepository, type AccessRepository } from './access.js'
 import { createAgencyRepository, type AgencyRepository } from './agencies.js'
 import { createClientRepository, type ClientRepository } from './clients.js'
 import type { ChangeSignal, UnitOfWork } from './unit-of-work.js'
+import { createStaging, type Staging } from './staging.js'
 import { createWriteRepository, type WriteRepository } from './writes.js'
 
 export type { AccessRepository, IntegrationRow, SubscriptionRow } from './access.js'
@@ -27,6 +28,8 @@ export interface Repositories {
   }
   /** Deletes every row of the world (not the schema). */
   clearWorld(): void
+  /** Clients staged in the connection's temporary tables, to replace a world's data in a short transaction. */
+  staging: Staging
   /** Runs `fn` in one transaction (nested calls join it); see UnitOfWork. */
   transaction<T>(fn: () => T): T
   /** Signals each commit, for the read model. */
@@ -50,6 +53,7 @@ export function createRepositories (sql: UnitOfWork): Repositories {
       set: (key, value) => { setMeta.run(key, value) }
     },
     clearWorld: () => sql.transaction(() => clear.forEach((statement) => statement.run())),
+    staging: createStaging(sql),
     transaction: (fn) => sql.transaction(fn),
     changes: sql
   }

@@ -42,15 +42,15 @@ export interface MirrorRow {
 }
 
 interface RawSession {
-  session_id: number;
-  name: string;
-  client_id: string | null;
-  started_ms: number;
-  ended_ms: number | null;
-  recorded: number;
+  session_id: number
+  name: string
+  client_id: string | null
+  started_ms: number
+  ended_ms: number | null
+  recorded: number
   capped: number
-  start_seq: number | null;
-  end_seq: number | null;
+  start_seq: number | null
+  end_seq: number | null
   ended_by: string | null
 }
 const toSession = (r: RawSession): SessionRow => ({
@@ -113,9 +113,13 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
      ON CONFLICT (session_id, agency_id) DO UPDATE SET up_to = excluded.up_to, posted_ms = excluded.posted_ms,
        posted_seq = excluded.posted_seq, clients = excluded.clients`
   )
-  const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; posted_seq: number | null; clients: string }>(
-    'SELECT agency_id, up_to, posted_ms, posted_seq, clients FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
+  const selectMirrors = sql.query<[number], { agency_id: number; up_to: number | null; posted_ms: number; posted_seq: number | null }>(
+    'SELECT agency_id, up_to, posted_ms, posted_seq FROM examiner_mirrors WHERE session_id = ? ORDER BY agency_id'
   )
+  // as bytes: they go to the report worker without becoming a string on this thread
+  const selectMirrorClients = sql.query<[number, number], Buffer>(
+    'SELECT CAST(clients AS BLOB) FROM examiner_mirrors WHERE session_id = ? AND agency_id = ?'
+  ).pluck()
   const mirroredAgencies = sql.query<[number], number>('SELECT agency_id FROM examiner_mirrors WHERE session_id = ?').pluck()
 
   return {
@@ -178,8 +182,11 @@ export function createSessionRepository (sql: UnitOfWork, worldId = 'default') {
     putMirror (sessionId: number, mirror: MirrorRow): void {
       sql.transaction(() => upsertMirror.run(sessionId, mirror.agencyId, mirror.upTo, mirror.postedMs, mirror.postedSeq, mirror.clients))
     },
-    mirrors: (sessionId: number): MirrorRow[] =>
-      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, postedSeq: r.posted_seq, clients: r.clients })),
+    /** The session's mirrors without their client lists (mirrorClients reads one). */
+    mirrors: (sessionId: number): Array<Omit<MirrorRow, 'clients'>> =>
+      selectMirrors.all(sessionId).map((r) => ({ agencyId: r.agency_id, upTo: r.up_to, postedMs: r.posted_ms, postedSeq: r.posted_seq })),
+    /** One mirror's client list: the UTF-8 bytes of its JSON text. */
+    mirrorClients: (sessionId: number, agencyId: number): Buffer | undefined => selectMirrorClients.get(sessionId, agencyId),
     mirroredAgencies: (sessionId: number): number[] => mirroredAgencies.all(sessionId)
   }
 }

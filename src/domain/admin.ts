@@ -4,7 +4,8 @@ import { badRequest, conflict, notFound, validationFailed, type FieldError } fro
 import type { FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import { clientErrors } from '../fixture/validate.js'
 import type { Clock } from './clock.js'
-import { insertAgency, insertClient, officeRow, replaceClient, rowToClient, userRow } from './world.js'
+import { insertClient, officeRow, prepareAgency, replaceClient, rowToClient, userRow, type PreparedAgency } from './world.js'
+import { addAgencyInTurns } from './world-load.js'
 
 /**
  * What the control plane changes in the world: integrations, subscriptions, agencies,
@@ -34,12 +35,34 @@ export interface ClientPatch {
   deleted?: boolean
 }
 
+/** An agency's own consistency (its default office, its clients' offices, unique client numbers): a 400 listing every error. */
+export function agencyErrors (a: FixtureAgency): FieldError[] {
+  const offices = new Set(a.offices.map((o) => o.officeId))
+  const errors: FieldError[] = []
+  if (!offices.has(a.defaultOfficeId)) errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is not among the agency's offices` })
+  else if (a.offices.some((o) => o.officeId === a.defaultOfficeId && o.archived === true)) {
+    errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is archived; choose an office that is not archived` })
+  }
+  if (new Set(a.clients.map((c) => c.clientNumber)).size !== a.clients.length) errors.push({ field: 'clients', message: 'client numbers must be unique' })
+  a.clients.forEach((c, i) => {
+    if (!offices.has(c.details.officeId)) errors.push({ field: `clients[${i}].details.officeId`, message: `office ${c.details.officeId} is not among the agency's offices` })
+  })
+  return errors
+}
+
+/** A validated agency checked for its own consistency and made into rows. */
+export function checkedAgency (a: FixtureAgency): PreparedAgency {
+  const errors = agencyErrors(a)
+  if (errors.length > 0) throw validationFailed(errors)
+  return prepareAgency(a)
+}
+
 /**
  * `clientIdOf` gives a new integration the Client Id it has in this world (a world other than the
  * default one adds its suffix; see worlds/world-ids.ts).
  */
 export function createAdmin (
-  repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction'>, clock: Clock, clientIdOf = (clientId: string) => clientId
+  repos: Pick<Repositories, 'access' | 'agencies' | 'clients' | 'transaction' | 'staging'>, clock: Clock, clientIdOf = (clientId: string) => clientId
 ) {
   const agencyOrThrow = (agencyId: number) => {
     const agency = repos.agencies.getAgency(agencyId)
@@ -111,20 +134,12 @@ export function createAdmin (
       return repos.agencies.listAgencies().map((a) => ({ ...a, offices: repos.agencies.listOffices(a.agencyId), users: repos.agencies.listUsers(a.agencyId) }))
     },
 
-    addAgency (a: FixtureAgency): void {
-      if (repos.agencies.getAgency(a.agencyId) !== undefined) throw conflict(`Agency ${a.agencyId} already exists; DELETE it first or choose another agencyId`)
-      const offices = new Set(a.offices.map((o) => o.officeId))
-      const errors: FieldError[] = []
-      if (!offices.has(a.defaultOfficeId)) errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is not among the agency's offices` })
-      else if (a.offices.some((o) => o.officeId === a.defaultOfficeId && o.archived === true)) {
-        errors.push({ field: 'defaultOfficeId', message: `office ${a.defaultOfficeId} is archived; choose an office that is not archived` })
-      }
-      if (new Set(a.clients.map((c) => c.clientNumber)).size !== a.clients.length) errors.push({ field: 'clients', message: 'client numbers must be unique' })
-      a.clients.forEach((c, i) => {
-        if (!offices.has(c.details.officeId)) errors.push({ field: `clients[${i}].details.officeId`, message: `office ${c.details.officeId} is not among the agency's offices` })
-      })
-      if (errors.length > 0) throw validationFailed(errors)
-      repos.transaction(() => insertAgency(repos, a))
+    /** Adds an agency with its clients: as posted (validated), or its rows prepared on the fixture worker; its clients are staged in turns. */
+    async addAgency (a: FixtureAgency | PreparedAgency): Promise<void> {
+      const prepared = 'agency' in a ? a : checkedAgency(a)
+      const { agencyId } = prepared.agency
+      if (repos.agencies.getAgency(agencyId) !== undefined) throw conflict(`Agency ${agencyId} already exists; DELETE it first or choose another agencyId`)
+      await addAgencyInTurns(repos, prepared)
     },
 
     removeAgency (agencyId: number): void {

@@ -3,8 +3,8 @@ import { compileGlob, type GlobMatcher } from './glob.js'
 import { seededRandom } from './random.js'
 
 /**
- * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, or a
- * dropped connection), for the next N matches, every Nth match, or with a probability that is
+ * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, a
+ * dropped connection, or an answer lost after the request was handled), for the next N matches, every Nth match, or with a probability that is
  * reproducible from the rule's seed.
  */
 export interface FaultMatch {
@@ -21,8 +21,10 @@ export interface FaultEffect {
   body?: unknown
   headers?: Record<string, string>
   delayMs?: number
-  /** Close the connection without answering. */
+  /** Close the connection without answering: the request is not handled. */
   drop?: boolean
+  /** Handle the request (a write is applied), then close the connection instead of sending its answer. */
+  dropAnswer?: boolean
 }
 
 export interface FaultInput {

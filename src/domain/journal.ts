@@ -24,7 +24,15 @@ export interface JournalEntry {
   body?: unknown
   /** Id of the fault rule that answered, if any. */
   fault?: string
+  /** The answer (of `status`) never reached the client: see AnswerLost. */
+  answerLost?: AnswerLost
 }
+
+/**
+ * Why a request's answer never reached its client: `dropped`, a fault rule's dropAnswer closed the
+ * connection after the request was handled; `abandoned`, the client closed it before the answer.
+ */
+export type AnswerLost = 'dropped' | 'abandoned'
 
 export interface JournalFilter {
   method?: string

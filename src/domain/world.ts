@@ -1,4 +1,4 @@
-import type { ClientRepository, ClientRow, Repositories } from '../db/index.js'
+import type { AgencyRow, ClientRepository, ClientRow, IntegrationRow, OfficeRow, PolicyKey, Repositories, SubscriptionRow, UserRow, WriteRow } from '../db/index.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureOffice, FixtureUser } from '../fixture/schema.js'
 import { completedPolicy } from '../fixture/complete.js'
 import type { FixtureStamp } from '../fixture/stamp.js'
@@ -132,42 +132,75 @@ export const userRow = (u: FixtureUser) => ({
   active: u.active
 })
 
-/** Inserts one fixture agency with its offices, users and clients (the caller holds the transaction). */
-export function insertAgency ({ agencies, clients }: Pick<Repositories, 'agencies' | 'clients'>, a: FixtureAgency): void {
-  agencies.insertAgency({
-    agencyId: a.agencyId,
-    name: a.name,
-    active: a.active ?? true,
-    connected: a.connected ?? true,
-    supportsIncludes: a.supportsIncludes ?? true,
-    defaultOfficeId: a.defaultOfficeId,
-    defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
-  })
-  for (const o of a.offices) agencies.insertOffice(a.agencyId, officeRow(o))
-  for (const u of a.users) agencies.insertUser(a.agencyId, userRow(u))
-  for (const c of a.clients) insertClient(clients, a.agencyId, c)
+/**
+ * A fixture as the rows it becomes: everything loading it takes but the inserts (the groups of
+ * each client already JSON text), so that the part that grows with the document can be made away
+ * from the event loop (fixture-job.ts) and passed over as plain data.
+ */
+export interface PreparedWorld {
+  prepared: true
+  agencies: PreparedAgency[]
+  integrations: Array<{ integration: IntegrationRow, subscriptions: SubscriptionRow[] }>
+  /** Each write with its attachment bytes in base64. */
+  writes: Array<{ write: Omit<WriteRow, 'seq'>, content?: string }>
 }
 
-/**
- * Replaces the whole world with the fixture's, in one transaction (one change for the read
- * model). `stamp`: the content of the fixture file loaded, remembered so that a later start can
- * tell another fixture from it.
- */
-export function loadWorld (repositories: Repositories, fixture: Fixture, source: string, nowIso: string, stamp?: FixtureStamp): void {
-  const { access, writes, meta } = repositories
-  repositories.transaction(() => {
-    repositories.clearWorld()
-    for (const a of fixture.agencies) {
-      insertAgency(repositories, a)
-    }
-    for (const i of fixture.integrations) {
-      access.insertIntegration({ clientId: i.clientId, clientSecret: i.clientSecret, name: i.name })
-      i.agencies.forEach((s, position) =>
-        access.insertSubscription({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }, position)
-      )
-    }
-    for (const w of fixture.writes ?? []) {
-      const seq = writes.insertWrite({
+export interface PreparedAgency {
+  agency: AgencyRow
+  offices: OfficeRow[]
+  users: UserRow[]
+  clients: Array<{ row: ClientRow, policies: PolicyKey[] }>
+}
+
+export function prepareAgency (a: FixtureAgency): PreparedAgency {
+  return {
+    agency: {
+      agencyId: a.agencyId,
+      name: a.name,
+      active: a.active ?? true,
+      connected: a.connected ?? true,
+      supportsIncludes: a.supportsIncludes ?? true,
+      defaultOfficeId: a.defaultOfficeId,
+      defaultUsers: Object.fromEntries(Object.entries(a.defaultUsers ?? {}).filter(([, v]) => v !== undefined)) as Record<string, number>
+    },
+    offices: a.offices.map(officeRow),
+    users: a.users.map(userRow),
+    clients: a.clients.map((c) => prepareClient(a.agencyId, c))
+  }
+}
+
+export type PreparedClient = PreparedAgency['clients'][number]
+
+/** A client's row and the keys of its policies. */
+export function prepareClient (agencyId: number, c: FixtureClient): PreparedClient {
+  return {
+    row: clientToRow(agencyId, c),
+    policies: (c.policies ?? []).map((p, i) => ({ policyId: p.id, policyNumber: p.policyNumber ?? '', policyIndex: p.policyIndex ?? i }))
+  }
+}
+
+/** Inserts one prepared agency with its offices, users and clients (the caller holds the transaction). */
+export function insertPreparedAgency ({ agencies, clients }: Pick<Repositories, 'agencies' | 'clients'>, a: PreparedAgency): void {
+  agencies.insertAgency(a.agency)
+  for (const o of a.offices) agencies.insertOffice(a.agency.agencyId, o)
+  for (const u of a.users) agencies.insertUser(a.agency.agencyId, u)
+  for (const c of a.clients) {
+    clients.insertClient(c.row)
+    for (const p of c.policies) clients.insertPolicy(a.agency.agencyId, c.row.clientNumber, p)
+  }
+}
+
+/** The fixture's rows; without `clients`, its agencies come without their clients (staged in turns instead: world-load.ts). */
+export function prepareWorld (fixture: Fixture, { clients = true }: { clients?: boolean } = {}): PreparedWorld {
+  return {
+    prepared: true,
+    agencies: fixture.agencies.map((a) => prepareAgency(clients ? a : { ...a, clients: [] })),
+    integrations: fixture.integrations.map((i) => ({
+      integration: { clientId: i.clientId, clientSecret: i.clientSecret, name: i.name },
+      subscriptions: i.agencies.map((s) => ({ clientId: i.clientId, agencyId: s.agencyId, scopes: s.scopes, optedOut: s.optedOut === true }))
+    })),
+    writes: (fixture.writes ?? []).map((w) => ({
+      write: {
         agencyId: w.agencyId,
         clientNumber: w.clientNumber,
         kind: w.kind,
@@ -179,12 +212,39 @@ export function loadWorld (repositories: Repositories, fixture: Fixture, source:
         receivedAt: w.receivedAt,
         appliedAt: w.appliedAt,
         data: w.data
-      })
-      if (w.content !== undefined) writes.insertContent(seq, Buffer.from(w.content, 'base64'))
-    }
-    meta.set('seeded_from', source)
-    meta.set('seeded_at', nowIso)
-    meta.set('seeded_sha256', stamp?.sha256 ?? '')
-    meta.set('seeded_quick', stamp?.quick ?? '')
+      },
+      ...(w.content === undefined ? {} : { content: w.content })
+    }))
+  }
+}
+
+/**
+ * Replaces the whole world with the fixture's (or the rows prepared from one), in one
+ * transaction (one change for the read model). `stamp`: the content of the fixture file loaded,
+ * remembered so that a later start can tell another fixture from it.
+ */
+export function loadWorld (repositories: Repositories, content: Fixture | PreparedWorld, source: string, nowIso: string, stamp?: FixtureStamp): void {
+  const world = 'prepared' in content ? content : prepareWorld(content)
+  repositories.transaction(() => {
+    repositories.clearWorld()
+    for (const a of world.agencies) insertPreparedAgency(repositories, a)
+    insertRest(repositories, world, source, nowIso, stamp)
   })
+}
+
+/** Everything but the agencies (the caller holds the transaction): integrations, writes, and what seeded the world. */
+export function insertRest (repositories: Repositories, world: PreparedWorld, source: string, nowIso: string, stamp?: FixtureStamp): void {
+  const { access, writes, meta } = repositories
+  for (const { integration, subscriptions } of world.integrations) {
+    access.insertIntegration(integration)
+    subscriptions.forEach((s, position) => access.insertSubscription(s, position))
+  }
+  for (const { write, content: bytes } of world.writes) {
+    const seq = writes.insertWrite(write)
+    if (bytes !== undefined) writes.insertContent(seq, Buffer.from(bytes, 'base64'))
+  }
+  meta.set('seeded_from', source)
+  meta.set('seeded_at', nowIso)
+  meta.set('seeded_sha256', stamp?.sha256 ?? '')
+  meta.set('seeded_quick', stamp?.quick ?? '')
 }

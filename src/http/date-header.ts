@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 
 /** The first and last instants an HTTP date can name (its year has four digits). */
 const FIRST_HTTP_DATE_MS = new Date(0).setUTCFullYear(0, 0, 1)
@@ -34,10 +34,7 @@ export function sandboxDate (app: FastifyInstance): string {
  * fault rule sets on purpose is left as it is. Answers the HTTP parser refuses before any
  * request exists are written by clientErrorHandler (src/plugins/errors.ts) with the same date.
  */
-export function dateFromSandboxClock (app: FastifyInstance): void {
-  app.addHook('onSend', (request, reply, payload, done) => {
-    // the request's world's clock (a world of its own for a partner of that world); the default world's before routing
-    if (!reply.hasHeader('date')) reply.header('date', httpDate((request.world ?? app.worlds.default).clock.nowMs()))
-    done(null, payload)
-  })
+export function stampDate (app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): void {
+  // the request's world's clock (a world of its own for a partner of that world); the default world's before routing
+  if (!reply.hasHeader('date')) reply.header('date', httpDate((request.world ?? app.worlds.default).clock.nowMs()))
 }

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { HEADER_NAMES } from '../domain/attachments.js'
 import type { RequestRecord } from '../domain/examiner/codec.js'
+import type { AnswerLost } from '../domain/journal.js'
 import { writeItems } from '../domain/examiner/records.js'
 import type { World } from '../domain/worlds/world.js'
 
@@ -59,6 +60,8 @@ export function examineRequest (world: World, request: FastifyRequest, answer: {
   /** As the journal keeps them (capped). */
   warnings: string[]
   retryAfter?: unknown
+  /** The answer never reached the client (journal.ts). */
+  answerLost?: AnswerLost | null
 }): void {
   const { examiner } = world
   if (!examiner.wants(answer.clientId)) return
@@ -78,7 +81,8 @@ export function examineRequest (world: World, request: FastifyRequest, answer: {
     clientId: answer.clientId ?? undefined,
     faultId: request.faultId ?? undefined,
     warnings: answer.warnings.length > 0 ? answer.warnings : undefined,
-    retryAfterS: answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs)
+    retryAfterS: answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs),
+    answerLost: answer.answerLost ?? undefined
   }
   if (operation === 'batchClients') Object.assign(record, batchOf(request))
   if (operation === 'agencies' && answer.status === 200 && request.integrationId !== '' && request.integrationId !== undefined) {

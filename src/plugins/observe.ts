@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { FaultRule } from '../domain/faults.js'
 import { capPath } from '../domain/glob.js'
-import { capWarnings, detachedCopy, MAX_BODY_TEXT, type RecordedBody } from '../domain/journal.js'
+import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
 import { isConsoleOwnRequest } from './control-guard.js'
 import { examineRequest } from './examine.js'
@@ -13,6 +13,12 @@ declare module 'fastify' {
     sentBody: unknown
     /** Fault rule that answered this request. */
     faultId: string | null
+    /** The answer never reached the client: a fault rule dropped it, or the client closed the connection first. */
+    answerLost: AnswerLost | null
+    /** Recorded in the journal (and open sessions) already. */
+    journaled: boolean
+    /** The body is read (or there is none): the handler runs, and its answer reaches onSend. */
+    bodyRead: boolean
   }
 }
 
@@ -70,6 +76,10 @@ function journalBody (request: FastifyRequest): RecordedBody | undefined {
 function answerFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRule): FastifyReply | undefined {
   const { effect } = rule
   request.faultId = rule.id
+  if (effect.dropAnswer === true) {
+    request.answerLost = 'dropped' // the request goes on; its answer is dropped when sent (recordLostAnswer)
+    return undefined
+  }
   if (effect.drop === true) {
     reply.hijack()
     request.raw.socket?.destroy()
@@ -104,6 +114,7 @@ export function applyFaults (request: FastifyRequest, reply: FastifyReply, done:
     agencyId: agencyOf(agencyParam(request))
   })
   if (rule === undefined) return done()
+  request.faultId = rule.id // already while a delay runs: a client that leaves then is journaled with it
   const apply = () => {
     let answered: FastifyReply | undefined
     try {
@@ -125,7 +136,8 @@ export function applyFaults (request: FastifyRequest, reply: FastifyReply, done:
  * time wait until the journal is read.
  */
 function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
-  const { method, url, faultId, world } = request
+  const { method, url, faultId, world, answerLost } = request
+  request.journaled = true
   const atMs = world.clock.nowMs()
   const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
   const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
@@ -148,23 +160,68 @@ function record (request: FastifyRequest, status: number, durationMs: number, re
         status,
         durationMs: Math.round(durationMs * 100) / 100,
         warnings,
-        ...(faultId === null ? {} : { fault: faultId })
+        ...(faultId === null ? {} : { fault: faultId }),
+        ...(answerLost === null ? {} : { answerLost })
       }
     }
   }, atMs)
   if (world.examiner.recording) {
-    examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter })
+    examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter, answerLost })
   }
 }
 
-/** When a partner request's answer is sent: the world's request journal and examiner sessions. */
+/**
+ * Answers that will never arrive are recorded as they are sent, with the status they had (the
+ * request context's onSend hook asks): a fault's dropAnswer (the request was handled, then its
+ * connection is closed instead), and a request whose client closed the connection first
+ * (onResponse never comes for either). False when the answer goes on as usual.
+ */
+export function recordLostAnswer (request: FastifyRequest, reply: FastifyReply): 'dropped' | 'recorded' | false {
+  if ((request.answerLost === null && request.raw.socket?.destroyed !== true) || request.journaled || !isVendor(request)) return false
+  if (request.answerLost === 'dropped') {
+    record(request, reply.statusCode, reply.elapsedTime)
+    reply.hijack()
+    request.raw.socket?.destroy()
+    return 'dropped'
+  }
+  request.answerLost = 'abandoned'
+  record(request, reply.statusCode, reply.elapsedTime)
+  return 'recorded'
+}
+
+/** When a partner request's answer is sent (or is lost): the world's request journal and examiner sessions. */
 export function observeVendorTraffic (app: FastifyInstance): void {
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
+  app.decorateRequest('answerLost', null)
+  app.decorateRequest('journaled', false)
+  app.decorateRequest('bodyRead', false)
+
+  // A client that left before its body was read: the request is never handled (no body is read from
+  // a closed connection), so it is recorded now, unanswered (status 0).
+  app.addHook('onRequestAbort', (request, done) => {
+    if (!request.journaled && !request.bodyRead && isVendor(request)) {
+      request.answerLost = 'abandoned'
+      record(request, 0, 0)
+    }
+    done()
+  })
+
+  // Every vendor request whose body was read, a route's or not (an unknown operation's 404 too).
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (isVendor(request)) {
+      request.sentBody = request.body
+      request.bodyRead = true
+    }
+    done()
+  })
+
   // A callback hook, not an async one: it runs on every request.
   app.addHook('onResponse', (request, reply, done) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
-    if (isVendor(request)) record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)
+    if (isVendor(request) && !request.journaled) {
+      record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)
+    }
     done()
   })
 }

@@ -4,7 +4,8 @@ import type { WorldRegistry } from '../domain/worlds/registry.js'
 import type { World } from '../domain/worlds/world.js'
 import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
 import { guardControlRequest } from './control-guard.js'
-import { applyFaults } from './observe.js'
+import { stampDate } from '../http/date-header.js'
+import { applyFaults, recordLostAnswer } from './observe.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -42,5 +43,12 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
     request.world = world
     world.touch()
     applyFaults(request, reply, done)
+  })
+
+  // And the one hook every answer passes last: dated by its world's clock, unless it is lost (observe.ts).
+  app.addHook('onSend', (request, reply, payload, done) => {
+    stampDate(app, request, reply)
+    // a dropped answer is never written: the hook chain stops here
+    if (recordLostAnswer(request, reply) !== 'dropped') done(null, payload)
   })
 }

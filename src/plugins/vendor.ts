@@ -164,9 +164,8 @@ export function vendorRouteHooks (route: VendorRoute): { onRequest: Hook, preVal
     }
   }
 
-  /** Binds the query, body and headers as the live service's binder does (throws a 400); keeps the body as sent for the journal. */
+  /** Binds the query, body and headers as the live service's binder does (throws a 400); the body as sent is kept for the journal by observe.ts. */
   function bindRequest (request: FastifyRequest): void {
-    request.sentBody = request.body
     const warnings: string[] = []
 
     const query = bindPart(request.query, querySchema, 'querystring', warnings)

@@ -107,6 +107,15 @@ export const ClockPutBody = Type.Object(
   },
   { additionalProperties: false, minProperties: 1 }
 )
+/** The clock after an advance; with a clock-time simulator, what the advance's catch-up made. */
+export const ClockAdvancedSchema = Type.Object({
+  now: Type.String(),
+  frozen: Type.Boolean(),
+  simulator: Type.Optional(Type.Object({
+    changes: Type.Integer({ description: 'changes the simulator made for the period, spread over it' }),
+    skipped: Type.Integer({ description: 'changes the period would have seen past the cap of 10,000 per advance (0 within it)' })
+  }, { description: 'present while a clock-time simulator runs' }))
+})
 export const ClockAdvanceBody = Type.Object(
   { seconds: Type.Number({ exclusiveMinimum: 0, maximum: 315_360_000, description: 'how far to move the clock forward' }) },
   { additionalProperties: false }
@@ -139,7 +148,10 @@ export const FaultInputBody = Type.Object(
         body: Type.Optional(Type.Unknown()),
         headers: Type.Optional(Type.Record(Type.String(), Type.String())),
         delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 120_000 })),
-        drop: Type.Optional(Type.Boolean({ description: 'close the connection without answering' }))
+        drop: Type.Optional(Type.Boolean({ description: 'close the connection without answering (the request is not handled)' })),
+        dropAnswer: Type.Optional(Type.Boolean({
+          description: 'handle the request (a write is applied), then close the connection instead of sending the answer: the answer a flaky network loses'
+        }))
       },
       { additionalProperties: false }
     ),

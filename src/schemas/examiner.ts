@@ -12,7 +12,7 @@ export const EXAMPLES_PER_FINDING = 5
 /** Client numbers listed per sync set (the count is always whole). */
 export const CLIENT_NUMBERS_PER_SET = 100
 /** Most client numbers in one posted mirror. */
-export const MIRROR_CLIENTS_MAX = 250_000
+export const MIRROR_CLIENTS_MAX = 100_000
 
 export const SessionIdParams = Type.Object({ id: Type.Integer({ minimum: 1, maximum: 2147483647 }) })
 

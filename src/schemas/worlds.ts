@@ -37,7 +37,8 @@ const WorldFacts = {
 export const WorldCreatedSchema = Type.Object({
   ...WorldFacts,
   integrations: Type.Array(WorldIntegration),
-  token: Type.String({ description: "opens this world's control routes (/_sandbox/worlds/{id}/...) when the sandbox has a control token" })
+  token: Type.String({ description: "opens this world's control routes (/_sandbox/worlds/{id}/...) when the sandbox has a control token" }),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: 'what the fixture held in an earlier format and was converted, one line per field' }))
 }, { title: 'WorldCreated' })
 
 export const WorldSchema = Type.Object({

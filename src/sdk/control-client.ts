@@ -1,5 +1,6 @@
 import type { Static } from '@sinclair/typebox'
 import type { ClockState } from '../domain/clock.js'
+import type { CatchUp } from '../domain/simulator.js'
 import type { FaultRule } from '../domain/faults.js'
 import type { JournalEntry } from '../domain/journal.js'
 import type { ResetPart } from '../domain/worlds/world.js'
@@ -54,6 +55,8 @@ export interface Sessions {
   report(id: number, format?: 'json'): Promise<Report>
   report(id: number, format: 'junit' | 'html'): Promise<string>
   report(id: number, format?: ReportFormat): Promise<Report | string>
+  /** Deletes a session, open or ended, with its recorded requests, mirrors and report. */
+  delete(id: number): Promise<void>
 }
 
 export interface Control {
@@ -68,7 +71,8 @@ export interface Control {
     get(): Promise<ClockState>
     set(now: string | Date, frozen?: boolean): Promise<ClockState>
     freeze(): Promise<ClockState>
-    advance(seconds: number): Promise<ClockState>
+    /** With a clock-time simulator, `simulator` says what the advance's catch-up made and skipped. */
+    advance(seconds: number): Promise<ClockState & { simulator?: CatchUp }>
     /** Back to real time, running. */
     real(): Promise<ClockState>
   }

@@ -1,4 +1,5 @@
 import { versionOf } from '../../versions/index.js'
+import type { AnswerLost } from '../journal.js'
 import type { RecordedRequest } from './records.js'
 
 /**
@@ -29,6 +30,8 @@ export interface RequestRecord {
   retryAfterS?: number
   faultId?: string
   warnings?: string[]
+  /** The answer never reached the client: dropped by a fault rule, or abandoned by the client. */
+  answerLost?: AnswerLost
 }
 
 /** Longest path kept (as the journal keeps it). */
@@ -38,7 +41,7 @@ export const MAX_QUERY = 2048
 const MAX_QUERY_KEYS = 20
 const MAX_QUERY_VALUE = 200
 
-type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' | 'listedAgencies' | 'writes' | 'retryAfterS' | 'faultId' | 'warnings'>
+type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' | 'listedAgencies' | 'writes' | 'retryAfterS' | 'faultId' | 'warnings' | 'answerLost'>
 
 /**
  * The line format (chunks written since format 2): a header line `2<TAB>atBase<TAB>realBase`,
@@ -81,9 +84,17 @@ function clientIdJson (clientId: string | undefined): string {
 /** The fields most requests lack, as JSON; `version` is given only when the query was cut (else it is read from the query). */
 function extraJson (r: RequestRecord, version: string | undefined): string {
   if (version === undefined && r.clients === undefined && r.batchSize === undefined && r.listedAgencies === undefined &&
-    r.writes === undefined && r.retryAfterS === undefined && r.faultId === undefined && r.warnings === undefined) return ''
+    r.writes === undefined && r.retryAfterS === undefined && r.faultId === undefined && r.warnings === undefined && r.answerLost === undefined) return ''
   const extra: Extra = {
-    version, clients: r.clients, batchSize: r.batchSize, listedAgencies: r.listedAgencies, writes: r.writes, retryAfterS: r.retryAfterS, faultId: r.faultId, warnings: r.warnings
+    version,
+    clients: r.clients,
+    batchSize: r.batchSize,
+    listedAgencies: r.listedAgencies,
+    writes: r.writes,
+    retryAfterS: r.retryAfterS,
+    faultId: r.faultId,
+    warnings: r.warnings,
+    answerLost: r.answerLost
   }
   return JSON.stringify(extra)
 }
@@ -194,33 +205,47 @@ function queryOf (text: string): Record<string, string> {
 }
 
 /**
- * A decoder for one reading of a session: paths and query strings repeat, so what is derived
- * from each is worked out once and shared (the decoded requests are only read). It gives the
+ * A string of its own: a slice of a chunk's text would keep the whole text alive for as long as
+ * the request it names (a session at its cap would hold every chunk it read).
+ */
+const detached = (text: string) => Buffer.from(text, 'utf8').toString('utf8')
+
+/**
+ * A decoder for one reading of a session: paths, query strings and operations repeat, so what is
+ * derived from each is worked out once and shared (the decoded requests are only read), and the
+ * text of each chunk can be let go once it is decoded. It gives the
  * requests of each chunk in order, numbered from the chunk's first.
  */
 export function requestDecoder (): (chunkText: string, firstSeq: number) => RecordedRequest[] {
   const queries = new Map<string, { query: Record<string, string>, version: string }>()
-  const paths = new Map<string, { agencyId?: number, clients?: number[] }>()
+  const paths = new Map<string, { path: string, agencyId?: number, clients?: number[] }>()
+  const operations = new Map<string, string>()
   return (chunkText, firstSeq) => {
     const requests: RecordedRequest[] = []
     for (const { atMs, realMs, elapsed, status, journalId, method, operation, clientId, extra, path, query } of chunkFields(chunkText)) {
       let parsed = query === undefined ? undefined : queries.get(query)
-      if (query !== undefined && parsed === undefined) queries.set(query, (parsed = { query: queryOf(query), version: versionOf(`?${query}`) }))
-      const r: RecordedRequest = {
-        seq: firstSeq + requests.length, atMs, realMs, elapsedMs: elapsed / 100, method, path, version: extra?.version ?? parsed?.version ?? '1', status, journalId
-      }
-      if (operation !== undefined) r.operation = operation
-      if (parsed !== undefined) r.query = parsed.query
-      if (clientId !== undefined) r.clientId = clientId
+      if (query !== undefined && parsed === undefined) queries.set(detached(query), (parsed = { query: queryOf(query), version: versionOf(`?${query}`) }))
       let inPath = paths.get(path)
       if (inPath === undefined) {
         const agency = AGENCY_IN_PATH.exec(path)
         const client = CLIENT_IN_PATH.exec(path)
-        paths.set(path, (inPath = {
+        const own = detached(path)
+        paths.set(own, (inPath = {
+          path: own,
           ...(agency === null ? {} : { agencyId: Number(agency[1]) }),
           ...(client === null ? {} : { clients: [Number(client[1])] })
         }))
       }
+      const r: RecordedRequest = {
+        seq: firstSeq + requests.length, atMs, realMs, elapsedMs: elapsed / 100, method, path: inPath.path, version: extra?.version ?? parsed?.version ?? '1', status, journalId
+      }
+      if (operation !== undefined) {
+        let known = operations.get(operation)
+        if (known === undefined) operations.set((known = detached(operation)), known)
+        r.operation = known
+      }
+      if (parsed !== undefined) r.query = parsed.query
+      if (clientId !== undefined) r.clientId = clientId
       if (inPath.agencyId !== undefined) r.agencyId = inPath.agencyId
       if (extra !== undefined) {
         if (extra.clients !== undefined && extra.clients !== null) r.clients = extra.clients
@@ -230,6 +255,7 @@ export function requestDecoder (): (chunkText: string, firstSeq: number) => Reco
         if (extra.retryAfterS !== undefined && extra.retryAfterS !== null) r.retryAfterS = extra.retryAfterS
         if (extra.faultId !== undefined && extra.faultId !== null) r.faultId = extra.faultId
         if (extra.warnings !== undefined && extra.warnings !== null) r.warnings = extra.warnings
+        if (extra.answerLost === 'dropped' || extra.answerLost === 'abandoned') r.answerLost = extra.answerLost
       }
       if (r.clients === undefined && inPath.clients !== undefined) r.clients = inPath.clients
       requests.push(r)

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { AnswerLost } from '../journal.js'
 import { EXAMPLES_PER_FINDING, type Example } from '../../schemas/examiner.js'
 
 /**
@@ -42,6 +43,8 @@ export interface RecordedRequest {
   faultId?: string
   /** What the sandbox ignored, such as unknown body keys. */
   warnings?: string[]
+  /** The answer (of `status`) never reached the client: dropped by a fault rule, or abandoned by the client. */
+  answerLost?: AnswerLost
 }
 
 /** The operation of a change of the world's data in a session's log (a pseudo-request: method CHANGE, the client's path). */

@@ -10,7 +10,8 @@ import { syncAgencies } from './sync.js'
 /**
  * What computing one report takes, in the form it crosses to the report worker: the session's
  * chunks as stored (compressed), which of their requests are the session's, and its mirrors.
- * The agencies' clients are asked for once the requests are read (only the agencies synced).
+ * The agencies' clients are asked for once the requests are read (only the agencies synced), and
+ * each mirror's client list when the sync check reaches it (one at a time).
  */
 export interface ReportJob {
   session: Session
@@ -20,8 +21,12 @@ export interface ReportJob {
   chunks: Array<{ firstSeq: number, requests: Uint8Array }>
   /** The log positions and Client Id of the session's requests, and their most (own chunks counted). */
   range: { fromSeq: number, toSeq: number, clientId: string | null, cap: number }
-  mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, postedSeq: number | null, clients: string }>
+  /** The session's mirrors; their client lists are read one at a time, as the sync check needs them (MirrorClients). */
+  mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, postedSeq: number | null }>
 }
+
+/** A mirror's client list, the JSON text of [clientNumber, modifiedMs] pairs (synchronous: the worker waits for it). */
+export type MirrorClients = (agencyId: number) => string
 
 /** An agency's clients as columns (sent without copying between threads). */
 export interface ClientColumns {
@@ -72,23 +77,26 @@ export function sessionRequests (job: ReportJob): RecordedRequest[] {
 }
 
 /**
- * The declared mirrors, their client lists parsed, each with its place among the session's
- * requests: after every request recorded before it was posted.
+ * The declared mirrors, each client list parsed when the sync check reads it (once): a session's
+ * mirrors (up to 20 of 100,000 clients) are never all parsed at once. Each has its place among
+ * the session's requests: after every request recorded before it was posted.
  */
-export function declaredMirrors (job: ReportJob, requests: readonly RecordedRequest[]): DeclaredMirror[] {
+export function declaredMirrors (job: ReportJob, requests: readonly RecordedRequest[], mirrorClients: MirrorClients): DeclaredMirror[] {
   return job.mirrors.map((m) => ({
     agencyId: m.agencyId,
     upTo: m.upTo,
     postedMs: m.postedMs,
     after: m.postedSeq === null ? undefined : requests.filter((r) => r.logSeq === undefined || r.logSeq < m.postedSeq!).length,
-    clients: JSON.parse(m.clients) as Array<[number, number]>
+    get clients () {
+      return JSON.parse(mirrorClients(m.agencyId)) as Array<[number, number]>
+    }
   }))
 }
 
 /** Reads the job's requests, asks for the clients of the agencies it compares, and judges the session. */
-export async function runReportJob (job: ReportJob, clientsOf: (agencies: number[]) => Promise<Map<number, ClientColumns>>): Promise<Report> {
+export async function runReportJob (job: ReportJob, clientsOf: (agencies: number[]) => Promise<Map<number, ClientColumns>>, mirrorClients: MirrorClients): Promise<Report> {
   const requests = sessionRequests(job)
-  const mirrors = declaredMirrors(job, requests)
+  const mirrors = declaredMirrors(job, requests, mirrorClients)
   const columns = await clientsOf(syncAgencies(requests, mirrors))
   return buildReport({ session: job.session, requests, mirrors, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
 }

@@ -38,6 +38,13 @@ function retryAfterIgnored (requests: readonly RecordedRequest[]) {
 
 interface WriteItem { request: RecordedRequest, refId: string, fingerprint: string }
 
+/** How a write was answered, as its partner saw it: an answer that never arrived says so. */
+function outcome (r: RecordedRequest): string {
+  if (r.answerLost === 'dropped') return `handled with ${r.status}, its answer dropped by fault rule ${r.faultId ?? ''}`.trimEnd()
+  if (r.answerLost === 'abandoned') return `handled with ${r.status} after the client closed the connection`
+  return `answered ${r.status}`
+}
+
 /** Writes whose outcome a partner must assume happened: applied (200), saved (202), or unknown (dropped, 5xx). */
 const mayHaveHappened = (status: number) => status === 200 || status === 202 || status === 0 || status >= 500
 
@@ -61,7 +68,7 @@ function writeRules (requests: readonly RecordedRequest[]): RuleOutcomes {
       const contentKey = `${request.operation}\n${request.path}\n${fingerprint}`
       const before = byContent.get(contentKey)
       if (before !== undefined && before.refId !== item.refId) {
-        const detail = `the same content as request ${before.request.journalId} (answered ${before.request.status}) under a new RefId ${refId}`
+        const detail = `the same content as request ${before.request.journalId} (${outcome(before.request)}) under a new RefId ${refId}`
         if (before.request.status === 202) resent.add(request, detail)
         else if (mayHaveHappened(before.request.status)) retried.add(request, detail)
       }

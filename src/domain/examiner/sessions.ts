@@ -1,10 +1,10 @@
 import type { ClientVersion } from '../../db/clients.js'
 import type { SessionRepository, SessionRow } from '../../db/sessions.js'
-import { conflict, invalidField, notFound } from '../../errors.js'
+import { conflict, notFound } from '../../errors.js'
 import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type Session } from '../../schemas/examiner.js'
-import { parseTimestamp } from '../../time.js'
 import type { Clock } from '../clock.js'
 import type { RequestRecord } from './codec.js'
+import { mirrorTime, type ReadMirror } from './mirror-body.js'
 import { CLIENT_CHANGED } from './records.js'
 import { RecordingLog } from './recording-log.js'
 import { summarize } from './report.js'
@@ -18,8 +18,8 @@ export type { RequestRecord } from './codec.js'
 export const MAX_OPEN_SESSIONS = 1000
 /** Agencies one session may declare mirrors of; one more is a 409. */
 export const MAX_MIRRORS_PER_SESSION = 20
-/** Mirror entries checked per turn of the event loop. */
-const MIRROR_ENTRIES_PER_TURN = 20_000
+/** Mirror entries checked per turn of the event loop (a small mirror's: a large one is read on the fixture worker). */
+const MIRROR_ENTRIES_PER_TURN = 5_000
 
 export interface ExaminerOptions {
   repo: SessionRepository
@@ -90,7 +90,18 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     }
   }
 
-  const compute = (row: SessionRow, sessionView: Session, bounded = true) => reports.run(jobOf(row, sessionView), clientsOf, { bounded })
+  const compute = (row: SessionRow, sessionView: Session, bounded = true) =>
+    reports.run(jobOf(row, sessionView), clientsOf, (agencyId) => repo.mirrorClients(row.id, agencyId), { bounded })
+
+  /** A posted mirror's entries read in turns of MIRROR_ENTRIES_PER_TURN. */
+  async function readInTurns (body: Mirror): Promise<ReadMirror> {
+    const pairs: Array<[number, number]> = []
+    for (const [i, c] of body.clients.entries()) {
+      pairs.push([c.clientNumber, mirrorTime(c.modified, i)])
+      if (i % MIRROR_ENTRIES_PER_TURN === MIRROR_ENTRIES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve))
+    }
+    return { agencyId: body.agencyId, upTo: body.upTo ?? null, pairs: JSON.stringify(pairs), count: pairs.length }
+  }
 
   /** Forgets the log's chunks no open or ending session reads. */
   function trim (): void {
@@ -213,8 +224,11 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       trim()
     },
 
-    /** Keeps what the partner says it stored for an agency (a later post for the agency replaces it); entries are read in turns. */
-    async mirror (id: number, body: Mirror): Promise<{ agencyId: number, clients: number }> {
+    /**
+     * Keeps what the partner says it stored for an agency (a later post for the agency replaces it):
+     * a body as posted (its entries read in turns), or one read whole on the fixture worker.
+     */
+    async mirror (id: number, body: Mirror | ReadMirror): Promise<{ agencyId: number, clients: number }> {
       const row = session(id)
       if (row.endedMs !== null) throw conflict(`Session ${id} has ended: its report is the one it ended with. Post mirrors before ending the session`)
       if (!agencyExists(body.agencyId)) throw notFound(`No agency ${body.agencyId} in this world; a mirror is of an agency the integration syncs`)
@@ -222,17 +236,11 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       if (!agencies.includes(body.agencyId) && agencies.length >= MAX_MIRRORS_PER_SESSION) {
         throw conflict(`Session ${id} has mirrors of ${agencies.length} agencies, its most (${MAX_MIRRORS_PER_SESSION}); post again for one of them to replace it`)
       }
-      const pairs: Array<[number, number]> = []
-      for (const [i, c] of body.clients.entries()) {
-        const ms = parseTimestamp(c.modified)
-        if (ms === null) throw invalidField(`clients[${i}].modified`, `'${c.modified.slice(0, 40)}' is not an ISO 8601 date-time such as 2026-11-22T09:00:00Z`)
-        pairs.push([c.clientNumber, ms])
-        if (i % MIRROR_ENTRIES_PER_TURN === MIRROR_ENTRIES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve))
-      }
+      const read = 'pairs' in body ? body : await readInTurns(body)
       if (!open.has(id)) throw conflict(`Session ${id} ended while its mirror was read`)
       log.flush()
-      repo.putMirror(id, { agencyId: body.agencyId, upTo: body.upTo ?? null, postedMs: clock.nowMs(), postedSeq: log.nextSeq, clients: JSON.stringify(pairs) })
-      return { agencyId: body.agencyId, clients: pairs.length }
+      repo.putMirror(id, { agencyId: read.agencyId, upTo: read.upTo, postedMs: clock.nowMs(), postedSeq: log.nextSeq, clients: read.pairs })
+      return { agencyId: read.agencyId, clients: read.count }
     },
 
     /** The session's report: computed now while it is open, the kept one once it has ended. */

@@ -1,6 +1,7 @@
 import { conflict, insufficientStorage, notFound, tooManyRequests } from '../../errors.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
+import type { FixtureRunner } from './fixture-runner.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
 import { World, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, newWorldToken, worldIdOfClientId } from './world-ids.js'
@@ -26,6 +27,8 @@ export interface NewWorld {
   from?: string
   /** A fixture document (validated): the world's data and its starting point. */
   fixture?: Fixture
+  /** The snapshot of a database holding a fixture document (made away from the event loop: fixture-job.ts). */
+  snapshot?: Buffer
   ttlSeconds?: number
 }
 
@@ -35,6 +38,8 @@ export interface RegistryOptions {
   startFixture: StartFixture
   loadFaker: WorldOptions['loadFaker']
   reports: WorldOptions['reports']
+  /** Where large fixture bodies are read (a worker thread). */
+  fixtures: FixtureRunner
   realNow?: () => number
   /** What this start did with the default world's database, for the start-up banner. */
   startUp?: StartUp
@@ -120,7 +125,10 @@ export class WorldRegistry {
     const id = newWorldId()
     let snapshot: Buffer
     let source: string
-    if (request.fixture !== undefined) {
+    if (request.snapshot !== undefined) {
+      source = '(posted to /_sandbox/worlds)'
+      snapshot = request.snapshot
+    } else if (request.fixture !== undefined) {
       source = '(posted to /_sandbox/worlds)'
       snapshot = snapshotOfFixture(request.fixture, source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
     } else if (request.from !== undefined) {
@@ -171,13 +179,42 @@ export class WorldRegistry {
     for (const world of this.worlds.values()) if (this.expired(world)) this.delete(world.id)
   }
 
+  /** Where every world's examiner reports are computed. */
+  get reports (): RegistryOptions['reports'] {
+    return this.options.reports
+  }
+
+  /** Where large fixture bodies are read, away from the event loop. */
+  get fixtures (): FixtureRunner {
+    return this.options.fixtures
+  }
+
+  /**
+   * The first step of a shutdown: work that could outlast it stops now (every world's simulator, and
+   * the report and fixture workers: their requests answer 503), so the requests waiting on it are answered.
+   */
+  async stopWork (): Promise<void> {
+    for (const world of [this.default, ...this.worlds.values()]) world.simulator.stop()
+    await Promise.all([this.options.reports.close(), this.options.fixtures.close()])
+  }
+
+  /** At once, without waiting for anything: what close() does, the report worker stopped in passing. */
+  closeNow (): void {
+    this.stopSweeping()
+    for (const world of this.worlds.values()) world.destroy()
+    this.worlds.clear()
+    this.default.close()
+    void this.options.reports.close()
+    void this.options.fixtures.close()
+  }
+
   /** Writes what every world's examiner holds, stops their timers and the report worker (at shutdown). */
   async close (): Promise<void> {
     this.stopSweeping()
     for (const world of this.worlds.values()) world.destroy()
     this.worlds.clear()
     this.default.close()
-    await this.options.reports.close()
+    await Promise.all([this.options.reports.close(), this.options.fixtures.close()])
   }
 
   private expired (world: World): boolean {

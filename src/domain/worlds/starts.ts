@@ -5,6 +5,7 @@ import { createRepositories, UnitOfWork } from '../../db/index.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { FixtureStamp } from '../../fixture/stamp.js'
 import { loadWorld } from '../world.js'
+import { loadWorldInTurns } from '../world-load.js'
 import type { WorldStart } from './world.js'
 
 /**
@@ -23,10 +24,10 @@ export function inPlaceStart (startFixture: StartFixture, source: string): World
     source,
     async restore (data, clock, next) {
       if (next !== undefined) {
-        loadWorld(data.repos, next.fixture, next.source, clock.iso())
+        await loadWorldInTurns(data.repos, next.fixture, next.source, clock.iso())
       } else {
         const { fixture, stamp } = await startFixture()
-        loadWorld(data.repos, fixture, source, clock.iso(), stamp)
+        await loadWorldInTurns(data.repos, fixture, source, clock.iso(), stamp)
       }
       return data.db
     }
@@ -39,7 +40,7 @@ export function snapshotStart (snapshot: Buffer, source: string): WorldStart {
     source,
     async restore (data, clock, next) {
       if (next === undefined) return openSnapshot(snapshot)
-      loadWorld(data.repos, next.fixture, next.source, clock.iso())
+      await loadWorldInTurns(data.repos, next.fixture, next.source, clock.iso())
       return data.db
     }
   }

@@ -9,14 +9,20 @@ import type { ReportRunner } from '../examiner/report-runner.js'
 import { createExaminer } from '../examiner/sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
+import type { PreparedWorld } from '../world.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
 import { openWorldData, type WorldData } from './world-data.js'
+import type { ResetPart } from './reset-parts.js'
 import { clientIdInWorld, DEFAULT_WORLD_ID } from './world-ids.js'
 
-/** Parts of a world a reset can keep as they are. */
-export const RESET_PARTS = ['data', 'journal', 'faults', 'clock', 'simulator', 'rateWindows', 'sessions'] as const
-export type ResetPart = typeof RESET_PARTS[number]
+/** A world's data to load: a fixture document, or the rows prepared from one (away from the event loop), and where it came from. */
+export interface WorldContent {
+  fixture: Fixture | PreparedWorld
+  source: string
+}
+
+export { RESET_PARTS, type ResetPart } from './reset-parts.js'
 
 /**
  * How a world's data returns to a starting point. `restore` loads the world's own start (or the
@@ -25,7 +31,7 @@ export type ResetPart = typeof RESET_PARTS[number]
  * memory, whose start is a snapshot copied in about a millisecond).
  */
 export interface WorldStart {
-  restore(data: WorldData, clock: Clock, fixture?: { fixture: Fixture, source: string }): Promise<Db>
+  restore(data: WorldData, clock: Clock, fixture?: WorldContent): Promise<Db>
   /** What the world's own start is, for people: a fixture file, `(given at start)`, `fork of <id>`. */
   readonly source: string
 }
@@ -123,7 +129,7 @@ export class World {
   }
 
   /** Loads the world's start, or the fixture given, into its data. */
-  async restoreData (next?: { fixture: Fixture, source: string }): Promise<void> {
+  async restoreData (next?: WorldContent): Promise<void> {
     const db = await this.options.start.restore(this.data, this.clock, next)
     if (db === this.data.db) {
       this.data.adoptIntegrations()
@@ -173,7 +179,7 @@ export class World {
    * with its pending writes, and the journal, fault rules and create-client rate windows are
    * emptied; `keep` names the parts to leave alone.
    */
-  async reset (next?: { fixture: Fixture, source: string }, keep: readonly ResetPart[] = []): Promise<void> {
+  async reset (next?: WorldContent, keep: readonly ResetPart[] = []): Promise<void> {
     const keeps = (part: ResetPart) => keep.includes(part)
     // open sessions end first: their reports judge the data they saw, before it is reset
     if (!keeps('sessions')) await this.examiner.endAll('reset')

@@ -1,0 +1,151 @@
+import { Worker } from 'node:worker_threads'
+import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
+import type { ReadMirror } from '../examiner/mirror-body.js'
+import type { PreparedAgency } from '../world.js'
+import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
+import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
+
+/** Bodies being read at once at most; one more is a 429 (each is up to 8 MiB). */
+export const MAX_FIXTURE_JOBS = 4
+/** The fixture worker's heap bound: a document that needs more is a 507, not the process's memory. */
+export const FIXTURE_HEAP_MB = 256
+/** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
+const IDLE_MS = 1_000
+
+export interface FixtureRunnerOptions {
+  /** The worker's module; absent: bodies are read on this thread (tests of the reading itself). */
+  workerFile?: URL
+  migrationsDir: string
+}
+
+interface Waiting {
+  resolve: (outcome: FixtureOutcome) => void
+  reject: (error: Error) => void
+}
+
+/**
+ * Reads large fixture bodies (fixture-job.ts) on a worker thread started on first use: the event
+ * loop that answers requests only hands over the bytes and takes back rows or a snapshot, whatever
+ * the document's shape. Closing the process stops a body in progress at once.
+ */
+export class FixtureRunner {
+  private worker: Worker | undefined
+  private nextId = 1
+  private readonly waiting = new Map<number, Waiting>()
+  private idle: NodeJS.Timeout | undefined
+  private closed = false
+
+  constructor (private readonly options: FixtureRunnerOptions) {}
+
+  /** A reset body's parts to keep and its fixture prepared; an ApiError for a body refused. */
+  async reset (bytes: Uint8Array, maxValues: number): Promise<ResetBody> {
+    return (await this.run({ kind: 'reset', bytes, maxValues, settings: this.settings() })).reset!
+  }
+
+  /** A world-creation body's fields and its fixture as a snapshot; an ApiError for a body refused. */
+  async world (bytes: Uint8Array, maxValues: number): Promise<WorldBody> {
+    const world = (await this.run({ kind: 'world', bytes, maxValues, settings: this.settings() })).world!
+    // a Buffer crosses between threads as a plain Uint8Array
+    return world.snapshot === undefined ? world : { ...world, snapshot: Buffer.from(world.snapshot.buffer, world.snapshot.byteOffset, world.snapshot.byteLength) }
+  }
+
+  /** An agency in fixture form, checked and made into rows, with what it held in an earlier format; an ApiError for a body refused. */
+  async agency (bytes: Uint8Array, maxValues: number): Promise<{ agency: PreparedAgency, warnings: string[] }> {
+    return (await this.run({ kind: 'agency', bytes, maxValues, settings: this.settings() })).agency!
+  }
+
+  /** An examiner mirror's entries, read and kept as text; an ApiError for a body refused. */
+  async mirror (bytes: Uint8Array, maxValues: number): Promise<ReadMirror> {
+    return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
+  }
+
+  /** Bodies being read now (on the worker, or waiting for it). */
+  get reading (): number {
+    return this.waiting.size
+  }
+
+  /** Stops the worker: a body being read fails with a 503. */
+  async close (): Promise<void> {
+    this.closed = true
+    await this.stopWorker()
+  }
+
+  private settings () {
+    return { migrationsDir: this.options.migrationsDir, nowIso: new Date().toISOString() }
+  }
+
+  private async run (job: FixtureJob): Promise<Extract<FixtureOutcome, { ok: true }>> {
+    if (this.closed) throw shuttingDown()
+    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job)
+    if (!outcome.ok) throw errorOf(outcome.error)
+    return outcome
+  }
+
+  private inWorker (job: FixtureJob): Promise<FixtureOutcome> {
+    if (this.waiting.size >= MAX_FIXTURE_JOBS) {
+      throw tooManyRequests(`${MAX_FIXTURE_JOBS} fixture documents are being read; send this one again in a moment`, 1)
+    }
+    const worker = this.startWorker()
+    const id = this.nextId++
+    // bytes that own their whole memory (a large body always does) are moved, not copied
+    const { bytes } = job
+    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
+    return new Promise<FixtureOutcome>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject })
+      worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
+    })
+  }
+
+  private startWorker (): Worker {
+    if (this.idle !== undefined) clearTimeout(this.idle)
+    this.idle = undefined
+    if (this.worker !== undefined) return this.worker
+    // no loader flags of the parent (a test runner's TypeScript loader): the worker is plain JavaScript
+    const worker = new Worker(this.options.workerFile!, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: FIXTURE_HEAP_MB, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
+    worker.unref()
+    worker.on('message', (message: { id: number, outcome?: FixtureOutcome, failure?: string }) => {
+      const job = this.waiting.get(message.id)
+      if (job === undefined) return
+      this.waiting.delete(message.id)
+      if (message.outcome !== undefined) job.resolve(message.outcome)
+      else job.reject(new Error(`the fixture could not be read: ${message.failure ?? 'unknown error'}`))
+      if (this.waiting.size === 0) this.whenIdle()
+    })
+    worker.on('error', (error: Error & { code?: string }) => {
+      if (this.worker !== worker) return
+      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? insufficientStorage(`Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
+        : error)
+    })
+    worker.on('exit', () => {
+      // a worker stopped on purpose (idle, closing) failed its bodies then; this one stopped by itself
+      if (this.worker !== worker) return
+      this.worker = undefined
+      this.failAll(new Error('the fixture worker stopped'))
+    })
+    this.worker = worker
+    return worker
+  }
+
+  private whenIdle (): void {
+    this.idle = setTimeout(() => {
+      this.idle = undefined
+      if (this.waiting.size === 0) void this.stopWorker()
+    }, IDLE_MS)
+    this.idle.unref()
+  }
+
+  private async stopWorker (): Promise<void> {
+    if (this.idle !== undefined) clearTimeout(this.idle)
+    this.idle = undefined
+    const worker = this.worker
+    this.worker = undefined
+    this.failAll(shuttingDown())
+    if (worker !== undefined) await worker.terminate()
+  }
+
+  private failAll (error: Error): void {
+    for (const job of this.waiting.values()) job.reject(error)
+    this.waiting.clear()
+  }
+}

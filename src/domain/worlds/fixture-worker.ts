@@ -1,0 +1,19 @@
+import { parentPort } from 'node:worker_threads'
+import { runFixtureJob, type FixtureJob } from './fixture-job.js'
+
+/**
+ * The fixture worker: reads large bodies that carry fixture documents (parse, validation, and the
+ * rows or database they become) away from the event loop that answers requests, with a heap of its
+ * own and a bound on it. Messages: {id, job} in; {id, outcome} or {id, failure} out.
+ */
+
+const port = parentPort
+if (port === null) throw new Error('fixture-worker.js runs as a worker thread')
+
+port.on('message', ({ id, job }: { id: number, job: FixtureJob }) => {
+  try {
+    port.postMessage({ id, outcome: runFixtureJob(job) })
+  } catch (e) {
+    port.postMessage({ id, failure: e instanceof Error ? e.message : String(e) })
+  }
+})
