@@ -1,6 +1,10 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
+import { execFileSync, spawnSync } from 'node:child_process'
 import { createHash, generateKeyPairSync } from 'node:crypto'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import canonicalize from 'canonicalize'
 import { signingKeyOf, signReport } from '../../../src/domain/examiner/signature.js'
 import { verifyReport, InvalidKeyError, type ReportVerification } from '../../../src/index.js'
@@ -27,8 +31,7 @@ async function signingApp (t: Teardown): Promise<FastifyInstance> {
 
 /** A session of abc with some traffic (an error finding, a sync, coverage), ended; its report as answered. */
 async function endedReport (app: FastifyInstance, prefix = '', authorization = DEMO, name = 'nightly sync'): Promise<{ id: number, body: string, report: Report }> {
-  // JSON.stringify escapes a lone surrogate (\ud800), as a partner's JSON library may send it
-  const started = await app.inject({ method: 'POST', url: `/_sandbox${prefix}/sessions`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ name }) })
+  const started = await app.inject({ method: 'POST', url: `/_sandbox${prefix}/sessions`, payload: { name } })
   const { id } = started.json() as { id: number }
   await vendor(app, 'GET', '/vendor/agencies?version=4.0', { authorization })
   await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/clients?version=4.0`, { authorization })
@@ -124,6 +127,8 @@ t.test('every change to what the signature covers is caught, with its reason', a
   const algorithm = fresh()
   ;(algorithm.signature as { algorithm: string }).algorithm = 'RS256'
   t.equal(failure(verifyReport(algorithm, key.publicPem)), 'unknown-algorithm: it is signed with the algorithm "RS256"; reports are signed with Ed25519')
+  const surrogate = JSON.parse(body.replace('"name":"nightly sync"', '"name":"nightly \\ud800 sync"')) as Report
+  t.equal(failure(verifyReport(surrogate, key.publicPem)), 'tampered: it holds a value no signed report holds (a lone surrogate, a number out of range): it was changed')
   const { signature: _dropped, ...unsigned } = fresh()
   t.match(failure(verifyReport(unsigned, key.publicPem)), /^unsigned: /)
   t.match(failure(verifyReport(body, key.publicPem)), /^not-a-report: a report is checked as the parsed JSON object/)
@@ -158,4 +163,35 @@ t.test('a lone surrogate (JSON can escape one, UTF-8 cannot hold it) is signed a
   t.equal(failure(verifyReport(JSON.parse(JSON.stringify(signed)), key.publicPem)), 'valid')
   t.equal(signReport({ ...unsigned, session: { ...unsigned.session, endedAt: undefined } }, { key: signingKeyOf(key.privatePem), worldId: 'default', sandboxVersion: PACKAGE_VERSION }),
     undefined, 'an open session\'s report is not signed')
+})
+
+/** What the README tells a third party to do: Python's json.dumps for the canonical bytes, openssl for Ed25519. */
+const CANONICAL_PY = `
+import base64, json, sys
+report = json.load(open(sys.argv[1], encoding='utf-8'))
+signature = base64.b64decode(report['signature'].pop('value'))
+open(sys.argv[2], 'wb').write(json.dumps(report, sort_keys=True, separators=(',', ':'), ensure_ascii=False).encode('utf-8'))
+open(sys.argv[3], 'wb').write(signature)
+`
+const PYTHON = '/usr/bin/python3'
+const hasOpenssl = spawnSync('openssl', ['version']).status === 0
+
+t.test('a third party verifies without this package: Python\'s json.dumps and openssl, as the README says', {
+  skip: !existsSync(PYTHON) || !hasOpenssl ? 'needs /usr/bin/python3 and openssl (.ci/run installs openssl)' : false
+}, async (t) => {
+  const app = await signingApp(t)
+  const { body } = await endedReport(app, '', DEMO, 'Nächtlicher Abgleich ✓ 😀')
+  const dir = mkdtempSync(join(tmpdir(), 'third-party-'))
+  const publicPem = join(dir, 'public.pem')
+  writeFileSync(publicPem, key.publicPem)
+  const check = (report: string) => {
+    writeFileSync(join(dir, 'report.json'), report)
+    execFileSync(PYTHON, ['-c', CANONICAL_PY, join(dir, 'report.json'), join(dir, 'content.bin'), join(dir, 'signature.bin')])
+    return spawnSync('openssl', ['pkeyutl', '-verify', '-pubin', '-inkey', publicPem, '-rawin', '-in', join(dir, 'content.bin'), '-sigfile', join(dir, 'signature.bin')], { encoding: 'utf8' })
+  }
+  const genuine = check(body)
+  t.equal(genuine.status, 0, genuine.stdout + genuine.stderr)
+  t.match(genuine.stdout, /Signature Verified Successfully/)
+  const changed = check(body.replace('"verdict":"fail"', '"verdict":"pass"'))
+  t.not(changed.status, 0, 'a changed verdict fails there too')
 })
