@@ -103,7 +103,7 @@ export default async function sessionControl (fastify: FastifyInstance, { config
     const format = request.query.format ?? 'json'
     const report = await request.world.examiner.report(request.params.id)
     if (format === 'json') {
-      const signed = signingKey === undefined ? undefined : signReport(report, { key: signingKey, worldId: request.world.id, sandboxVersion: version })
+      const signed = signingKey === undefined ? undefined : await signReport(report, { key: signingKey, worldId: request.world.id, sandboxVersion: version })
       // the signed text goes out as it was signed, not re-serialized by the response schema
       return signed === undefined ? reply.send(report) : reply.type('application/json; charset=utf-8').send(JSON.stringify(signed) as never)
     }

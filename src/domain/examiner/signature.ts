@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, sign, verify, type KeyObject } from 'node:crypto'
-import canonicalize from 'canonicalize'
+import { promisify } from 'node:util'
 import type { Report, ReportSignature } from '../../schemas/examiner.js'
+import { canonicalJson, canonicalJsonInTurns, NotCanonicalizable } from './canonical-json.js'
 
 /**
  * Signed readiness reports. An ended session's report is signed with the instance's Ed25519 key
@@ -86,8 +87,8 @@ export function verifyingKeyOf (key: string | Buffer | KeyObject): KeyObject {
   return publicKey
 }
 
-/** A lone surrogate: JSON can escape one, but UTF-8 cannot hold it, and RFC 8785 refuses it. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+/** Lone surrogates: JSON can escape one, but UTF-8 cannot hold it, and RFC 8785 refuses it. */
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /**
  * The value with every lone surrogate of its strings replaced by U+FFFD, so that no text a partner
@@ -95,7 +96,7 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * name, the recorded requests; this holds whatever way text reaches a report).
  */
 function wellFormed (value: unknown): unknown {
-  if (typeof value === 'string') return value.replace(LONE_SURROGATE, '\uFFFD')
+  if (typeof value === 'string') return value.replace(LONE_SURROGATES, '\uFFFD')
   if (Array.isArray(value)) return value.map(wellFormed)
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {}
@@ -105,12 +106,11 @@ function wellFormed (value: unknown): unknown {
   return value
 }
 
-/** The bytes signed: the report's members and the signature block without `value`, canonical JSON (RFC 8785) in UTF-8. */
-export function signedBytes (content: Record<string, unknown>, block: Record<string, unknown>): Buffer {
-  const text = canonicalize({ ...content, signature: block })
-  if (text === undefined) throw new TypeError('nothing to sign')
-  return Buffer.from(text, 'utf8')
-}
+/** The signed content: the report's members and the signature block without `value`; its bytes are its canonical JSON (RFC 8785) in UTF-8. */
+const signedContent = (content: Record<string, unknown>, block: Record<string, unknown>) => ({ ...content, signature: block })
+
+/** Ed25519 in libuv's thread pool: signing a report of megabytes takes tens of milliseconds. */
+const signInPool = promisify(sign) as (algorithm: null, data: Buffer, key: KeyObject) => Promise<Buffer>
 
 export interface SignOptions {
   key: SigningKey
@@ -126,15 +126,26 @@ export type SignedReport = Report & { signature: ReportSignature }
 /**
  * The report signed, when it is final: an ended session's, which is kept and never changes. An
  * open session's report is provisional (it grows with every request) and is answered unsigned:
- * undefined here.
+ * undefined here. Written in turns and signed off the event loop, so that a large report does
+ * not hold up the requests being answered.
  */
-export function signReport (report: Report, { key, worldId, sandboxVersion, now = Date.now() }: SignOptions): SignedReport | undefined {
+export async function signReport (report: Report, { key, worldId, sandboxVersion, now = Date.now() }: SignOptions): Promise<SignedReport | undefined> {
   if (report.session.endedAt === undefined) return undefined
-  const { signature: _previous, ...content } = wellFormed(report) as Report
   const block: Omit<ReportSignature, 'value'> = {
     algorithm: SIGNATURE_ALGORITHM, keyId: key.keyId, signedAt: new Date(now).toISOString(), sandboxVersion, worldId, final: true
   }
-  const value = sign(null, signedBytes(content, block), key.privateKey).toString('base64')
+  const { signature: _previous, ...unsigned } = report
+  let content = unsigned
+  let text: string
+  try {
+    text = await canonicalJsonInTurns(signedContent(content, block))
+  } catch (e) {
+    if (!(e instanceof NotCanonicalizable)) throw e
+    // the rare report with text UTF-8 cannot hold: signed, and answered, with U+FFFD in its place
+    content = wellFormed(content) as typeof content
+    text = await canonicalJsonInTurns(signedContent(content, block))
+  }
+  const value = (await signInPool(null, Buffer.from(text, 'utf8'), key.privateKey)).toString('base64')
   return { ...content, signature: { ...block, value } }
 }
 
@@ -178,8 +189,9 @@ export function verifyReport (report: unknown, key: string | Buffer | KeyObject)
   if (typeof value !== 'string' || !SIGNATURE_VALUE.test(value)) return fail('tampered', 'its signature value is not an Ed25519 signature (64 bytes in base64): it was changed')
   let bytes: Buffer
   try {
-    bytes = signedBytes(content, block)
-  } catch {
+    bytes = Buffer.from(canonicalJson(signedContent(content, block)), 'utf8')
+  } catch (e) {
+    if (!(e instanceof NotCanonicalizable)) throw e
     return fail('tampered', 'it holds a value no signed report holds (a lone surrogate, a number out of range): it was changed')
   }
   if (!verify(null, bytes, publicKey, Buffer.from(value, 'base64'))) {

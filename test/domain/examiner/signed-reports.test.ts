@@ -157,11 +157,11 @@ t.test('a lone surrogate (JSON can escape one, UTF-8 cannot hold it) is signed a
   const { signature: _signature, ...unsigned } = report
   unsigned.session.name = `lone ${String.fromCharCode(0xd800)} surrogate`
   unsigned.findings[0].message += String.fromCharCode(0xdc00)
-  const signed = signReport(unsigned, { key: signingKeyOf(key.privatePem), worldId: 'default', sandboxVersion: PACKAGE_VERSION })!
+  const signed = (await signReport(unsigned, { key: signingKeyOf(key.privatePem), worldId: 'default', sandboxVersion: PACKAGE_VERSION }))!
   t.equal(signed.session.name, 'lone \ufffd surrogate')
   t.ok(signed.findings[0].message.endsWith('\ufffd'))
   t.equal(failure(verifyReport(JSON.parse(JSON.stringify(signed)), key.publicPem)), 'valid')
-  t.equal(signReport({ ...unsigned, session: { ...unsigned.session, endedAt: undefined } }, { key: signingKeyOf(key.privatePem), worldId: 'default', sandboxVersion: PACKAGE_VERSION }),
+  t.equal(await signReport({ ...unsigned, session: { ...unsigned.session, endedAt: undefined } }, { key: signingKeyOf(key.privatePem), worldId: 'default', sandboxVersion: PACKAGE_VERSION }),
     undefined, 'an open session\'s report is not signed')
 })
 
