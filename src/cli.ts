@@ -18,6 +18,7 @@ Commands:
   validate     check a fixture file and print its errors, grouped by rule
   generate     write a generated fixture of any size
   report       print an examiner session's report; exit 1 when a finding reaches --fail-on
+  verify       check a signed examiner report with the sandbox's public key; exit 1 when it is not valid
   import       read what an integration sees on a running instance into a fixture
   compare      send the same read-only requests to two instances and report every difference
 
@@ -36,6 +37,7 @@ Options (each overrides its environment setting):
   --allowed-hosts H  SANDBOX_ALLOWED_HOSTS (names the control API answers besides localhost and IP addresses)
   --journal-size N   SANDBOX_JOURNAL_SIZE
   --journal-bytes N  SANDBOX_JOURNAL_BYTES
+  --signing-key FILE SANDBOX_SIGNING_KEY (an Ed25519 private key, PEM: ended sessions' reports are signed)
 
 Environment settings:
 ${settingsHelp()}`,
@@ -53,6 +55,13 @@ Options:
   --token T                        the control token, when the sandbox has SANDBOX_CONTROL_TOKEN
 
 Exit codes: 0 no finding at that severity, 1 a finding at it (or the report cannot be read), 2 usage error.`,
+  verify: `Usage: agency-sandbox verify FILE --key public.pem
+
+Checks a signed examiner report (JSON, from a sandbox with SANDBOX_SIGNING_KEY) offline and
+prints one line: valid (verdict, session, signing time, key id), or why it is not.
+  --key FILE   the sandbox's public key, PEM (GET /_sandbox/signing-key?format=pem); its private key works too
+
+Exit codes: 0 valid, 1 not valid (unsigned, unknown algorithm, another key, tampered, not a report), 2 usage error.`,
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.
@@ -151,7 +160,8 @@ async function serve (args: string[]): Promise<number> {
     'control-token': { type: 'string' },
     'allowed-hosts': { type: 'string' },
     'journal-size': { type: 'string' },
-    'journal-bytes': { type: 'string' }
+    'journal-bytes': { type: 'string' },
+    'signing-key': { type: 'string' }
   })
   if (values.help === true) return help('serve')
   const env = { ...process.env }
@@ -165,6 +175,7 @@ async function serve (args: string[]): Promise<number> {
   if (typeof values['allowed-hosts'] === 'string') env.SANDBOX_ALLOWED_HOSTS = values['allowed-hosts']
   if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
   if (typeof values['journal-bytes'] === 'string') env.SANDBOX_JOURNAL_BYTES = values['journal-bytes']
+  if (typeof values['signing-key'] === 'string') env.SANDBOX_SIGNING_KEY = values['signing-key']
   const config: Config = loadConfig(env)
   // loaded here, not at the top: the other commands need none of the server
   const { closeOnSignals, startServer } = await import('./server.js')
@@ -189,6 +200,7 @@ async function serve (args: string[]): Promise<number> {
   } else {
     server.app.log.info(bannerFields(facts), `agency-sandbox ${config.version} listening on ${server.url}`)
   }
+  if (config.signingKey !== undefined) server.app.log.info({ signingKeyId: config.signingKey.keyId }, 'ended sessions\' reports are signed (GET /_sandbox/signing-key)')
   // said in the banner and again as a warning, so that neither a terminal nor a log collector misses it
   if (worlds.startUp.fixtureMismatch !== undefined) server.app.log.warn(`WARNING: ${worlds.startUp.fixtureMismatch}`)
   if (!isLoopback(config.host) && config.controlToken === undefined) {
@@ -322,6 +334,12 @@ async function report (args: string[]): Promise<number> {
   })
 }
 
+/** `verify` lives in src/verify-command.ts (loaded only when run). */
+async function verify (args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { key: { type: 'string' } })
+  return values.help === true ? help('verify') : (await import('./verify-command.js')).verifyCommand(positionals, values, process, usage)
+}
+
 function help (command: string): number {
   console.log(HELP[command] ?? HELP.main)
   return EXIT.ok
@@ -344,6 +362,8 @@ export async function main (argv: string[]): Promise<number> {
         return await generate(rest)
       case 'report':
         return await report(rest)
+      case 'verify':
+        return await verify(rest)
       case 'import':
       case 'compare':
         return await importOrCompare(command, rest)

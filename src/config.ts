@@ -1,4 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { FileTooLarge, readFileBounded } from './bounded-file.js'
+import { InvalidKeyError, signingKeyOf, type SigningKey } from './domain/examiner/signature.js'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
@@ -44,6 +46,8 @@ export interface Config {
   simulator: { ratePerMinute: number; seed: number } | undefined
   /** Worlds created besides the default one: how many at once, their memory, their idle time to live. */
   worlds: { max: number, maxBytes: number, ttlSeconds: number }
+  /** The Ed25519 key ended sessions' reports are signed with (SANDBOX_SIGNING_KEY); none: unsigned. */
+  signingKey: SigningKey | undefined
 }
 
 export class ConfigError extends Error {
@@ -96,6 +100,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_MAX_WORLDS', default: String(DEFAULT_MAX_WORLDS), meaning: `worlds POST /_sandbox/worlds may create, at once (at most ${MAX_MAX_WORLDS})` },
   { env: 'SANDBOX_WORLDS_MAX_BYTES', default: String(DEFAULT_WORLDS_BYTES), meaning: 'memory the created worlds may take together, in bytes' },
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
+  { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -126,6 +131,36 @@ function allowedHostsOf (text: string | undefined): string[] {
     }
   }
   return names.map((name) => (name.length > 1 && name.endsWith('.') ? name.slice(0, -1) : name))
+}
+
+/** A PEM key file is some 120 bytes; anything past this is not one. */
+const MAX_KEY_FILE_BYTES = 64 * 1024
+
+/**
+ * SANDBOX_SIGNING_KEY: the PEM text itself when it starts with `-----BEGIN` (its line breaks may
+ * be written `\n`, as an environment often must), else the path of a PEM file.
+ */
+function signingKeyFrom (text: string | undefined): SigningKey | undefined {
+  if (text === undefined || text.trim() === '') return undefined
+  const inline = text.trimStart().startsWith('-----BEGIN')
+  const what = inline ? 'the PEM text given' : text
+  let pem: string
+  if (inline) {
+    pem = text.replace(/\\n/g, '\n')
+  } else {
+    try {
+      pem = readFileBounded(resolve(text), MAX_KEY_FILE_BYTES).toString('utf8')
+    } catch (e) {
+      if (e instanceof FileTooLarge) throw new ConfigError(`SANDBOX_SIGNING_KEY: ${what} is larger than ${MAX_KEY_FILE_BYTES / 1024} KiB, which no PEM Ed25519 private key is`)
+      throw new ConfigError(`SANDBOX_SIGNING_KEY: cannot read ${what} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); give the path of a PEM Ed25519 private key`)
+    }
+  }
+  try {
+    return signingKeyOf(pem)
+  } catch (e) {
+    if (!(e instanceof InvalidKeyError)) throw e
+    throw new ConfigError(`SANDBOX_SIGNING_KEY: ${what} ${e.message}`)
+  }
 }
 
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
@@ -170,6 +205,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     heapGrowthPercent,
     simulator,
     worlds,
+    signingKey: signingKeyFrom(env.SANDBOX_SIGNING_KEY),
     ...overrides
   }
 }

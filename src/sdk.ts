@@ -9,7 +9,8 @@ export {
   type WorldCreated, type Worlds, type WorldView
 } from './sdk/control-client.js'
 export { createWorld, type SandboxWorld, type WorldOptions } from './sdk/world.js'
-export type { Finding, Mirror, Report, ReportSummary, Session, SessionStart } from './schemas/examiner.js'
+export type { Finding, Mirror, Report, ReportSignature, ReportSummary, Session, SessionStart, SigningKeyView } from './schemas/examiner.js'
+export { verifyReport, InvalidKeyError, type ReportVerification, type SignedReport, type VerificationFailure } from './domain/examiner/signature.js'
 
 /**
  * Programmatic start for partners' own test suites:
@@ -35,6 +36,8 @@ export interface StartOptions {
   journalSize?: number
   /** Bytes the request journal may hold (default 16 MiB). */
   journalBytes?: number
+  /** Sign ended sessions' reports with this Ed25519 private key: a PEM file's path, or the PEM text (SANDBOX_SIGNING_KEY). */
+  signingKey?: string
 }
 
 export interface StartedSandbox {
@@ -66,6 +69,7 @@ async function validated (fixture: Fixture): Promise<{ fixture: Fixture; fixture
 export async function startSandbox (options: StartOptions = {}): Promise<StartedSandbox> {
   const env: Record<string, string | undefined> = { SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false', PORT: '0' }
   if (typeof options.fixture === 'string') env.SANDBOX_FIXTURES = options.fixture
+  if (options.signingKey !== undefined) env.SANDBOX_SIGNING_KEY = options.signingKey
   const overrides: Partial<Config> = {}
   if (options.port !== undefined) overrides.port = options.port
   if (options.host !== undefined) overrides.host = options.host

@@ -7,6 +7,7 @@ import agencyControl from './agencies.js'
 import clientControl from './clients.js'
 import timeAndTraffic from './traffic.js'
 import sessionControl from './sessions.js'
+import signingKeyRoute from './signing-key.js'
 import worldControl from './world.js'
 import worldsControl from './worlds.js'
 import consoleUi from './ui.js'
@@ -39,6 +40,9 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
     },
     handler: () => ({ status: 'ok' as const, version: config.version })
   })
+
+  // the public key reports are signed with: no secret, so no token either
+  await app.register(signingKeyRoute, { worlds, config })
 
   // Ids, limits and statuses in paths and queries: plain digits in range, or 400 (not Ajv's coercion).
   app.addHook('preValidation', plainIntegers)

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify'
 import { renderJunit } from '../../src/domain/examiner/render-junit.js'
 import { renderHtml } from '../../src/domain/examiner/render-html.js'
 import { firstErrors } from '../../src/domain/examiner/mirror-body.js'
+import { signReport } from '../../src/domain/examiner/signature.js'
 import { validationFailed } from '../../src/errors.js'
 import { UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import {
@@ -45,8 +46,9 @@ function firstErrorsValidator ({ schema, httpPart }: { schema: unknown, httpPart
 }
 
 /** Examiner sessions: record a test run of an integration and report whether it is ready for the live service. */
-export default async function sessionControl (fastify: FastifyInstance, { worlds }: ControlOptions) {
+export default async function sessionControl (fastify: FastifyInstance, { worlds, config }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const { signingKey, version } = config
 
   app.post('/sessions', {
     schema: {
@@ -100,7 +102,7 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
 
   app.get('/sessions/:id/report', {
     schema: {
-      summary: 'The report: verdict, findings rule by rule, sync check, coverage (format=junit or html for CI and people)',
+      summary: 'The report: verdict, findings rule by rule, sync check, coverage (format=junit or html for CI and people); an ended session\'s JSON report is signed when the sandbox has a signing key',
       params: SessionIdParams,
       querystring: ReportQuery,
       response: { 200: ReportSchema }
@@ -108,7 +110,11 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
   }, async (request, reply) => {
     const format = request.query.format ?? 'json'
     const report = await request.world.examiner.report(request.params.id)
-    if (format === 'json') return reply.send(report)
+    if (format === 'json') {
+      const signed = signingKey === undefined ? undefined : await signReport(report, { key: signingKey, worldId: request.world.id, sandboxVersion: version })
+      // the signed text goes out as it was signed, not re-serialized by the response schema
+      return signed === undefined ? reply.send(report) : reply.type('application/json; charset=utf-8').send(JSON.stringify(signed) as never)
+    }
     const renderer = RENDERERS[format]
     // A rendered text: Fastify sends a string as it is (the response schema describes the JSON form).
     return reply.type(renderer.type).send(renderer.render(report) as never)

@@ -148,13 +148,33 @@ export const CoverageSchema = Type.Object({
 })
 export type Coverage = Static<typeof CoverageSchema>
 
+/**
+ * The signature of an ended session's report, when the sandbox has a signing key
+ * (SANDBOX_SIGNING_KEY): over the canonical JSON (RFC 8785) of the whole report, this block
+ * included but for its `value` (src/domain/examiner/signature.ts).
+ */
+export const ReportSignatureSchema = Type.Object(
+  {
+    algorithm: Type.Literal('Ed25519'),
+    keyId: Type.String({ description: 'SHA-256 of the public key in DER (SubjectPublicKeyInfo), lower-case hex; GET /_sandbox/signing-key answers the key' }),
+    signedAt: Type.String({ description: 'when this copy was signed: real time, not the sandbox clock (ISO 8601)' }),
+    sandboxVersion: Type.String({ description: 'the version of agency-sandbox that signed it' }),
+    worldId: Type.String({ description: 'the world the session belongs to (default: the default world)' }),
+    final: Type.Literal(true, { description: 'the report the session ended with, kept: only those are signed' }),
+    value: Type.String({ description: 'base64 Ed25519 signature of the UTF-8 canonical JSON (RFC 8785) of the report without signature.value' })
+  },
+  { title: 'ReportSignature' }
+)
+export type ReportSignature = Static<typeof ReportSignatureSchema>
+
 export const ReportSchema = Type.Object(
   {
     session: SessionSchema,
     verdict: VerdictSchema,
     findings: Type.Array(FindingSchema, { description: 'errors first, then warnings, then info; by rule order within a severity' }),
     sync: Type.Array(SyncCheckSchema),
-    coverage: CoverageSchema
+    coverage: CoverageSchema,
+    signature: Type.Optional(ReportSignatureSchema)
   },
   { title: 'Report' }
 )
@@ -171,6 +191,21 @@ export const ReportSummarySchema = Type.Object(
   { title: 'ReportSummary' }
 )
 export type ReportSummary = Static<typeof ReportSummarySchema>
+
+/** The public key the sandbox signs ended sessions' reports with (GET /_sandbox/signing-key). */
+export const SigningKeySchema = Type.Object(
+  {
+    algorithm: Type.Literal('Ed25519'),
+    keyId: Type.String({ description: 'SHA-256 of the public key in DER (SubjectPublicKeyInfo), lower-case hex: the keyId of the reports it signs' }),
+    publicKey: Type.String({ description: 'the public key, PEM (BEGIN PUBLIC KEY)' })
+  },
+  { title: 'SigningKey' }
+)
+export type SigningKeyView = Static<typeof SigningKeySchema>
+
+export const SigningKeyQuery = Type.Object({
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('pem')], { description: 'pem: the public key alone, as a .pem file' }))
+})
 
 export const ReportQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('junit'), Type.Literal('html')]))

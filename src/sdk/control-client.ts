@@ -6,7 +6,7 @@ import type { JournalEntry } from '../domain/journal.js'
 import type { ResetPart } from '../domain/worlds/world.js'
 import type { SimulatorStatus } from '../domain/simulator.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
-import type { Mirror, Report, ReportSummary, Session, SessionStart } from '../schemas/examiner.js'
+import type { Mirror, Report, ReportSummary, Session, SessionStart, SigningKeyView } from '../schemas/examiner.js'
 import type {
   AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
   WritesQuery, WriteViewSchema
@@ -64,6 +64,8 @@ export interface Control {
   info(): Promise<Record<string, unknown>>
   /** The versions, scopes, client groups and write kinds this sandbox knows. */
   meta(): Promise<Record<string, unknown>>
+  /** The public key ended sessions' reports are signed with (a ControlError 404 when the sandbox signs none). */
+  signingKey(): Promise<SigningKeyView>
   /** A clean slate: data, pending writes, journal, faults, clock, simulator and rate windows return to the start. */
   reset(options?: ResetOptions | Fixture): Promise<unknown>
   state(): Promise<Fixture>
@@ -191,6 +193,7 @@ export function controlClient (baseUrl: string, token?: string, world?: string):
     health: () => callSandbox('GET', '/health'),
     info: () => call('GET', '/info'),
     meta: () => callSandbox('GET', '/meta'),
+    signingKey: () => callSandbox('GET', '/signing-key'),
     reset: (options) => {
       if (options === undefined) return call('POST', '/reset')
       if (isFixture(options)) return call('POST', '/reset', options)
