@@ -8,7 +8,7 @@ import { compileGlob } from './glob.js'
  */
 export interface JournalEntry {
   id: number
-  /** Sandbox clock time the request arrived. */
+  /** Sandbox clock time the answer was sent (it arrived `durationMs` earlier, the clock running). */
   time: string
   method: string
   /** The path, cut at MAX_MATCHED_PATH characters (then ending with PATH_CUT_MARKER). */

@@ -23,6 +23,8 @@ export interface ReportJob {
   range: { fromSeq: number, toSeq: number, clientId: string | null, cap: number }
   /** The session's mirrors; their client lists are read one at a time, as the sync check needs them (MirrorClients). */
   mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, postedSeq: number | null }>
+  /** The world's time the session's records end (its end, or when an open session's report was asked for). */
+  horizonMs: number
 }
 
 /** A mirror's client list, the JSON text of [clientNumber, modifiedMs] pairs (synchronous: the worker waits for it). */
@@ -98,7 +100,7 @@ export async function runReportJob (job: ReportJob, clientsOf: (agencies: number
   const requests = sessionRequests(job)
   const mirrors = declaredMirrors(job, requests, mirrorClients)
   const columns = await clientsOf(syncAgencies(requests, mirrors))
-  return buildReport({ session: job.session, requests, mirrors, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
+  return buildReport({ session: job.session, requests, mirrors, horizonMs: job.horizonMs, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
 }
 
 const EMPTY: ClientColumns = { numbers: new Float64Array(0), deleted: new Uint8Array(0), modifiedMs: new Float64Array(0) }

@@ -13,6 +13,8 @@ export interface ReportInput {
   mirrors: readonly DeclaredMirror[]
   /** The agency's clients now (the truth the sync check compares with). */
   clientsOf: ClientsOf
+  /** The world's time the session's records end: a client changed later is not judged (see syncChecks). */
+  horizonMs: number
 }
 
 const SEVERITY_ORDER = { error: 0, warning: 1, info: 2 } as const
@@ -25,11 +27,11 @@ export function verdictOf (findings: readonly Finding[]): Verdict {
 }
 
 /** Judges a session's requests with every rule of the catalogue. */
-export function buildReport ({ session, requests: recorded, mirrors, clientsOf }: ReportInput): Report {
+export function buildReport ({ session, requests: recorded, mirrors, clientsOf, horizonMs }: ReportInput): Report {
   // the world's changes the session saw place its requests in time for the sync check; the other rules judge requests only
   const requests = recorded.filter((r) => r.operation !== CLIENT_CHANGED)
   const traffic = trafficRules(requests)
-  const { sync, outcomes: syncOutcomes } = syncChecks(recorded, mirrors, clientsOf)
+  const { sync, outcomes: syncOutcomes } = syncChecks(recorded, mirrors, clientsOf, horizonMs)
   const { coverage, outcomes: coverageOutcomes } = coverageOf(requests, traffic)
   const outcomes: RuleOutcomes = new Map([...traffic, ...syncOutcomes, ...coverageOutcomes])
   const findings: Finding[] = []

@@ -86,7 +86,8 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       ownChunks: repo.ownChunks(row.id),
       chunks: row.startSeq === null ? [] : repo.logChunks(row.startSeq, toSeq),
       range: { fromSeq: row.startSeq ?? toSeq, toSeq, clientId: row.clientId, cap },
-      mirrors: repo.mirrors(row.id)
+      mirrors: repo.mirrors(row.id),
+      horizonMs: row.endedMs ?? clock.nowMs()
     }
   }
 

@@ -12,6 +12,9 @@ import { CLIENT_CHANGED, count, queryIsTrue, queryValue, Tally, type RecordedReq
  * A change the session saw (the world's changes are logged among its requests) is placed by its
  * order among them, not by its time: under a frozen clock a change and the listing after it
  * share one instant, and a partner that missed the change must not pass.
+ * The clients are read after the session's records end (a report is computed on a worker), so a
+ * client changed after that (after `horizonMs`) is in a state the session never had a chance to
+ * see, and what it was before is no longer known: it is not judged.
  */
 
 export interface DeclaredMirror {
@@ -103,7 +106,7 @@ function agencySyncs (requests: readonly RecordedRequest[]): Map<number, AgencyS
   return syncs
 }
 
-function inferred (s: AgencySync, clients: readonly ClientVersion[], tallies: Record<'missed' | 'stale' | 'deletion' | 'neverDeleted', Tally>): SyncCheck | undefined {
+function inferred (s: AgencySync, clients: readonly ClientVersion[], horizonMs: number, tallies: Record<'missed' | 'stale' | 'deletion' | 'neverDeleted', Tally>): SyncCheck | undefined {
   if (s.listings.length === 0) return undefined
   const last = s.listings[s.listings.length - 1]
   const asOfMs = listedAt(last)
@@ -116,6 +119,7 @@ function inferred (s: AgencySync, clients: readonly ClientVersion[], tallies: Re
   let anyDeleted = false
   for (const c of clients) {
     known.add(c.clientNumber)
+    if (c.modifiedMs > horizonMs) continue
     const read = s.lastRead.get(c.clientNumber)
     const changeSeq = s.changedAt.get(c.clientNumber)
     /** Changed in the session, or in the partner's window (its sync could have listed it). */
@@ -165,7 +169,7 @@ function inferred (s: AgencySync, clients: readonly ClientVersion[], tallies: Re
   }
 }
 
-function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], syncs: Map<number, AgencySync>,
+function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], syncs: Map<number, AgencySync>, horizonMs: number,
   tallies: Record<'missing' | 'stale' | 'deletedKept' | 'unknown', Tally>): SyncCheck {
   // The agency as of the partner's last listing before it posted the mirror (else the post itself).
   const sync = syncs.get(mirror.agencyId)
@@ -184,6 +188,7 @@ function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], sy
     if (c.clientNumber > upTo) continue
     known.add(c.clientNumber)
     const mine = stored.get(c.clientNumber)
+    if (c.modifiedMs > horizonMs) continue
     if (changedAfter(sync?.changedAt.get(c.clientNumber), c, asOf, asOfMs)) continue
     if (c.deleted) {
       if (mine !== undefined) sets.deletedKept.push(c.clientNumber)
@@ -217,7 +222,7 @@ export function syncAgencies (requests: readonly RecordedRequest[], mirrors: rea
 }
 
 /** The sync section of the report and the sync rules' outcomes. */
-export function syncChecks (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[], clientsOf: ClientsOf): { sync: SyncCheck[], outcomes: RuleOutcomes } {
+export function syncChecks (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[], clientsOf: ClientsOf, horizonMs: number): { sync: SyncCheck[], outcomes: RuleOutcomes } {
   const syncs = agencySyncs(requests)
   const cache = new Map<number, readonly ClientVersion[]>()
   const truth = (agencyId: number) => {
@@ -236,9 +241,9 @@ export function syncChecks (requests: readonly RecordedRequest[], mirrors: reado
     neverDeleted: new Tally()
   }
   const sync: SyncCheck[] = []
-  for (const mirror of mirrors) sync.push(declared(mirror, truth(mirror.agencyId), syncs, t))
+  for (const mirror of mirrors) sync.push(declared(mirror, truth(mirror.agencyId), syncs, horizonMs, t))
   for (const s of [...syncs.values()].sort((a, b) => a.agencyId - b.agencyId)) {
-    const check = inferred(s, truth(s.agencyId), { missed: t.missed, stale: t.staleReads, deletion: t.deletion, neverDeleted: t.neverDeleted })
+    const check = inferred(s, truth(s.agencyId), horizonMs, { missed: t.missed, stale: t.staleReads, deletion: t.deletion, neverDeleted: t.neverDeleted })
     if (check !== undefined) sync.push(check)
   }
   const clientsIn = (tally: Tally, what: string) => `${count(tally.count, 'client')} ${what} (agencies ${tally.list()})`
