@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { gunzipAttachment, HEADER_NAMES, MAX_ATTACHMENT, MAX_ATTACHMENT_BODY, type HeaderRecord } from '../../src/domain/attachments.js'
+import { gunzipAttachment, MAX_ATTACHMENT, MAX_ATTACHMENT_BODY } from '../../src/domain/attachments.js'
+import { HEADER_NAMES, type HeaderRecord } from '../../src/versions/attachment-headers.js'
 import type { CreateClientRequest } from '../../src/domain/create-client.js'
 import { recordReceipts } from '../../src/domain/receipts.js'
 import { pascalPath } from '../../src/domain/write-rules.js'

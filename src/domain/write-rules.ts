@@ -1,4 +1,4 @@
-import { invalidField, type FieldError } from '../errors.js'
+import type { FieldError } from '../errors.js'
 
 /**
  * Rules of the write operations that a JSON schema cannot express, and the small helpers the write
@@ -87,30 +87,3 @@ export function checkEffectiveDate (policy: unknown): FieldError[] {
 // ---------------------------------------------------------------------------------------------
 // Attachment headers
 // ---------------------------------------------------------------------------------------------
-
-/**
- * Standard alphabet with its `=` padding (a length that is a multiple of 4), no whitespace: what
- * .NET's Convert.FromBase64String, which the live service decodes these headers with, accepts.
- */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-/** The same without the padding, to tell the caller that only the padding is missing. */
-const UNPADDED_BASE64 = /^(?:[A-Za-z0-9+/]{4})*[A-Za-z0-9+/]{2,3}$/
-const UTF8 = new TextDecoder('utf-8', { fatal: true })
-
-/**
- * Decodes a base64 header value as UTF-8 text. Anything that is not strict, padded base64 of valid
- * UTF-8 is a 400 naming the header (`name`, in the spec's spelling). The empty string is the empty text.
- */
-export function decodeBase64Header (name: string, value: string): string {
-  if (!BASE64.test(value)) {
-    if (UNPADDED_BASE64.test(value)) {
-      throw invalidField(name, "must be padded base64: its length must be a multiple of 4, so add the '=' padding")
-    }
-    throw invalidField(name, 'must be base64 (UTF-8 text)')
-  }
-  try {
-    return UTF8.decode(Buffer.from(value, 'base64'))
-  } catch {
-    throw invalidField(name, 'must be base64 (UTF-8 text)')
-  }
-}

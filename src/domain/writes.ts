@@ -3,6 +3,9 @@ import type { AgencyRow, Repositories, WriteFilter, WriteKind, WriteRow } from '
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
 import { parseTimestamp } from '../time.js'
+import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../schemas/commands.js'
+
+export type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../schemas/commands.js'
 
 /**
  * Log notes, attachments and receipts: validated against the client when received, then
@@ -11,43 +14,6 @@ import { parseTimestamp } from '../time.js'
  */
 
 export type Outcome = 'created' | 'saved'
-
-export interface TaskCommand {
-  assignedToRole: string
-  assignedToEmail?: string
-  /** Version 1 suspenses name the user by initials (the 3-letter username). */
-  assignedToInitials?: string
-  category?: string
-  description: string
-  dueDate: string
-  title: string
-}
-
-export interface LogNoteCommand {
-  refId: string
-  channel: number
-  note: string
-  ts: string
-  policyId?: string
-  /** Version 1 only: the log note's short description. */
-  description?: string
-  task?: TaskCommand
-}
-
-export interface AttachmentCommand {
-  refId: string
-  channel: number
-  ts: string
-  description: string
-  fileName: string
-  fileExt: string
-  logNote: string
-  /** Version 1 only: the log note's short description. */
-  logDescription?: string
-  policyId?: string
-  task?: TaskCommand
-  content: Buffer
-}
 
 export interface ReceiptCommand {
   refId: string

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify'
-import { HEADER_NAMES } from '../domain/attachments.js'
+import { HEADER_NAMES } from '../versions/attachment-headers.js'
 import type { RequestRecord } from '../domain/examiner/codec.js'
 import type { AnswerLost } from '../domain/journal.js'
 import { writeItems } from '../domain/examiner/records.js'

@@ -1,8 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import { attachmentCommand, checkFileSignature, normalizeFileExt } from '../domain/attachments.js'
 import { validationFailed, type FieldError } from '../errors.js'
-import { decodeBase64Header } from '../domain/write-rules.js'
-import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../domain/writes.js'
+import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../schemas/commands.js'
+import { attachmentCommand, checkFileSignature, decodeBase64Header, normalizeFileExt } from './attachment-headers.js'
 import {
   AttachmentHeadersSchema, LogNoteBodySchema, V1AttachmentHeadersSchema, V1LogNoteBodySchema, type V1AttachmentHeaders, type V1LogNoteBody
 } from '../schemas/writes.js'

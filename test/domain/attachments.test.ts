@@ -1,8 +1,7 @@
 import t from 'tap'
 import { gzipSync } from 'node:zlib'
-import {
-  attachmentCommand, attachmentTask, gunzipAttachment, MAX_ATTACHMENT, normalizeFileExt
-} from '../../src/domain/attachments.js'
+import { gunzipAttachment, MAX_ATTACHMENT } from '../../src/domain/attachments.js'
+import { attachmentCommand, attachmentTask, normalizeFileExt } from '../../src/versions/attachment-headers.js'
 import { ApiError } from '../../src/errors.js'
 import { ATTACHMENT_TYPES } from '../../src/schemas/writes.js'
 

@@ -3,8 +3,9 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import type { TSchema } from '@sinclair/typebox'
 import { ApiError } from '../../src/errors.js'
 import {
-  checkEffectiveDate, checkPeopleRules, decodeBase64Header, pascalPath
+  checkEffectiveDate, checkPeopleRules, pascalPath
 } from '../../src/domain/write-rules.js'
+import { decodeBase64Header } from '../../src/versions/attachment-headers.js'
 import { compileItemValidator } from '../../src/domain/item-validator.js'
 import { bindPart } from '../../src/schemas/bind.js'
 import { LOB_CODES } from '../../src/schemas/lob.js'
