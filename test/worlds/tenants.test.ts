@@ -199,9 +199,11 @@ t.test('deleting a tenant deletes its worlds (their credentials answer 401) and 
     t.equal((await agenciesOf(app, world)).statusCode, 401, `${world.id}: its credentials answer 401`)
     t.equal((await app.inject({ url: `/_sandbox/worlds/${world.id}`, headers: ADMIN })).statusCode, 404, `${world.id}: gone`)
     t.equal((await app.inject({ url: `/_sandbox/worlds/${world.id}/info`, headers: bearer(world.token) })).statusCode, 401, `${world.id}: its token opens nothing`)
+    t.equal((await app.inject({ url: '/_sandbox/tenants', headers: bearer(world.token) })).statusCode, 401, `${world.id}: its token is no world's now`)
   }
   t.equal((await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: {}, headers: bearer(a.token) })).statusCode, 401, "the tenant's token opens nothing")
   t.equal((await app.inject({ url: '/_sandbox/worlds', headers: bearer(a.token) })).statusCode, 401)
+  t.equal((await app.inject({ url: '/_sandbox/tenants', headers: bearer(a.token) })).statusCode, 401, "nor is it a tenant's")
   t.equal((await agenciesOf(app, b1)).statusCode, 200, "B's world stays")
   t.same((await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.map((w: { id: string }) => w.id), ['default', b1.id])
 })
