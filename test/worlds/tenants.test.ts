@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { basic, build } from '../helpers/app.js'
+import { basic, build, demoFixture } from '../helpers/app.js'
 import { controlClient, ControlError, createWorld, startSandbox } from '../../src/sdk.js'
 
 /** Tenants of a partner programme: each with a token that creates and controls its own worlds, up to a quota. */
@@ -175,6 +175,22 @@ t.test('the quota: 409 past maxWorlds, naming the quota and the fix; delete and 
   t.same((await app.inject({ url: '/_sandbox/worlds', headers: bearer(a.token) })).json().worlds.length, 2)
 })
 
+t.test('a tenant at its quota learns it before a large fixture is read', async (t) => {
+  const app = await build(t, { config: { controlToken: TOKEN } })
+  const a = await createTenant(app, { maxWorlds: 1 })
+  await createWorldAs(app, bearer(a.token))
+  const runner = app.worlds.fixtures
+  const read = runner.world.bind(runner)
+  let reads = 0
+  runner.world = async (bytes, maxValues) => {
+    reads++
+    return read(bytes, maxValues)
+  }
+  const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: demoFixture() }, headers: bearer(a.token) })
+  t.equal(res.statusCode, 409)
+  t.equal(reads, 0, 'the 1.8 MB fixture was not read')
+})
+
 t.test("the sandbox's own bounds still apply to a tenant's worlds", async (t) => {
   const app = await build(t, { config: { controlToken: TOKEN, worlds: { max: 2, maxBytes: 1024 ** 3, ttlSeconds: 0 } } })
   const a = await createTenant(app, { maxWorlds: 2 })
@@ -206,6 +222,22 @@ t.test('deleting a tenant deletes its worlds (their credentials answer 401) and 
   t.equal((await app.inject({ url: '/_sandbox/tenants', headers: bearer(a.token) })).statusCode, 401, "nor is it a tenant's")
   t.equal((await agenciesOf(app, b1)).statusCode, 200, "B's world stays")
   t.same((await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.map((w: { id: string }) => w.id), ['default', b1.id])
+})
+
+t.test('a tenant deleted while its world is being made (a large fixture read on the worker) gets no world', async (t) => {
+  const app = await build(t, { config: { controlToken: TOKEN } })
+  const a = await createTenant(app)
+  const runner = app.worlds.fixtures
+  const read = runner.world.bind(runner)
+  // the tenant goes while the posted fixture (1.8 MB: read on the worker) is being read
+  runner.world = async (bytes, maxValues) => {
+    t.equal((await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${a.id}`, headers: ADMIN })).statusCode, 204)
+    return read(bytes, maxValues)
+  }
+  const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: demoFixture() }, headers: bearer(a.token) })
+  t.equal(res.statusCode, 404)
+  t.match(res.json().detail, /was deleted while its world was being created/)
+  t.same((await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.map((w: { id: string }) => w.id), ['default'], 'no world left behind')
 })
 
 t.test('at most 1,000 tenants: one more is 409 until one is deleted', async (t) => {
