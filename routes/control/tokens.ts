@@ -7,7 +7,7 @@ import type { World } from '../../src/domain/worlds/world.js'
 import { ApiError, notFound, tenantRoutesNeedAdministrator, tenantTokenOnDefaultWorld } from '../../src/errors.js'
 
 const tokenRequired = () => new ApiError(401, 'control-token', 'Unauthorized',
-  "This sandbox protects its control API: send Authorization: Bearer <SANDBOX_CONTROL_TOKEN>, or a world's token for that world's routes",
+  "This sandbox protects its control API: send Authorization: Bearer <SANDBOX_CONTROL_TOKEN>, a tenant's token for its worlds (/_sandbox/worlds), or a world's token for that world's routes",
   undefined, false, { 'www-authenticate': 'Bearer realm="agency-sandbox control"' })
 
 /**
@@ -73,7 +73,7 @@ export function controlTokens (sandboxToken: string | undefined, holders: TokenH
     if (holder !== undefined) return holder.kind === 'tenant' ? { kind: 'tenant', tenant: holder.tenant } : { kind: 'world', world: holder.world }
     return open ? ADMINISTRATOR : NOBODY
   }
-  /** Whether the caller may use routes every world's token opened before tenants: a world's token does on an open sandbox. */
+  /** The administrator, or a world's token on a sandbox without a control token (where it opens everything, as it always did). */
   const actsAsAdministrator = (caller: ControlCaller) => caller.kind === 'administrator' || (open && caller.kind === 'world')
 
   return {
