@@ -5,7 +5,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
-import { MAX_WORLD_TTL_SECONDS } from './schemas/worlds.js'
+import { MAX_MAX_WORLDS, MAX_WORLD_TTL_SECONDS } from './schemas/worlds.js'
 
 /**
  * Settings of the sandbox. This is the only module that reads the environment
@@ -75,9 +75,8 @@ const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024
 /** Default bound on the memory of the worlds created: 1 GiB (at most 64 GiB). */
 const DEFAULT_WORLDS_BYTES = 1024 * 1024 * 1024
 const MAX_WORLDS_BYTES = 64 * 1024 * 1024 * 1024
-/** Worlds at once by default, and at most (the default world not counted). */
+/** Worlds at once by default (the default world not counted). */
 const DEFAULT_MAX_WORLDS = 100
-const MAX_MAX_WORLDS = 10_000
 /** A created world's default idle time to live (the longest allowed is 30 days). */
 const DEFAULT_WORLD_TTL_SECONDS = 3600
 

@@ -163,3 +163,30 @@ export const controlNeedsJson = () =>
 export const clientNumbersExhausted = (agencyId: number) =>
   conflict(`Agency ${agencyId} has no client numbers left: a new client takes the agency's highest number + 1, and its highest is ` +
     '2147483647, the largest a client number can be (a 32-bit integer); reset the sandbox to a fixture whose client numbers leave room')
+
+/** A tenant's token on a route of the default world or of the process, which belong to the programme's administrator. */
+export const tenantTokenOnDefaultWorld = () =>
+  new ApiError(403, 'tenant-token', 'Forbidden',
+    "A tenant's token opens only the worlds the tenant created: call /_sandbox/worlds/{id}/... for one of them " +
+    '(POST /_sandbox/worlds creates one, GET /_sandbox/worlds lists them); the unprefixed routes are the default world\'s, ' +
+    "which only the sandbox's control token (SANDBOX_CONTROL_TOKEN) opens")
+
+/** A tenant's or a world's token on the tenants' routes, which only the programme's administrator may call. */
+export const tenantRoutesNeedAdministrator = (holder: 'tenant' | 'world') =>
+  new ApiError(403, 'administrator-only', 'Forbidden',
+    'Tenants are managed with the sandbox\'s control token (SANDBOX_CONTROL_TOKEN), held by the programme\'s administrator; ' +
+    (holder === 'tenant'
+      ? "a tenant's token creates and controls its own worlds only (/_sandbox/worlds)"
+      : "a world's token opens only that world's routes (/_sandbox/worlds/{id}/...)"))
+
+/** A tenant holds as many worlds as its quota allows. */
+export const tenantQuotaReached = (tenantId: string, maxWorlds: number) =>
+  conflict(`Tenant ${tenantId} holds ${maxWorlds} worlds, its quota (maxWorlds ${maxWorlds}); DELETE /_sandbox/worlds/{id} a world it ` +
+    'no longer needs (GET /_sandbox/worlds lists them), or ask the programme\'s administrator for a larger quota')
+
+/** The sandbox holds as many tenants as it may. */
+export const tooManyTenants = (maxTenants: number) =>
+  conflict(`This sandbox holds ${maxTenants} tenants, its most; DELETE /_sandbox/tenants/{id} the tenants you no longer need`)
+
+export const tenantNotFound = (tenantId: string) =>
+  notFound(`No tenant ${tenantId.slice(0, 40)}; GET /_sandbox/tenants lists the tenants`)

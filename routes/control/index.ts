@@ -10,6 +10,7 @@ import sessionControl from './sessions.js'
 import signingKeyRoute from './signing-key.js'
 import worldControl from './world.js'
 import worldsControl from './worlds.js'
+import tenantsControl from './tenants.js'
 import consoleUi from './ui.js'
 import { controlTokens, worldScope } from './tokens.js'
 import type { ControlOptions } from './options.js'
@@ -21,7 +22,7 @@ export type { ControlOptions } from './options.js'
  * routes of one world are registered twice: unprefixed for the default world, and under
  * /_sandbox/worlds/{worldId} for any world. With SANDBOX_CONTROL_TOKEN set, every call but health
  * needs `Authorization: Bearer <token>`: the sandbox's token opens everything, a world's token
- * opens that world's routes.
+ * opens that world's routes. A tenant's token, set or not, creates worlds and opens those alone.
  */
 export default async function controlPlane (fastify: FastifyInstance, options: ControlOptions) {
   const { config, worlds } = options
@@ -29,7 +30,7 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
 
   // Control calls such as POST /reset are often sent with a JSON content type and no body.
   useJsonBodies(app, { emptyIsAbsent: true })
-  const tokens = controlTokens(config.controlToken)
+  const tokens = controlTokens(config.controlToken, worlds.tokens)
 
   app.route({
     method: 'GET',
@@ -50,8 +51,10 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
   // Children inherit the /_sandbox prefix; pass only the dependencies on (options holds the prefix too).
   const deps: ControlOptions = { worlds, config }
   await app.register(worldsControl, { ...deps, tokens })
+  await app.register(tenantsControl, { ...deps, tokens })
+  // the console's page and the sandbox's constants (/meta): no world's data, so a tenant may read them too
   await app.register(async function console (scope) {
-    scope.addHook('onRequest', tokens.sandboxOnly)
+    scope.addHook('onRequest', tokens.administratorOrTenant)
     await scope.register(consoleUi, deps)
   })
   await app.register(async function defaultWorld (scope) {

@@ -18,6 +18,7 @@ function describe (world: World) {
     id: world.id,
     name: world.name,
     source: world.source,
+    tenant: world.tenantId ?? null,
     createdAt: new Date(world.createdAtMs).toISOString(),
     lastUsedAt: new Date(world.lastUsedMs).toISOString(),
     expiresAt: iso(world.expiresAtMs),
@@ -33,6 +34,7 @@ function describe (world: World) {
  * of a world as it stands now), list them, look at one, delete one.
  */
 export default async function worldsControl (fastify: FastifyInstance, { worlds, config, tokens }: ControlOptions & { tokens: ControlTokens }) {
+  // A tenant's token creates and lists the tenant's own worlds; the sandbox's token, every world.
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   // A large body (with a fixture document) is read on the fixture worker: this scope leaves it
@@ -41,7 +43,7 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     useJsonBodies(scope, { emptyIsAbsent: true, unparsedAbove: UNPARSED_JSON_BYTES })
     scope.withTypeProvider<TypeBoxTypeProvider>().post('/worlds', {
       bodyLimit: FIXTURE_BODY_LIMIT,
-      onRequest: tokens.sandboxOnly,
+      onRequest: tokens.administratorOrTenant,
       validatorCompiler: checkedWhereRead,
       schema: {
         summary: 'Create a world: isolated data, clock, faults, journal and sessions, reached by its own Client Ids',
@@ -49,12 +51,15 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
         response: { 201: WorldCreatedSchema }
       }
     }, async (request, reply) => {
+      const owner = tokens.tenantOf(request)
+      // before a large fixture is read: a tenant at its quota learns it at once
+      if (owner !== undefined) worlds.checkQuota(owner)
       const body: unknown = request.body
       const { name, from, ttlSeconds, snapshot, warnings } = body instanceof UnparsedJson
         ? await worlds.fixtures.world(body.bytes, body.maxValues)
         : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
       for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
-      const world = await worlds.create({ name, from, snapshot, ttlSeconds })
+      const world = await worlds.create({ name, from, snapshot, ttlSeconds, owner })
       reply.code(201).send({
         id: world.id,
         name: world.name,
@@ -67,12 +72,20 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
   })
 
   app.get('/worlds', {
-    onRequest: tokens.sandboxOnly,
-    schema: { summary: 'Every world: the default one first, then the worlds created, oldest first', response: { 200: WorldListSchema } }
-  }, () => ({
-    worlds: [worlds.default, ...worlds.list()].map(describe),
-    limits: { ...worlds.limits, bytes: worlds.bytes() }
-  }))
+    onRequest: tokens.administratorOrTenant,
+    schema: {
+      summary: "Every world: the default one first, then the worlds created, oldest first (to a tenant's token, the tenant's worlds)",
+      response: { 200: WorldListSchema }
+    }
+  }, (request) => {
+    const owner = tokens.tenantOf(request)
+    if (owner === undefined) return { worlds: [worlds.default, ...worlds.list()].map(describe), limits: { ...worlds.limits, bytes: worlds.bytes() } }
+    const own = worlds.ownedBy(owner.id)
+    return {
+      worlds: own.map(describe),
+      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: own.reduce((sum, world) => sum + world.bytes(), 0) }
+    }
+  })
 
   await app.register(async function oneWorld (scope) {
     worldScope(scope, worlds, tokens)

@@ -4,6 +4,8 @@ import { Type, type Static } from '@sinclair/typebox'
 
 /** The longest idle time a world may be given: 30 days. */
 export const MAX_WORLD_TTL_SECONDS = 30 * 24 * 3600
+/** The most worlds SANDBOX_MAX_WORLDS may allow at once (the default world not counted). */
+export const MAX_MAX_WORLDS = 10_000
 
 export const WorldCreateBody = Type.Object(
   {
@@ -44,6 +46,7 @@ export const WorldCreatedSchema = Type.Object({
 export const WorldSchema = Type.Object({
   ...WorldFacts,
   source: Type.String({ description: 'what the world started from' }),
+  tenant: Type.Union([Type.String(), Type.Null()], { description: 'the tenant that created it and alone controls it besides the sandbox\'s control token (null: none)' }),
   createdAt: Type.String(),
   lastUsedAt: Type.String(),
   ttlSeconds: Type.Integer(),
@@ -54,5 +57,9 @@ export const WorldSchema = Type.Object({
 
 export const WorldListSchema = Type.Object({
   worlds: Type.Array(WorldSchema),
-  limits: Type.Object({ maxWorlds: Type.Integer(), maxBytes: Type.Integer(), bytes: Type.Integer({ description: 'what the created worlds take now' }) })
-})
+  limits: Type.Object({
+    maxWorlds: Type.Integer({ description: "worlds at once: the sandbox's (SANDBOX_MAX_WORLDS), or to a tenant its quota" }),
+    maxBytes: Type.Integer(),
+    bytes: Type.Integer({ description: 'what the created worlds take now (to a tenant, its own)' })
+  })
+}, { description: 'to a tenant, its own worlds only' })

@@ -11,6 +11,7 @@ import type {
   AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
   WritesQuery, WriteViewSchema
 } from '../schemas/control.js'
+import type { TenantCreateBody, TenantCreatedSchema, TenantListSchema, TenantSchema } from '../schemas/tenants.js'
 import type { WorldCreateBody, WorldCreatedSchema, WorldListSchema, WorldSchema } from '../schemas/worlds.js'
 
 /**
@@ -129,8 +130,13 @@ export interface Control {
   }
   /** Examiner sessions: record a test run of an integration and judge it rule by rule. */
   sessions: Sessions
-  /** The worlds of the sandbox (each call of this object is about the process, whichever world this client controls). */
+  /**
+   * The worlds of the sandbox (each call of this object is about the process, whichever world this client controls); with a
+   * tenant's token, the tenant's worlds.
+   */
   worlds: Worlds
+  /** The tenants of a partner programme (the sandbox's control token only). */
+  tenants: Tenants
   /** The same client for another world's control routes (/_sandbox/worlds/{id}/...), with that world's token if the sandbox has a control token. */
   world(id: string, token?: string): Control
 }
@@ -143,6 +149,18 @@ export interface Worlds {
   create(options?: Static<typeof WorldCreateBody>): Promise<WorldCreated>
   list(): Promise<Static<typeof WorldListSchema>>
   get(id: string): Promise<WorldView>
+  delete(id: string): Promise<void>
+}
+
+export type TenantCreated = Static<typeof TenantCreatedSchema>
+export type TenantView = Static<typeof TenantSchema>
+
+export interface Tenants {
+  /** A new tenant: its `token` (given this once) creates worlds up to `maxWorlds` and controls them alone. */
+  create(options?: Static<typeof TenantCreateBody>): Promise<TenantCreated>
+  list(): Promise<Static<typeof TenantListSchema>>
+  get(id: string): Promise<TenantView>
+  /** Deletes the tenant with its worlds; its token opens nothing from then on. */
   delete(id: string): Promise<void>
 }
 
@@ -265,6 +283,12 @@ export function controlClient (baseUrl: string, token?: string, world?: string):
       list: () => callSandbox('GET', '/worlds'),
       get: (worldId) => callSandbox('GET', `/worlds/${id(worldId)}`),
       delete: (worldId) => callSandbox('DELETE', `/worlds/${id(worldId)}`)
+    },
+    tenants: {
+      create: (options = {}) => callSandbox('POST', '/tenants', options),
+      list: () => callSandbox('GET', '/tenants'),
+      get: (tenantId) => callSandbox('GET', `/tenants/${id(tenantId)}`),
+      delete: (tenantId) => callSandbox('DELETE', `/tenants/${id(tenantId)}`)
     },
     world: (worldId, worldToken) => controlClient(baseUrl, worldToken ?? token, worldId)
   }

@@ -3,7 +3,9 @@
  * the vendor side (each world's credentials x every read in every version, and writes) and on the
  * control side (each world's token x every world's routes). Three worlds (the default one and two
  * created), each marked: client 1000 renamed after its world, a log note of its own, a session of
- * its own, its clock in a year of its own.
+ * its own, its clock in a year of its own. Then tenants: two, each with worlds of its own, beside
+ * the default world and one of the administrator's: one tenant's token x every route of every
+ * other world finds nothing and changes nothing.
  */
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
@@ -26,12 +28,13 @@ interface Marked {
   session: number
 }
 
-async function world (app: FastifyInstance, n: number): Promise<Marked> {
+/** World n (0: the default one), created with the creator's token (a tenant's, or the sandbox's) and marked. */
+async function world (app: FastifyInstance, n: number, creator: Record<string, string> = ADMIN): Promise<Marked> {
   let id = 'default'
   let token: string | undefined
   let suffix = ''
   if (n > 0) {
-    const created = (await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { name: `world ${n}` }, headers: ADMIN })).json()
+    const created = (await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { name: `world ${n}` }, headers: creator })).json()
     id = created.id
     token = created.token
     suffix = `@${id}`
@@ -40,7 +43,7 @@ async function world (app: FastifyInstance, n: number): Promise<Marked> {
   const headers = token === undefined ? ADMIN : { authorization: `Bearer ${token}` }
   const mark = `Only in world ${n} ${id}`
   const year = String(2030 + n)
-  const refId = `00000000-0000-4000-8000-00000000000${n}`
+  const refId = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
   await app.inject({ method: 'PATCH', url: `${prefix}/agencies/${AGENCY.main}/clients/1000`, payload: { details: { companyName: mark } }, headers })
   const abc = basic(`abc${suffix}`, '123')
   const northwind = basic(`northwind-crm${suffix}`, 'nw-sandbox-secret')
@@ -152,4 +155,90 @@ t.test('worlds x tokens x control routes: a world\'s token opens its routes only
     t.same(sessions.map((s) => s.id), [w.session], `world ${w.id}: its own session only`)
     t.ok(sessions[0].recorded >= 1, 'which recorded its own requests')
   }
+})
+
+/** A path of the route table with its parameters filled for the world `worldId` (the target's session for :id under sessions). */
+function filled (url: string, worldId: string, session: number): string {
+  return url
+    .replace(':worldId', worldId)
+    .replace(':agencyId', String(AGENCY.main))
+    .replace(':clientNumber', '1000')
+    .replace(':clientId', `abc@${worldId}`)
+    .replace(/sessions\/:id/, `sessions/${session}`)
+    .replace(/:\w+/g, '1')
+}
+
+/** What a world holds, as its administrator reads it (the clock, counts, journal, writes, sessions, faults and data). */
+async function holdings (app: FastifyInstance, prefix: string) {
+  const read = async (url: string) => (await app.inject({ url: `${prefix}${url}`, headers: ADMIN })).body
+  const info = JSON.parse(await read('/info'))
+  return {
+    clock: info.clock,
+    counts: info.counts,
+    journal: await read('/requests'),
+    writes: await read(`/agencies/${AGENCY.main}/writes`),
+    sessions: await read('/sessions'),
+    faults: await read('/faults'),
+    simulator: await read('/simulator'),
+    state: await read('/state')
+  }
+}
+
+t.test("tenants x every control route of a world: another tenant's token finds nothing there and changes nothing", async (t) => {
+  const app = await build(t, { config: { controlToken: TOKEN } })
+  const tenant = async (name: string) => (await app.inject({ method: 'POST', url: '/_sandbox/tenants', payload: { name }, headers: ADMIN })).json() as { id: string, token: string }
+  const a = await tenant('A')
+  const b = await tenant('B')
+  const ofA = [await world(app, 1, { authorization: `Bearer ${a.token}` }), await world(app, 2, { authorization: `Bearer ${a.token}` })]
+  const ofB = [await world(app, 3, { authorization: `Bearer ${b.token}` }), await world(app, 4, { authorization: `Bearer ${b.token}` })]
+  const others = [await world(app, 0), await world(app, 5)]
+  const asA = { authorization: `Bearer ${a.token}` }
+
+  const routes = app.routeTable.filter((r) => r.url.startsWith('/_sandbox/worlds/:worldId') && r.method !== 'HEAD')
+  t.ok(routes.length > 40, `${routes.length} routes of a world`)
+  for (const target of [...ofB, ...others]) {
+    const listedBefore = (await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.find((w: { id: string }) => w.id === target.id)
+    const before = await holdings(app, target.prefix)
+    const lastUsed = (await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.find((w: { id: string }) => w.id === target.id).lastUsedAt
+    for (const route of routes) {
+      const url = filled(route.url, target.id, target.session)
+      const payload = ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined
+      const res = await app.inject({ method: route.method as 'GET', url, headers: asA, ...(payload === undefined ? {} : { payload }) })
+      t.equal(res.statusCode, 404, `A's token: ${route.method} ${url}`)
+      t.notOk(res.body.includes(target.mark), 'without its data')
+    }
+    const listed = (await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.find((w: { id: string }) => w.id === target.id)
+    t.equal(listed.lastUsedAt, lastUsed, `${target.id}: not even marked used`)
+    t.same(await holdings(app, target.prefix), before, `${target.id}: clock, counts, journal, writes, sessions, faults and data unchanged`)
+    t.ok(listedBefore !== undefined, 'listed to the administrator')
+  }
+
+  const listedToA = await app.inject({ url: '/_sandbox/worlds', headers: asA })
+  t.same(listedToA.json().worlds.map((w: { id: string }) => w.id), ofA.map((w) => w.id), 'A lists its own worlds')
+  for (const o of [...ofB, ...others]) {
+    if (o.id !== 'default') t.notOk(listedToA.body.includes(o.id), `and never ${o.id}`)
+    t.notOk(listedToA.body.includes(o.mark))
+  }
+  const all = (await app.inject({ url: '/_sandbox/worlds', headers: ADMIN })).json().worlds.map((w: { id: string }) => w.id)
+  t.same([...all].sort(), [...ofA, ...ofB, ...others].map((w) => w.id).sort(), 'the administrator sees every world')
+  for (const w of ofA) {
+    const res = await app.inject({ url: `${w.prefix}/agencies/${AGENCY.main}/clients/1000`, headers: asA })
+    t.equal(res.json().details.companyName, w.mark, `A's token opens its own world ${w.id}`)
+  }
+
+  // every route outside /_sandbox/worlds that is the default world's or the administrator's: 403, and nothing changes
+  const open = /^\/_sandbox\/(health|signing-key|meta|ui)(\/|$)/
+  const process = app.routeTable.filter((r) => r.url.startsWith('/_sandbox/') && !r.url.startsWith('/_sandbox/worlds') && !open.test(r.url) && r.method !== 'HEAD')
+  const defaultWorld = others[0]
+  const before = await holdings(app, defaultWorld.prefix)
+  const tenantsBefore = (await app.inject({ url: '/_sandbox/tenants', headers: ADMIN })).body
+  for (const route of process) {
+    const url = filled(route.url, 'default', defaultWorld.session).replace(':tenantId', b.id)
+    const payload = ['POST', 'PUT', 'PATCH'].includes(route.method) ? {} : undefined
+    const res = await app.inject({ method: route.method as 'GET', url, headers: asA, ...(payload === undefined ? {} : { payload }) })
+    t.equal(res.statusCode, 403, `A's token: ${route.method} ${url}`)
+    t.notOk(res.body.includes(defaultWorld.mark), 'without its data')
+  }
+  t.same(await holdings(app, defaultWorld.prefix), before, 'the default world unchanged')
+  t.equal((await app.inject({ url: '/_sandbox/tenants', headers: ADMIN })).body, tenantsBefore, 'the tenants unchanged')
 })

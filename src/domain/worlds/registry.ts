@@ -1,10 +1,12 @@
-import { conflict, insufficientStorage, notFound, tooManyRequests } from '../../errors.js'
+import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests } from '../../errors.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
+import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
+import { Tenants, type Tenant } from './tenants.js'
 import { World, type WorldOptions } from './world.js'
-import { DEFAULT_WORLD_ID, newWorldId, newWorldToken, worldIdOfClientId } from './world-ids.js'
+import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
 /** Bounds and defaults of the worlds a process holds besides the default one. */
 export interface WorldLimits {
@@ -30,6 +32,8 @@ export interface NewWorld {
   /** The snapshot of a database holding a fixture document (made away from the event loop: fixture-job.ts). */
   snapshot?: Buffer
   ttlSeconds?: number
+  /** The tenant creating the world: it alone may control it (and `from` may name only its own worlds). */
+  owner?: Tenant
 }
 
 export interface RegistryOptions {
@@ -60,6 +64,8 @@ export interface StartUp {
  */
 export class WorldRegistry {
   private readonly worlds = new Map<string, World>()
+  /** The worlds of each tenant, by its id. */
+  private readonly owned = new Map<string, Set<World>>()
   /** The snapshot of each created world's start (a world created from the start-up fixture shares one). */
   private readonly snapshots = new Map<string, Buffer>()
   private startSnapshot: Buffer | undefined
@@ -69,11 +75,16 @@ export class WorldRegistry {
   /** The world `default`: the process's own database, there from the start, never deleted. */
   readonly default: World
   readonly startUp: StartUp
+  /** The holders of the control tokens the sandbox made: each created world, each tenant. */
+  readonly tokens = new TokenHolders()
+  /** The tenants of a partner programme, each with its own worlds. */
+  readonly tenants: Tenants
 
   constructor (defaultWorld: World, private readonly options: RegistryOptions) {
     this.default = defaultWorld
     this.startUp = options.startUp ?? { seededNow: false, fixtureMismatch: undefined }
     this.realNow = options.realNow ?? Date.now
+    this.tenants = new Tenants(this, this.realNow)
   }
 
   /** The world with this id, if it exists and has not expired. */
@@ -100,6 +111,17 @@ export class WorldRegistry {
     return [...this.worlds.values()]
   }
 
+  /** The worlds a tenant holds now, oldest first (expired ones are deleted on the way). */
+  ownedBy (tenantId: string): World[] {
+    this.sweep()
+    return [...(this.owned.get(tenantId) ?? [])]
+  }
+
+  /** 409 when the tenant holds as many worlds as its quota allows. */
+  checkQuota (owner: Tenant): void {
+    if (this.ownedBy(owner.id).length >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
+  }
+
   /** The bounds on the worlds created. */
   get limits (): { maxWorlds: number, maxBytes: number } {
     return { maxWorlds: this.options.limits.maxWorlds, maxBytes: this.options.limits.maxBytes }
@@ -116,12 +138,20 @@ export class WorldRegistry {
   /**
    * A new world: a copy of `from`, or of `fixture`, or of the start-up fixture. Past the bound on
    * worlds it answers 429 with the seconds until an idle world expires (507 when none will); past
-   * the bound on their memory, 507.
+   * the bound on their memory, 507. A tenant's world: past its quota, 409; `from` another's world, 404.
    */
   async create (request: NewWorld): Promise<World> {
     const { limits } = this.options
+    const { owner } = request
     this.sweep()
-    this.checkRoom(request)
+    // a tenant copies only its own worlds; any other is unknown to it, as everywhere else
+    const from = request.from === undefined ? undefined : this.get(request.from)
+    const copiable = from !== undefined && (owner === undefined || from.tenantId === owner.id)
+    if (request.from !== undefined && !copiable) {
+      throw notFound(`No world ${request.from.slice(0, 40)} to copy (from); GET /_sandbox/worlds lists the worlds`)
+    }
+    if (owner !== undefined) this.checkQuota(owner)
+    this.checkRoom(from)
     const id = newWorldId()
     let snapshot: Buffer
     let source: string
@@ -131,20 +161,25 @@ export class WorldRegistry {
     } else if (request.fixture !== undefined) {
       source = '(posted to /_sandbox/worlds)'
       snapshot = snapshotOfFixture(request.fixture, source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
-    } else if (request.from !== undefined) {
-      const from = this.get(request.from)
-      if (from === undefined) throw notFound(`No world ${request.from} to copy; GET /_sandbox/worlds lists the worlds`)
+    } else if (from !== undefined) {
       snapshot = snapshotOf(from.db)
       source = `copy of world ${from.id}`
     } else {
       snapshot = await this.startupSnapshot()
       source = this.default.source
     }
+    if (owner !== undefined) {
+      // the first world made from the start-up fixture waited for it: the tenant may have gone, or filled its quota, meanwhile
+      if (!this.tenants.holds(owner)) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
+      this.checkQuota(owner)
+    }
     const ttlSeconds = request.ttlSeconds ?? limits.defaultTtlSeconds
+    const token = newControlToken()
     const world = new World({
       id,
       name: request.name ?? `world ${this.worlds.size + 1}`,
-      token: newWorldToken(),
+      token,
+      tenantId: owner?.id,
       db: openSnapshot(snapshot),
       start: snapshotStart(snapshot, source),
       records: this.default.records,
@@ -158,6 +193,12 @@ export class WorldRegistry {
     })
     this.worlds.set(id, world)
     this.snapshots.set(id, snapshot)
+    this.tokens.add(TokenHolders.keyOf(token), { kind: 'world', world })
+    if (owner !== undefined) {
+      const held = this.owned.get(owner.id)
+      if (held === undefined) this.owned.set(owner.id, new Set([world]))
+      else held.add(world)
+    }
     this.startSweeping()
     return world
   }
@@ -169,6 +210,12 @@ export class WorldRegistry {
     if (world === undefined) return false
     this.worlds.delete(id)
     this.snapshots.delete(id)
+    if (world.token !== undefined) this.tokens.remove(TokenHolders.keyOf(world.token))
+    if (world.tenantId !== undefined) {
+      const held = this.owned.get(world.tenantId)
+      held?.delete(world)
+      if (held?.size === 0) this.owned.delete(world.tenantId)
+    }
     world.destroy()
     if (this.worlds.size === 0) this.stopSweeping()
     return true
@@ -222,7 +269,7 @@ export class WorldRegistry {
     return at !== undefined && at <= this.realNow()
   }
 
-  private checkRoom (request: NewWorld): void {
+  private checkRoom (from: World | undefined): void {
     const { maxWorlds, maxBytes } = this.options.limits
     if (this.worlds.size >= maxWorlds) {
       const next = Math.min(...[...this.worlds.values()].map((w) => w.expiresAtMs ?? Infinity))
@@ -230,7 +277,7 @@ export class WorldRegistry {
       if (next === Infinity) throw insufficientStorage(`${detail} (none of them expires: each was created with ttlSeconds 0)`)
       throw tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))
     }
-    const expected = request.from !== undefined ? 2 * (this.get(request.from)?.bytes() ?? 0) : (this.startSnapshot?.length ?? 0)
+    const expected = from !== undefined ? 2 * from.bytes() : (this.startSnapshot?.length ?? 0)
     const used = this.bytes()
     if (used + expected > maxBytes) {
       const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`

@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto'
+import { randomInt } from 'node:crypto'
 
 /**
  * Names of worlds, and how a partner request finds its world by its Client Id alone: in every
@@ -13,15 +13,15 @@ const ID_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz'
 const ID_LENGTH = 10
 const SUFFIX = new RegExp(`@(w[0-9a-z]{${ID_LENGTH}})$`)
 
-/** A new world id: `w` and ten random letters and digits (about 52 bits). */
-export function newWorldId (): string {
-  let id = 'w'
+/** A new id: the prefix and ten random letters and digits (about 52 bits). */
+export function newId (prefix: string): string {
+  let id = prefix
   for (let i = 0; i < ID_LENGTH; i++) id += ID_ALPHABET[randomInt(ID_ALPHABET.length)]
   return id
 }
 
-/** A world's control token: 144 random bits. */
-export const newWorldToken = (): string => randomBytes(18).toString('base64url')
+/** A new world id: `w` and ten random letters and digits. */
+export const newWorldId = (): string => newId('w')
 
 const AT = 64
 const W = 119

@@ -41,6 +41,8 @@ export interface WorldOptions {
   name: string
   /** Opens the world's control routes besides the sandbox's control token (none for the default world). */
   token?: string
+  /** The tenant that created the world and alone controls it besides the sandbox's control token (none: the administrator's). */
+  tenantId?: string
   db: Db
   start: WorldStart
   /**
@@ -73,6 +75,7 @@ export class World {
   readonly id: string
   readonly name: string
   readonly token: string | undefined
+  readonly tenantId: string | undefined
   readonly createdAtMs: number
   readonly ttlMs: number
   lastUsedMs: number
@@ -93,6 +96,7 @@ export class World {
     this.id = options.id
     this.name = options.name
     this.token = options.token
+    this.tenantId = options.tenantId
     this.ttlMs = options.ttlMs
     this.realNow = options.realNow ?? Date.now
     this.createdAtMs = this.realNow()

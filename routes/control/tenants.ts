@@ -1,0 +1,63 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { Tenant } from '../../src/domain/worlds/tenants.js'
+import { MAX_TENANTS } from '../../src/domain/worlds/tenants.js'
+import { tenantNotFound } from '../../src/errors.js'
+import { TenantCreateBody, TenantCreatedSchema, TenantIdParams, TenantListSchema, TenantSchema } from '../../src/schemas/tenants.js'
+import type { ControlOptions } from './options.js'
+import type { ControlTokens } from './tokens.js'
+
+/**
+ * The tenants of a partner programme: created, listed and deleted by its administrator (the
+ * sandbox's control token, or anyone on a sandbox without one); each tenant's token creates and
+ * controls its own worlds (routes/control/worlds.ts, tokens.ts).
+ */
+export default async function tenantsControl (fastify: FastifyInstance, { worlds, tokens }: ControlOptions & { tokens: ControlTokens }) {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
+  const { tenants } = worlds
+  app.addHook('onRequest', tokens.administratorOnly)
+
+  const describe = (tenant: Tenant) => ({
+    id: tenant.id,
+    name: tenant.name,
+    maxWorlds: tenant.maxWorlds,
+    worlds: tenants.worldCount(tenant),
+    createdAt: new Date(tenant.createdAtMs).toISOString()
+  })
+  const found = (id: string) => {
+    const tenant = tenants.get(id)
+    if (tenant === undefined) throw tenantNotFound(id)
+    return tenant
+  }
+
+  app.post('/tenants', {
+    schema: {
+      summary: "Create a tenant: its token creates worlds up to its quota and controls them alone (409 past the sandbox's 1,000 tenants)",
+      body: TenantCreateBody,
+      response: { 201: TenantCreatedSchema }
+    },
+    // No body at all is a tenant with a default name and quota.
+    preValidation: (request, _reply, done) => {
+      request.body ??= {}
+      done()
+    }
+  }, (request, reply) => {
+    const { tenant, token } = tenants.create(request.body)
+    reply.code(201).send({ ...describe(tenant), token })
+  })
+
+  app.get('/tenants', {
+    schema: { summary: 'Every tenant, oldest first, with the worlds it holds now (no tokens)', response: { 200: TenantListSchema } }
+  }, () => ({ tenants: tenants.list().map(describe), limits: { maxTenants: MAX_TENANTS } }))
+
+  app.get('/tenants/:tenantId', {
+    schema: { summary: 'One tenant (no token)', params: TenantIdParams, response: { 200: TenantSchema } }
+  }, (request) => describe(found(request.params.tenantId)))
+
+  app.delete('/tenants/:tenantId', {
+    schema: { summary: 'Delete a tenant: its worlds are deleted (their credentials answer 401) and its token opens nothing', params: TenantIdParams }
+  }, (request, reply) => {
+    tenants.delete(found(request.params.tenantId).id)
+    reply.code(204).send()
+  })
+}

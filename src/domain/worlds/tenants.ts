@@ -1,0 +1,93 @@
+import { invalidField, tooManyTenants } from '../../errors.js'
+import { newControlToken, TokenHolders } from './control-tokens.js'
+import type { World } from './world.js'
+import { newId } from './world-ids.js'
+
+/** Tenants a sandbox holds at once. */
+export const MAX_TENANTS = 1000
+/** A tenant's quota of worlds when its creator names none (or SANDBOX_MAX_WORLDS when that is lower). */
+export const DEFAULT_TENANT_WORLDS = 10
+
+/**
+ * A tenant of a partner programme (a team, a partner): its token creates worlds that it alone
+ * controls, up to its quota. Kept in memory, like the worlds: a restart forgets both.
+ */
+export interface Tenant {
+  readonly id: string
+  readonly name: string
+  /** Worlds it may hold at once. */
+  readonly maxWorlds: number
+  readonly createdAtMs: number
+  /** The key its token is kept under (the token itself is given once, when the tenant is created). */
+  readonly tokenKey: string
+}
+
+export interface NewTenant {
+  name?: string
+  maxWorlds?: number
+}
+
+/** What the tenants need of the worlds: their tokens, who owns which, and deleting one. */
+export interface TenantWorlds {
+  readonly tokens: TokenHolders
+  readonly limits: { maxWorlds: number }
+  /** The worlds the tenant holds now (expired ones are deleted on the way). */
+  ownedBy(tenantId: string): World[]
+  delete(worldId: string): boolean
+}
+
+/** The tenants of the process, made by the programme's administrator (the holder of the sandbox's control token). */
+export class Tenants {
+  private readonly tenants = new Map<string, Tenant>()
+
+  constructor (private readonly worlds: TenantWorlds, private readonly realNow: () => number) {}
+
+  /** A new tenant and its token (given now only). Past MAX_TENANTS, 409. */
+  create (request: NewTenant): { tenant: Tenant, token: string } {
+    const most = this.worlds.limits.maxWorlds
+    if (request.maxWorlds !== undefined && request.maxWorlds > most) {
+      throw invalidField('maxWorlds', `must be at most ${most}, the worlds this sandbox holds at once (SANDBOX_MAX_WORLDS)`)
+    }
+    if (this.tenants.size >= MAX_TENANTS) throw tooManyTenants(MAX_TENANTS)
+    const token = newControlToken()
+    const tenant: Tenant = {
+      id: newId('t'),
+      name: request.name ?? `tenant ${this.tenants.size + 1}`,
+      maxWorlds: request.maxWorlds ?? Math.min(DEFAULT_TENANT_WORLDS, most),
+      createdAtMs: this.realNow(),
+      tokenKey: TokenHolders.keyOf(token)
+    }
+    this.tenants.set(tenant.id, tenant)
+    this.worlds.tokens.add(tenant.tokenKey, { kind: 'tenant', tenant })
+    return { tenant, token }
+  }
+
+  get (id: string): Tenant | undefined {
+    return this.tenants.get(id)
+  }
+
+  /** Whether this tenant is still there (not deleted meanwhile). */
+  holds (tenant: Tenant): boolean {
+    return this.tenants.get(tenant.id) === tenant
+  }
+
+  /** The tenants, oldest first. */
+  list (): Tenant[] {
+    return [...this.tenants.values()]
+  }
+
+  /** How many worlds the tenant holds now. */
+  worldCount (tenant: Tenant): number {
+    return this.worlds.ownedBy(tenant.id).length
+  }
+
+  /** Deletes a tenant: its token opens nothing from now on, and its worlds are deleted (their credentials answer 401). */
+  delete (id: string): boolean {
+    const tenant = this.tenants.get(id)
+    if (tenant === undefined) return false
+    this.tenants.delete(id)
+    this.worlds.tokens.remove(tenant.tokenKey)
+    for (const world of this.worlds.ownedBy(id)) this.worlds.delete(world.id)
+    return true
+  }
+}
