@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { timingSafeEqual } from 'node:crypto'
 import { tokenDigest, type TokenHolders } from '../../src/domain/worlds/control-tokens.js'
 import type { WorldRegistry } from '../../src/domain/worlds/registry.js'
-import type { Tenant } from '../../src/domain/worlds/tenants.js'
+import type { Tenant, TokenHolder } from '../../src/domain/worlds/tenants.js'
 import type { World } from '../../src/domain/worlds/world.js'
 import { ApiError, notFound, tenantRoutesNeedAdministrator, tenantTokenOnDefaultWorld } from '../../src/errors.js'
 
@@ -59,7 +59,7 @@ const isConsolePage = (request: FastifyRequest) => {
  * The control tokens: the sandbox's (SANDBOX_CONTROL_TOKEN), compared in constant time, and those
  * the sandbox made (each world's, each tenant's), found by their digest (control-tokens.ts).
  */
-export function controlTokens (sandboxToken: string | undefined, holders: TokenHolders): ControlTokens {
+export function controlTokens (sandboxToken: string | undefined, holders: TokenHolders<TokenHolder>): ControlTokens {
   const expected = sandboxToken === undefined ? undefined : tokenDigest(sandboxToken)
   const open = expected === undefined
 

@@ -10,8 +10,8 @@
  * MAX_GLOB_LENGTH (9 words a character) and paths at MAX_MATCHED_PATH, so one match is bounded.
  */
 
-/** Longest glob the control API accepts (journal `path` query, fault `match.path`). */
-export const MAX_GLOB_LENGTH = 256
+export { MAX_GLOB_LENGTH } from '../schemas/control.js'
+
 /** Longest path the journal records and fault rules see; a longer path is cut and ends with PATH_CUT_MARKER. */
 export const MAX_MATCHED_PATH = 2048
 export const PATH_CUT_MARKER = '…'

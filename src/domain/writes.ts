@@ -4,6 +4,7 @@ import { ApiError, clientNotFound, conflict, invalidField, notFound, validationF
 import type { Clock } from './clock.js'
 import { parseTimestamp } from '../time.js'
 import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../schemas/commands.js'
+import { MIME_TYPES } from '../schemas/writes.js'
 
 export type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../schemas/commands.js'
 
@@ -38,17 +39,6 @@ export interface ReceiptAnswer {
 export interface Origin {
   integration: string
   apiVersion: string
-}
-
-export const MIME_TYPES: Record<string, string> = {
-  pdf: 'application/pdf',
-  jpg: 'image/jpeg',
-  jpeg: 'image/jpeg',
-  png: 'image/png',
-  mp3: 'audio/mpeg',
-  eml: 'message/rfc822',
-  msg: 'application/vnd.ms-outlook',
-  txt: 'text/plain'
 }
 
 export const OUTCOME_TEXT: Record<Outcome, string> = {

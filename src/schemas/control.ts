@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox'
-import { MAX_GLOB_LENGTH } from '../domain/glob.js'
 import { Guid, ScopeSchema } from './common.js'
 
 /** Schemas of the control plane (/_sandbox). */
+
+/** Longest glob the control API accepts (journal `path` query, fault `match.path`; src/domain/glob.ts). */
+export const MAX_GLOB_LENGTH = 256
 
 /**
  * An id in a control path or query: 1 to 2147483647. Integers in paths and queries are checked

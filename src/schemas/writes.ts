@@ -357,3 +357,15 @@ export const ATTACHMENT_TYPES = {
   '1': ['png', 'pdf', 'txt', 'jpg', 'jpeg', 'mp3']
 } as const satisfies Record<'4.0' | '3.0' | '1', readonly string[]>
 export type AttachmentVersion = keyof typeof ATTACHMENT_TYPES
+
+/** The content type an attachment is served with, by its file type. */
+export const MIME_TYPES: Record<string, string> = {
+  pdf: 'application/pdf',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  png: 'image/png',
+  mp3: 'audio/mpeg',
+  eml: 'message/rfc822',
+  msg: 'application/vnd.ms-outlook',
+  txt: 'text/plain'
+}

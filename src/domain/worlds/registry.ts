@@ -4,7 +4,7 @@ import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
-import { Tenants, type Tenant } from './tenants.js'
+import { Tenants, type Tenant, type TokenHolder } from './tenants.js'
 import { World, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
@@ -76,7 +76,7 @@ export class WorldRegistry {
   readonly default: World
   readonly startUp: StartUp
   /** The holders of the control tokens the sandbox made: each created world, each tenant. */
-  readonly tokens = new TokenHolders()
+  readonly tokens = new TokenHolders<TokenHolder>()
   /** The tenants of a partner programme, each with its own worlds. */
   readonly tenants: Tenants
 

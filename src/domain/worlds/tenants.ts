@@ -22,6 +22,9 @@ export interface Tenant {
   readonly tokenKey: string
 }
 
+/** Whom a token the sandbox made opens the control plane to: one world, or a tenant's worlds. */
+export type TokenHolder = { kind: 'world', world: World } | { kind: 'tenant', tenant: Tenant }
+
 export interface NewTenant {
   name?: string
   maxWorlds?: number
@@ -29,7 +32,7 @@ export interface NewTenant {
 
 /** What the tenants need of the worlds: their tokens, who owns which, and deleting one. */
 export interface TenantWorlds {
-  readonly tokens: TokenHolders
+  readonly tokens: TokenHolders<TokenHolder>
   readonly limits: { maxWorlds: number }
   /** The worlds the tenant holds now (expired ones are deleted on the way). */
   ownedBy(tenantId: string): World[]
