@@ -153,3 +153,14 @@ t.test('fixture bodies at their cap (a reset, a new world, an agency) are read o
   t.equal((await app.inject({ url: '/vendor/agency/9001/offices?version=4.0', headers: { authorization: 'Basic YWJjOjEyMw==' } })).statusCode, 403, 'the agency was added (and abc has no subscription to it)')
   t.equal((await app.inject({ url: '/_sandbox/agencies' })).json().length, fixture.agencies.length + 1, 'the reset fixture\'s agencies and the one added')
 })
+
+t.test('the state of a world loaded from a fixture at the cap is written on the fixture worker', { timeout: 180_000 }, async (t) => {
+  const app = await build(t, { fixture: largeFixture(FIXTURE_BODY_LIMIT) })
+  const { fixtures } = app.worlds
+  const run = await whileRunning(app, () => app.inject({ url: '/_sandbox/state' }), () => fixtures.reading > 0)
+  t.equal(run.result.statusCode, 200)
+  t.equal(run.result.body, JSON.stringify(app.worlds.default.state()), 'byte for byte the document the world makes')
+  t.ok(run.handedOver, 'the state went to the fixture worker')
+  t.ok(run.answered >= 1, `health answered ${run.answered} times while it was written`)
+  t.comment(`state of ${(run.result.body.length / 1048576).toFixed(1)} MiB: longest event-loop delay ${run.maxDelayMs.toFixed(0)} ms`)
+})

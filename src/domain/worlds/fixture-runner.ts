@@ -12,6 +12,11 @@ export const FIXTURE_HEAP_MB = 256
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
 const IDLE_MS = 1_000
 
+/** What a job that ran out of the worker's heap answers. */
+const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
+  ? `Writing the state document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; read the world's data in parts (the vendor API's listings) instead`
+  : `Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
+
 export interface FixtureRunnerOptions {
   /** The worker's module; absent: bodies are read on this thread (tests of the reading itself). */
   workerFile?: URL
@@ -19,6 +24,7 @@ export interface FixtureRunnerOptions {
 }
 
 interface Waiting {
+  kind: FixtureJob['kind']
   resolve: (outcome: FixtureOutcome) => void
   reject: (error: Error) => void
 }
@@ -59,6 +65,12 @@ export class FixtureRunner {
     return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
   }
 
+  /** A world's fixture document as JSON, written from a snapshot of its database (starts.ts pagesOf); the bytes to answer as they are. */
+  async state (snapshot: Buffer): Promise<Buffer> {
+    const state = (await this.run({ kind: 'state', bytes: snapshot, maxValues: 0, settings: this.settings() })).state!
+    return Buffer.from(state.buffer, state.byteOffset, state.byteLength)
+  }
+
   /** Bodies being read now (on the worker, or waiting for it). */
   get reading (): number {
     return this.waiting.size
@@ -87,11 +99,12 @@ export class FixtureRunner {
     }
     const worker = this.startWorker()
     const id = this.nextId++
-    // bytes that own their whole memory (a large body always does) are moved, not copied
+    // bytes that own their whole memory (a large body always does) are moved, not copied (a
+    // snapshot's, which SQLite's memory backs, are copied once as they are posted)
     const { bytes } = job
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
     return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject })
+      this.waiting.set(id, { kind: job.kind, resolve, reject })
       worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
     })
   }
@@ -113,9 +126,7 @@ export class FixtureRunner {
     })
     worker.on('error', (error: Error & { code?: string }) => {
       if (this.worker !== worker) return
-      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? insufficientStorage(`Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
-        : error)
+      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? outOfMemory : error)
     })
     worker.on('exit', () => {
       // a worker stopped on purpose (idle, closing) failed its bodies then; this one stopped by itself
@@ -144,8 +155,8 @@ export class FixtureRunner {
     if (worker !== undefined) await worker.terminate()
   }
 
-  private failAll (error: Error): void {
-    for (const job of this.waiting.values()) job.reject(error)
+  private failAll (error: Error | typeof outOfMemory): void {
+    for (const job of this.waiting.values()) job.reject(typeof error === 'function' ? error(job.kind) : error)
     this.waiting.clear()
   }
 }
