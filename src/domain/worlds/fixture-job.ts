@@ -10,7 +10,7 @@ import { checkedAgency } from '../admin.js'
 import { prepareWorld, type PreparedAgency, type PreparedWorld } from '../world.js'
 import { RESET_PARTS, type ResetPart } from './reset-parts.js'
 import { snapshotOfFixture } from './starts.js'
-import { stateOfSnapshot } from './state-document.js'
+import { stateOfSource, type StateSource } from './state-document.js'
 
 /**
  * Reading the large bodies of the control plane: fixture documents (POST /_sandbox/reset, POST
@@ -114,11 +114,13 @@ export function readAgencyBody (body: unknown): { agency: PreparedAgency, warnin
 
 /**
  * A body to read on the worker: its bytes (parsed there, within the route's value budget); or, for
- * `state`, a world's database as a snapshot (SQLite's serialized form) to write as a fixture document.
+ * `state`, a world's data to write as a fixture document: its database file, or the snapshot
+ * (SQLite's serialized form) of a database in memory as the bytes.
  */
 export interface FixtureJob {
   kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state'
   bytes: Uint8Array
+  file?: string
   maxValues: number
   settings: SnapshotSettings
 }
@@ -140,7 +142,10 @@ export type FixtureOutcome =
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */
 export function runFixtureJob (job: FixtureJob): FixtureOutcome {
   try {
-    if (job.kind === 'state') return { ok: true, state: stateOfSnapshot(job.bytes) }
+    if (job.kind === 'state') {
+      const source: StateSource = job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
+      return { ok: true, state: stateOfSource(source) }
+    }
     const body = parseJsonBody(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.maxValues)
     if (job.kind === 'reset') return { ok: true, reset: readResetBody(body) }
     if (job.kind === 'mirror') return { ok: true, mirror: readMirrorBody(body) }

@@ -3,6 +3,7 @@ import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors
 import type { ReadMirror } from '../examiner/mirror-body.js'
 import type { PreparedAgency } from '../world.js'
 import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
+import type { StateSource } from './state-document.js'
 import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
 
 /** Bodies being read at once at most; one more is a 429 (each is up to 8 MiB). */
@@ -65,9 +66,10 @@ export class FixtureRunner {
     return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
   }
 
-  /** A world's fixture document as JSON, written from a snapshot of its database (starts.ts pagesOf); the bytes to answer as they are. */
-  async state (snapshot: Buffer): Promise<Buffer> {
-    const state = (await this.run({ kind: 'state', bytes: snapshot, maxValues: 0, settings: this.settings() })).state!
+  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the bytes to answer as they are. */
+  async state (source: StateSource): Promise<Buffer> {
+    const job = 'file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }
+    const state = (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!
     return Buffer.from(state.buffer, state.byteOffset, state.byteLength)
   }
 

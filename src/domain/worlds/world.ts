@@ -160,13 +160,13 @@ export class World {
   state () { return this.data.state() }
   /**
    * The whole data as a fixture document's JSON (GET /_sandbox/state). A small world's is written
-   * here; a larger one's on the fixture worker, from a copy of the database's pages taken now (a
-   * consistent snapshot), so that writing it does not hold the event loop (a world of 100,000
-   * clients held it for 250 to 477 ms).
+   * here; a larger one's on the fixture worker (state-document.ts), so that writing it does not
+   * hold the event loop (a world of 100,000 clients held it for seconds).
    */
   async stateDocument (fixtures: FixtureRunner): Promise<Buffer> {
-    if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(this.data.repos)
-    return await fixtures.state(pagesOf(this.data.db))
+    const { db, repos } = this.data
+    if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
+    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
   }
 
   /** Where the data came from: the start, or the fixture of the last reset. */
