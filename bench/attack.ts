@@ -9,7 +9,8 @@
  * web pages against the control plane (cross-site calls, rebound host names), numbers and times
  * past their range, the console's header sent by a partner, hostile attachment metadata in
  * fixtures, work at its caps (a simulator catch-up at the largest advance, reports over a session
- * at its cap, mirrors at their caps, fixture bodies at their cap) and requests whose answers never
+ * at its cap, mirrors at their caps, fixture bodies at their cap, the state of a world of 100,000
+ * clients) and requests whose answers never
  * arrive, then the classes that held before (cross-access matrix, timing, gzip bombs, slow headers,
  * identical writes at once, resets under traffic, SIGKILL during writes), and last the importer
  * against a hostile upstream (its own fake instance; full run only). Every loop is capped in

@@ -2,6 +2,7 @@ import { connect } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { validateFixture } from '../../src/fixture/validate.js'
 import { send, text, type Answer } from './http.js'
 import { scale, sleep, type PhaseSpec, type Run } from './context.js'
 import { ABC, fixture, JSON_TYPE, liveClients, logNote } from './world.js'
@@ -9,7 +10,7 @@ import { ABC, fixture, JSON_TYPE, liveClients, logNote } from './world.js'
 /**
  * Work whose size a caller chooses, each at its cap: a simulator catch-up at the largest advance,
  * reports over a session at its request cap (several at once), mirrors at their caps, fixture
- * bodies at their cap, and a flood of requests whose answers never arrive (abandoned by the
+ * bodies at their cap, the state document of a world of 100,000 clients, and a flood of requests whose answers never arrive (abandoned by the
  * client, or dropped by a fault after the write). The event loop must keep answering health
  * (the run's probe) and memory stay under its target while each runs.
  */
@@ -189,6 +190,67 @@ const fixtureBodies: PhaseSpec = {
   }
 }
 
+const STATE_CLIENTS = 100_000
+
+/**
+ * Loads a world of STATE_CLIENTS clients into the database file (no server holds it): the demo's
+ * agencies and one more of small clients, which no fixture body (8 MiB) could carry at once.
+ */
+async function loadLargeWorld (dbFile: string, uuid: () => string): Promise<void> {
+  const app = await buildApp(loadConfig({ SANDBOX_DB: dbFile, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
+  try {
+    const doc = structuredClone(fixture)
+    const template = doc.agencies.find((a) => a.agencyId === 1001)!
+    const more = STATE_CLIENTS - doc.agencies.reduce((n, a) => n + a.clients.length, 0)
+    const modified = new Date(Date.UTC(2026, 0, 1)).toISOString()
+    const clients = Array.from({ length: more }, (_, i) => ({ clientNumber: 1000 + i, details: { id: uuid(), modified, officeId: 1, status: 'Active', isPersonal: true, isCommercial: false } }))
+    doc.agencies.push({ ...template, agencyId: 9101, name: 'Attack: state at size', clients })
+    const result = validateFixture(doc, { owned: true })
+    if (!result.ok) throw new Error(`the large world's fixture is invalid: ${JSON.stringify(result.report.listed.slice(0, 3))}`)
+    await app.worlds.default.reset({ fixture: result.fixture, source: '(attack: state at size)' })
+  } finally {
+    await app.close()
+  }
+}
+
+const stateAtSize: PhaseSpec = {
+  name: 'state-at-size',
+  title: 'The state document of a world of 100,000 clients: read five times, one at a time, then three at once',
+  budgetMs: { short: 0, full: 40_000 },
+  async run (run) {
+    const p = run.phase
+    await run.target.restart((dbFile) => loadLargeWorld(dbFile, run.rng.uuid))
+    run.target.startPhase() // the restart's own memory is not the phase's
+    const from = Date.now()
+    // sent past the run's leak check: the state document holds the integrations' secrets, by design
+    const read = async () => {
+      p.tried++
+      const started = performance.now()
+      const res = await send(run.target.origin, { path: '/_sandbox/state', timeoutMs: 60_000, maxBody: 64 * MiB })
+      p.check('the state is answered', res.status === 200, `${res.status} ${text(res).slice(0, 200)}`)
+      return { body: text(res), ms: performance.now() - started }
+    }
+    const first = await read()
+    const clients = first.body.startsWith('{') ? (JSON.parse(first.body) as typeof fixture).agencies.reduce((n, a) => n + a.clients.length, 0) : 0
+    p.check('the state holds every client', clients === STATE_CLIENTS, `${clients}`)
+    p.figure('document', `${(Buffer.byteLength(first.body) / MiB).toFixed(1)} MiB, ${clients.toLocaleString('en-US')} clients`)
+    const times = [first.ms]
+    for (let i = 0; i < 4 && !p.expired; i++) times.push((await read()).ms)
+    p.figure(`${times.length} reads one at a time`, `${seconds(Math.min(...times))} to ${seconds(Math.max(...times))} each`)
+    const started = performance.now()
+    const together = await Promise.all([read(), read(), read()])
+    p.figure('three at once', seconds(performance.now() - started))
+    p.check('every read answers the same bytes', together.every((r) => r.body === first.body))
+    await sleep(300) // the loop monitor's last sample of the reads
+    p.figure('longest event-loop block while the state was read', `${run.target.loopDelayMs(from, Date.now()).toFixed(0)} ms`)
+    await run.target.restart(async (dbFile) => {
+      const app = await buildApp(loadConfig({ SANDBOX_DB: dbFile, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
+      await app.worlds.default.reset().finally(() => app.close())
+    })
+    p.check('the server lives on', await run.healthy())
+  }
+}
+
 /** A request written whole on its own socket, closed after `closeAfterMs` whatever came back. */
 function leave (origin: string, request: string, closeAfterMs: number): Promise<void> {
   const url = new URL(origin)
@@ -255,4 +317,4 @@ const abandoned: PhaseSpec = {
   }
 }
 
-export const BOUNDED_PHASES: PhaseSpec[] = [catchUp, reportsAtCap, mirrorsAtCap, fixtureBodies, abandoned]
+export const BOUNDED_PHASES: PhaseSpec[] = [catchUp, reportsAtCap, mirrorsAtCap, fixtureBodies, stateAtSize, abandoned]

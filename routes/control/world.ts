@@ -65,8 +65,9 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
     method: 'GET',
     url: '/state',
     schema: { summary: 'The whole state as a fixture document; POST it to /_sandbox/reset to restore it' },
-    handler: (request, reply) => {
-      reply.type('application/json; charset=utf-8').send(JSON.stringify(request.world.state()))
+    handler: async (request, reply) => {
+      const document = await request.world.stateDocument(worlds.fixtures)
+      return reply.type('application/json; charset=utf-8').send(document)
     }
   })
 }

@@ -9,6 +9,9 @@
  */
 import t from 'tap'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import type { Fixture } from '../../src/fixture/schema.js'
 import { FIXTURE_BODY_LIMIT } from '../../src/http/json-body.js'
@@ -153,3 +156,18 @@ t.test('fixture bodies at their cap (a reset, a new world, an agency) are read o
   t.equal((await app.inject({ url: '/vendor/agency/9001/offices?version=4.0', headers: { authorization: 'Basic YWJjOjEyMw==' } })).statusCode, 403, 'the agency was added (and abc has no subscription to it)')
   t.equal((await app.inject({ url: '/_sandbox/agencies' })).json().length, fixture.agencies.length + 1, 'the reset fixture\'s agencies and the one added')
 })
+
+for (const where of ['in memory', 'in a file']) {
+  t.test(`the state of a world (${where}) loaded from a fixture at the cap is written on the fixture worker`, { timeout: 180_000 }, async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-state-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const app = await build(t, { fixture: largeFixture(FIXTURE_BODY_LIMIT), config: { db: where === 'in memory' ? ':memory:' : join(dir, 'sandbox.db') } })
+    const { fixtures } = app.worlds
+    const run = await whileRunning(app, () => app.inject({ url: '/_sandbox/state' }), () => fixtures.reading > 0)
+    t.equal(run.result.statusCode, 200)
+    t.equal(run.result.body, JSON.stringify(app.worlds.default.state()), 'byte for byte the document the world makes')
+    t.ok(run.handedOver, 'the state went to the fixture worker')
+    t.ok(run.answered >= 1, `health answered ${run.answered} times while it was written`)
+    t.comment(`state of ${(run.result.body.length / 1048576).toFixed(1)} MiB: longest event-loop delay ${run.maxDelayMs.toFixed(0)} ms`)
+  })
+}

@@ -10,6 +10,7 @@ import { checkedAgency } from '../admin.js'
 import { prepareWorld, type PreparedAgency, type PreparedWorld } from '../world.js'
 import { RESET_PARTS, type ResetPart } from './reset-parts.js'
 import { snapshotOfFixture } from './starts.js'
+import { stateOfSource, type StateSource } from './state-document.js'
 
 /**
  * Reading the large bodies of the control plane: fixture documents (POST /_sandbox/reset, POST
@@ -18,7 +19,7 @@ import { snapshotOfFixture } from './starts.js'
  * mirrors (mirror-body.ts). All of it grows with the body
  * (an 8 MiB fixture took seconds, a mirror of 250,000 clients over a second), so a large body is read on a
  * worker thread (fixture-runner.ts) and a small one where it arrives: the same functions either
- * way, so both answer alike.
+ * way, so both answer alike. The worker also writes large worlds' state documents (state-document.ts).
  */
 
 /** What a reset body asks for: the parts to keep, and the fixture prepared for loading (absent: the world's own start). */
@@ -111,10 +112,15 @@ export function readAgencyBody (body: unknown): { agency: PreparedAgency, warnin
   return { agency: checkedAgency(result.value as FixtureAgency), warnings: fixtureFormWarnings(result.value) }
 }
 
-/** A body to read on the worker: its bytes (parsed there, within the route's value budget). */
+/**
+ * A body to read on the worker: its bytes (parsed there, within the route's value budget); or, for
+ * `state`, a world's data to write as a fixture document: its database file, or the snapshot
+ * (SQLite's serialized form) of a database in memory as the bytes.
+ */
 export interface FixtureJob {
-  kind: 'reset' | 'world' | 'mirror' | 'agency'
+  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state'
   bytes: Uint8Array
+  file?: string
   maxValues: number
   settings: SnapshotSettings
 }
@@ -130,12 +136,16 @@ export interface ErrorShape {
 }
 
 export type FixtureOutcome =
-  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] } }
+  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array }
   | { ok: false, error: ErrorShape }
 
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */
 export function runFixtureJob (job: FixtureJob): FixtureOutcome {
   try {
+    if (job.kind === 'state') {
+      const source: StateSource = job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
+      return { ok: true, state: stateOfSource(source) }
+    }
     const body = parseJsonBody(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.maxValues)
     if (job.kind === 'reset') return { ok: true, reset: readResetBody(body) }
     if (job.kind === 'mirror') return { ok: true, mirror: readMirrorBody(body) }

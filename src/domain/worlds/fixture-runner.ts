@@ -3,6 +3,7 @@ import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors
 import type { ReadMirror } from '../examiner/mirror-body.js'
 import type { PreparedAgency } from '../world.js'
 import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
+import type { StateSource } from './state-document.js'
 import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
 
 /** Bodies being read at once at most; one more is a 429 (each is up to 8 MiB). */
@@ -12,6 +13,11 @@ export const FIXTURE_HEAP_MB = 256
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
 const IDLE_MS = 1_000
 
+/** What a job that ran out of the worker's heap answers. */
+const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
+  ? `Writing the state document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; read the world's data in parts (the vendor API's listings) instead`
+  : `Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
+
 export interface FixtureRunnerOptions {
   /** The worker's module; absent: bodies are read on this thread (tests of the reading itself). */
   workerFile?: URL
@@ -19,6 +25,7 @@ export interface FixtureRunnerOptions {
 }
 
 interface Waiting {
+  kind: FixtureJob['kind']
   resolve: (outcome: FixtureOutcome) => void
   reject: (error: Error) => void
 }
@@ -59,6 +66,13 @@ export class FixtureRunner {
     return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
   }
 
+  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the bytes to answer as they are. */
+  async state (source: StateSource): Promise<Buffer> {
+    const job = 'file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }
+    const state = (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!
+    return Buffer.from(state.buffer, state.byteOffset, state.byteLength)
+  }
+
   /** Bodies being read now (on the worker, or waiting for it). */
   get reading (): number {
     return this.waiting.size
@@ -87,11 +101,12 @@ export class FixtureRunner {
     }
     const worker = this.startWorker()
     const id = this.nextId++
-    // bytes that own their whole memory (a large body always does) are moved, not copied
+    // bytes that own their whole memory (a large body always does) are moved, not copied (a
+    // snapshot's, which SQLite's memory backs, are copied once as they are posted)
     const { bytes } = job
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
     return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject })
+      this.waiting.set(id, { kind: job.kind, resolve, reject })
       worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
     })
   }
@@ -113,9 +128,7 @@ export class FixtureRunner {
     })
     worker.on('error', (error: Error & { code?: string }) => {
       if (this.worker !== worker) return
-      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? insufficientStorage(`Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
-        : error)
+      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? outOfMemory : error)
     })
     worker.on('exit', () => {
       // a worker stopped on purpose (idle, closing) failed its bodies then; this one stopped by itself
@@ -144,8 +157,8 @@ export class FixtureRunner {
     if (worker !== undefined) await worker.terminate()
   }
 
-  private failAll (error: Error): void {
-    for (const job of this.waiting.values()) job.reject(error)
+  private failAll (error: Error | typeof outOfMemory): void {
+    for (const job of this.waiting.values()) job.reject(typeof error === 'function' ? error(job.kind) : error)
     this.waiting.clear()
   }
 }

@@ -12,7 +12,11 @@ if (port === null) throw new Error('fixture-worker.js runs as a worker thread')
 
 port.on('message', ({ id, job }: { id: number, job: FixtureJob }) => {
   try {
-    port.postMessage({ id, outcome: runFixtureJob(job) })
+    const outcome = runFixtureJob(job)
+    // a state document goes back moved, not copied, when it owns its whole memory (a large one does)
+    const state = outcome.ok ? outcome.state : undefined
+    const whole = state !== undefined && state.byteOffset === 0 && state.byteLength === state.buffer.byteLength && state.buffer instanceof ArrayBuffer
+    port.postMessage({ id, outcome }, whole ? [state.buffer as ArrayBuffer] : [])
   } catch (e) {
     port.postMessage({ id, failure: e instanceof Error ? e.message : String(e) })
   }

@@ -59,7 +59,19 @@ export function openSnapshot (snapshot: Buffer): Db {
  * (bytes 18 and 19), which a database in memory cannot open: the snapshot says rollback journal.
  */
 export function snapshotOf (db: Db): Buffer {
-  const snapshot = fileContent(db) ?? db.serialize()
+  return asRollbackJournal(fileContent(db) ?? db.serialize())
+}
+
+/**
+ * A database's content as a snapshot, read through its connection (committed pages in the
+ * write-ahead log included) without folding the log into the file: SQLite copies the pages, 5 to
+ * 18 ms for a database in memory of 100,000 clients (27 MB), several times that from a file.
+ */
+export function pagesOf (db: Db): Buffer {
+  return asRollbackJournal(db.serialize())
+}
+
+function asRollbackJournal (snapshot: Buffer): Buffer {
   snapshot[18] = 1
   snapshot[19] = 1
   return snapshot

@@ -12,6 +12,9 @@ import { Journal } from '../journal.js'
 import type { PreparedWorld } from '../world.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
+import type { FixtureRunner } from './fixture-runner.js'
+import { pagesOf } from './starts.js'
+import { stateDocument } from './state-document.js'
 import { openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
 import { clientIdInWorld, DEFAULT_WORLD_ID } from './world-ids.js'
@@ -21,6 +24,9 @@ export interface WorldContent {
   fixture: Fixture | PreparedWorld
   source: string
 }
+
+/** A world's database up to this size writes its state document on the event loop (a few milliseconds; the worker's round trip costs more). */
+export const INLINE_STATE_BYTES = 512 * 1024
 
 export { RESET_PARTS, type ResetPart } from './reset-parts.js'
 
@@ -156,6 +162,17 @@ export class World {
   get activeUsers () { return this.data.activeUsers }
   /** The whole data as a fixture document: resetting to it reproduces every answer. */
   state () { return this.data.state() }
+  /**
+   * The whole data as a fixture document's JSON (GET /_sandbox/state). A small world's is written
+   * here; a larger one's on the fixture worker (state-document.ts), so that writing it does not
+   * hold the event loop (a world of 100,000 clients held it for seconds).
+   */
+  async stateDocument (fixtures: FixtureRunner): Promise<Buffer> {
+    const { db, repos } = this.data
+    if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
+    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
+  }
+
   /** Where the data came from: the start, or the fixture of the last reset. */
   get source (): string { return this.dataSource }
   /** Bytes the world's database takes. */
