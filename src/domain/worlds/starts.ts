@@ -4,9 +4,10 @@ import { closeDatabase, openDatabase, type Db } from '../../db/database.js'
 import { createRepositories, UnitOfWork } from '../../db/index.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { FixtureStamp } from '../../fixture/stamp.js'
-import { loadWorld } from '../world.js'
+import { loadWorld, type PreparedWorld } from '../world.js'
 import { loadWorldInTurns } from '../world-load.js'
-import type { WorldStart } from './world.js'
+import type { Clock } from '../clock.js'
+import type { WorldData } from './world-data.js'
 
 /**
  * Where a world returns to when it is reset. The default world loads its start-up fixture into its
@@ -14,6 +15,24 @@ import type { WorldStart } from './world.js'
  * it began (SQLite's serialized form) and copies it anew: about a millisecond for a demo-sized
  * world, where loading the fixture again takes twenty.
  */
+
+/** A world's data to load: a fixture document, or the rows prepared from one (away from the event loop), and where it came from. */
+export interface WorldContent {
+  fixture: Fixture | PreparedWorld
+  source: string
+}
+
+/**
+ * How a world's data returns to a starting point. `restore` loads the world's own start (or the
+ * fixture given) and answers the database to use from then on: the same one when it loaded the
+ * data in place (the default world's file), a new one when it made a fresh copy (a world in
+ * memory, whose start is a snapshot copied in about a millisecond).
+ */
+export interface WorldStart {
+  restore(data: WorldData, clock: Clock, fixture?: WorldContent): Promise<Db>
+  /** What the world's own start is, for people: a fixture file, `(given at start)`, `fork of <id>`. */
+  readonly source: string
+}
 
 /** The start-up fixture, read (and validated) on first use, with the stamp of the file it came from. */
 export type StartFixture = () => Promise<{ fixture: Fixture, stamp?: FixtureStamp }>

@@ -1,7 +1,6 @@
 import type { Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/index.js'
 import { createSessionRepository } from '../../db/sessions.js'
-import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import { Clock } from '../clock.js'
 import { CREATE_CLIENT_RATE } from '../create-client.js'
@@ -9,38 +8,20 @@ import type { ReportRunner } from '../examiner/report-runner.js'
 import { createExaminer } from '../examiner/sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
-import type { PreparedWorld } from '../world.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
 import type { FixtureRunner } from './fixture-runner.js'
-import { pagesOf } from './starts.js'
+import { pagesOf, type WorldContent, type WorldStart } from './starts.js'
 import { stateDocument } from './state-document.js'
 import { openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
 import { clientIdInWorld, DEFAULT_WORLD_ID } from './world-ids.js'
 
-/** A world's data to load: a fixture document, or the rows prepared from one (away from the event loop), and where it came from. */
-export interface WorldContent {
-  fixture: Fixture | PreparedWorld
-  source: string
-}
-
 /** A world's database up to this size writes its state document on the event loop (a few milliseconds; the worker's round trip costs more). */
 export const INLINE_STATE_BYTES = 512 * 1024
 
 export { RESET_PARTS, type ResetPart } from './reset-parts.js'
-
-/**
- * How a world's data returns to a starting point. `restore` loads the world's own start (or the
- * fixture given) and answers the database to use from then on: the same one when it loaded the
- * data in place (the default world's file), a new one when it made a fresh copy (a world in
- * memory, whose start is a snapshot copied in about a millisecond).
- */
-export interface WorldStart {
-  restore(data: WorldData, clock: Clock, fixture?: WorldContent): Promise<Db>
-  /** What the world's own start is, for people: a fixture file, `(given at start)`, `fork of <id>`. */
-  readonly source: string
-}
+export type { WorldContent, WorldStart } from './starts.js'
 
 export interface WorldOptions {
   id: string
