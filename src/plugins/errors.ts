@@ -177,6 +177,11 @@ export function registerErrorHandling (app: FastifyInstance): void {
       err = validationFailed(err.errors.map((e) => ({ ...e, field: rename(e.field, context) })))
     }
     if (err.status >= 500) request.log.error({ err: error }, 'request failed')
+    // A streamed body cut off at the limit: Fastify asks to close the connection, and closing it
+    // while the client still sends makes the kernel reset it, which can discard the 413 before the
+    // client reads it. Kept open instead, the rest of the body is read and dropped (never kept)
+    // until it ends or the request timeout (60 s) passes, and the client reads its 413.
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE' && request.headers['content-length'] === undefined) reply.removeHeader('connection')
     return sendError(reply, err)
   })
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
