@@ -6,8 +6,8 @@ import t from 'tap'
 import { generateFixture } from '../../src/fixture/generate.js'
 import { startSandbox } from '../../src/sdk.js'
 import { DEMO, IDLE, NORTHWIND } from '../helpers/app.js'
-import { AnswerCollector, INCLUDE_SUBSETS, type Integration } from './answers.js'
-import { SAMPLES } from './samples.js'
+import { AnswerCollector, INCLUDE_SUBSETS, type Integration } from '../helpers/typed-client-answers.js'
+import { SAMPLES } from '../helpers/typed-client-samples.js'
 import { buildGo, buildJava, missingToolchain, run, tallyOf, type Run } from './toolchains.js'
 
 /**
