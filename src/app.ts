@@ -4,12 +4,16 @@ import controlPlane from '../routes/control/index.js'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { ROOT, type Config } from './config.js'
+import { ConfigError, ROOT, type Config } from './config.js'
 import { ReportRunner } from './domain/examiner/report-runner.js'
 import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
+import { openHosting } from './domain/worlds/hosting.js'
+import type { WorldReplica } from './domain/worlds/replica.js'
+import { UnitOfWork } from './db/index.js'
+import { commitBeforeAnswering, waitForReplica } from './plugins/replication.js'
 import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
@@ -74,7 +78,16 @@ export interface RegisteredRoute {
  * explicitly and in this order. Used by the server, the CLI and the tests.
  */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
-  const db = openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
+  if (config.databaseUrl !== undefined && config.simulator !== undefined) {
+    throw new ConfigError('SANDBOX_SIMULATOR_RATE: the activity simulator is kept by each instance, so hosted mode (SANDBOX_DATABASE_URL) cannot start it')
+  }
+  // Hosted mode: the default world's data comes from PostgreSQL, into a database in memory (replica.ts).
+  const hosting = config.databaseUrl === undefined
+    ? undefined
+    : await openHosting({ url: config.databaseUrl, migrationsDir: config.migrationsDir, postgresMigrationsDir: join(config.migrationsDir, 'postgres') })
+  const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
+  // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
+  const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   // The fixture file may be read before the logger exists (seeding at start) or later (the first
   // reset): its warnings are kept for the banner and logged once the logger is there.
   const fixtureWarnings: string[] = [...(options.fixtureWarnings ?? [])]
@@ -84,11 +97,21 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     logged.warn?.(line)
   }
   let worlds: WorldRegistry
+  let replica: WorldReplica | undefined
   try {
-    worlds = await openWorlds(db, config, options, onFixtureWarning)
+    worlds = await openWorlds(db, config, options, onFixtureWarning, records)
+    replica = await hosting?.attach(worlds.default)
   } catch (e) {
+    await hosting?.abandon().catch(() => undefined)
+    await hosting?.close()
     closeDatabase(db)
+    if (records !== undefined) closeDatabase(records)
     throw e
+  }
+  const closeStorage = async () => {
+    closeDatabase(db)
+    if (records !== undefined) closeDatabase(records)
+    await hosting?.close()
   }
 
   const app = Fastify({
@@ -128,14 +151,16 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.addHook('onClose', async () => {
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
     await worlds.close()
-    closeDatabase(db)
+    await closeStorage()
   })
   app.decorate('closeNow', () => {
     worlds.closeNow()
-    closeDatabase(db)
+    closeStorage().catch(() => undefined)
   })
   registerErrorHandling(app)
+  if (replica !== undefined) commitBeforeAnswering(app)
   buildRequestContext(app, worlds, config)
+  if (replica !== undefined) waitForReplica(app, replica)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
@@ -161,7 +186,7 @@ function workerFile (path: string): URL {
 }
 
 /** The default world over the process's database, and the registry of the worlds created beside it. */
-async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void): Promise<WorldRegistry> {
+async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void, records?: Db): Promise<WorldRegistry> {
   const reports = new ReportRunner({ workerFile: workerFile('domain/examiner/report-worker.js') })
   const fixtures = new FixtureRunner({ workerFile: workerFile('domain/worlds/fixture-worker.js'), migrationsDir: config.migrationsDir })
   const loadFaker = async (seed: number) => {
@@ -170,6 +195,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
   }
   const { world, startFixture, seededNow, fixtureMismatch } = await openDefaultWorld({
     db,
+    records: records === undefined ? undefined : new UnitOfWork(records),
     // Read (and validated) only when the database is empty or on reset: starts stay fast.
     fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures, onFixtureWarning)),
     fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',

@@ -2,135 +2,12 @@
 import { createWriteStream } from 'node:fs'
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type BannerFacts } from './banner.js'
-import { ConfigError, loadConfig, SETTINGS, type Config } from './config.js'
+import { HELP } from './cli-help.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, limitHeapGrowth } from './heap-growth.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
-
-const HELP: Record<string, string> = {
-  main: `agency-sandbox: a local sandbox of the Agency Integration API
-
-Usage: agency-sandbox <command> [options]
-
-Commands:
-  serve        start the sandbox (default command)
-  validate     check a fixture file and print its errors, grouped by rule
-  generate     write a generated fixture of any size
-  report       print an examiner session's report; exit 1 when a finding reaches --fail-on
-  verify       check a signed examiner report with the sandbox's public key; exit 1 when it is not valid
-  import       read what an integration sees on a running instance into a fixture
-  compare      send the same read-only requests to two instances and report every difference
-
-Run agency-sandbox <command> --help for its options.
-Exit codes: 0 success, 1 failure (invalid fixture, start-up error), 2 usage error.`,
-  serve: `Usage: agency-sandbox serve [options]
-
-Options (each overrides its environment setting):
-  --port N           PORT
-  --host ADDRESS     HOST
-  --db FILE          SANDBOX_DB (a file, or :memory:)
-  --fixtures FILE    SANDBOX_FIXTURES
-  --reset-on-start   SANDBOX_RESET_ON_START=true (seed from the fixture even over existing data)
-  --log-level LEVEL  LOG_LEVEL
-  --control-token T  SANDBOX_CONTROL_TOKEN
-  --allowed-hosts H  SANDBOX_ALLOWED_HOSTS (names the control API answers besides localhost and IP addresses)
-  --journal-size N   SANDBOX_JOURNAL_SIZE
-  --journal-bytes N  SANDBOX_JOURNAL_BYTES
-  --signing-key FILE SANDBOX_SIGNING_KEY (an Ed25519 private key, PEM: ended sessions' reports are signed)
-
-Environment settings:
-${settingsHelp()}`,
-  report: `Usage: agency-sandbox report --url URL --session ID [options]
-
-Fetches the examiner report of a session (GET /_sandbox/sessions/ID/report) from a running
-sandbox and prints it: the verdict, each finding with its fix and example requests, the sync
-checks and coverage. The exit code fails a CI step when a finding reaches --fail-on.
-
-Options:
-  --url URL                        the sandbox, e.g. http://127.0.0.1:8080
-  --session ID                     the session (its id is in the answer of POST /_sandbox/sessions)
-  --format text|json|junit|html    the form printed (default text); junit: one test case per rule
-  --fail-on error|warning          the lowest severity that fails (default error)
-  --token T                        the control token, when the sandbox has SANDBOX_CONTROL_TOKEN
-
-Exit codes: 0 no finding at that severity, 1 a finding at it (or the report cannot be read), 2 usage error.`,
-  verify: `Usage: agency-sandbox verify FILE --key public.pem
-
-Checks a signed examiner report (JSON, from a sandbox with SANDBOX_SIGNING_KEY) offline and
-prints one line: valid (verdict, session, signing time, key id), or why it is not.
-  --key FILE   the sandbox's public key, PEM (GET /_sandbox/signing-key?format=pem); its private key works too
-
-Exit codes: 0 valid, 1 not valid (unsigned, unknown algorithm, another key, tampered, not a report), 2 usage error.`,
-  validate: `Usage: agency-sandbox validate FILE
-
-Checks a fixture document against the fixture schema and its cross-references.
-Prints its errors grouped by rule (what the field must be, an example, the count and the
-first paths), and for a fixture of an earlier format what was converted, one line per field.
-Exit 0 when valid (converted or not), 1 when not.`,
-  generate: `Usage: agency-sandbox generate [options]
-
-Options:
-  --agencies N   number of agencies (default 1)
-  --clients M    clients per agency (default 1000)
-  --seed S       random seed; the same seed gives the same fixture (default 1)
-  --out FILE     where to write the fixture (default: standard output)`,
-  import: `Usage: agency-sandbox import --from URL --client-id ID --client-secret SECRET --out FILE [options]
-
-Reads everything the integration sees through the vendor API of a running instance (the live
-service, staging, or another sandbox): agencies and scopes, offices, users, every client with
-every group granted, and the deleted clients; writes it as a fixture for serve --fixtures.
-
-Options:
-  --from URL              the instance, e.g. https://staging.example.com or http://127.0.0.1:8080
-  --client-id ID          the integration's Client Id (kept in the fixture)
-  --client-secret SECRET  its Client Secret (the fixture gets a new one, printed, unless --keep-secret)
-  --out FILE              the fixture to write (FILE.partial and FILE.checkpoint while it runs)
-  --version 4.0|3.0       the API version to read with (default 4.0; 3.0 infers the scopes)
-  --agencies 1001,1002    only these agencies (default: every agency listed)
-  --anonymize             replace names, addresses, e-mails, phones, numbers and notes consistently
-  --seed S                the anonymising seed: the same seed maps alike (default: drawn at random)
-  --concurrency N         batch reads in flight at once (default 4)
-  --resume                carry on an interrupted import from FILE.checkpoint
-  --keep-secret           copy --client-secret into the fixture
-  --timeout S             seconds per request attempt (default 60); a request, retries and waits
-                          included, gives up after S x (N + 1) seconds
-  --retries N             retries of a dropped connection, timeout, 429 or 5xx (default 6); a 429 or
-                          5xx waits its Retry-After, up to 60 s (a longer one gives up at once)
-
-Every answer is read up to 16 MiB (as received and once decompressed) and its JSON up to 64
-levels deep; what the fixture cannot hold (an agency listed twice, a client the fixture schema
-refuses) is left out and counted. The fixture written always passes validate.
-
-Exit codes: 0 written, 1 stopped (one line says why; after a give-up, --resume carries on), 2 usage error.`,
-  compare: `Usage: agency-sandbox compare --from URL --client-id ID --client-secret S --to URL [options]
-
-Sends the same read-only requests to both instances (agencies, offices, users, changed ids,
-a sample of clients in versions 4.0, 3.0 and 1, batch reads, a search, and the error answers
-of an unknown client, a forbidden agency and bad credentials) and reports every difference in
-status, Content-Type and Denied headers, field presence, field type and value format (date
-with or without zone, number or string), grouped by endpoint. Values themselves are not compared.
-
-Options:
-  --from URL, --client-id ID, --client-secret S   the reference instance (e.g. staging)
-  --to URL                                        the instance checked against it (e.g. the sandbox)
-  --to-client-id ID, --to-client-secret S         its credentials (default: the same as --from's)
-  --agency N                                      the agency to read (default: the first listed)
-  --sample N                                      clients read one by one (default 10)
-  --format text|json                              the report's form (default text)
-  --timeout S                                     seconds per request attempt (default 60)
-
-Exit codes: 0 no difference, 1 differences found (or an instance cannot be read), 2 usage error.`
-}
-
-/** The environment settings for `serve --help`, aligned, with their defaults where they have one. */
-function settingsHelp (): string {
-  const width = Math.max(...SETTINGS.map((s) => s.env.length)) + 2
-  return SETTINGS.map((s) => {
-    const fallback = s.default.startsWith('(') ? s.default.slice(1, -1) : `default ${s.default}`
-    return `  ${s.env.padEnd(width)}${s.meaning} (${fallback})`
-  }).join('\n')
-}
 
 class UsageError extends Error {}
 
@@ -149,6 +26,21 @@ function intOption (name: string, value: string | undefined, fallback: number, m
   return Number(value)
 }
 
+/** `serve` options that set an environment setting of the same meaning. */
+const SERVE_OPTION_SETTINGS = {
+  port: 'PORT',
+  host: 'HOST',
+  db: 'SANDBOX_DB',
+  fixtures: 'SANDBOX_FIXTURES',
+  'log-level': 'LOG_LEVEL',
+  'control-token': 'SANDBOX_CONTROL_TOKEN',
+  'allowed-hosts': 'SANDBOX_ALLOWED_HOSTS',
+  'journal-size': 'SANDBOX_JOURNAL_SIZE',
+  'journal-bytes': 'SANDBOX_JOURNAL_BYTES',
+  'signing-key': 'SANDBOX_SIGNING_KEY',
+  database: 'SANDBOX_DATABASE_URL'
+} as const
+
 async function serve (args: string[]): Promise<number> {
   const { values } = parse(args, {
     port: { type: 'string' },
@@ -161,21 +53,16 @@ async function serve (args: string[]): Promise<number> {
     'allowed-hosts': { type: 'string' },
     'journal-size': { type: 'string' },
     'journal-bytes': { type: 'string' },
-    'signing-key': { type: 'string' }
+    'signing-key': { type: 'string' },
+    database: { type: 'string' }
   })
   if (values.help === true) return help('serve')
   const env = { ...process.env }
-  if (typeof values.port === 'string') env.PORT = values.port
-  if (typeof values.host === 'string') env.HOST = values.host
-  if (typeof values.db === 'string') env.SANDBOX_DB = values.db
-  if (typeof values.fixtures === 'string') env.SANDBOX_FIXTURES = values.fixtures
+  for (const [option, name] of Object.entries(SERVE_OPTION_SETTINGS)) {
+    const value = values[option as keyof typeof values]
+    if (typeof value === 'string') env[name] = value
+  }
   if (values['reset-on-start'] === true) env.SANDBOX_RESET_ON_START = 'true'
-  if (typeof values['log-level'] === 'string') env.LOG_LEVEL = values['log-level']
-  if (typeof values['control-token'] === 'string') env.SANDBOX_CONTROL_TOKEN = values['control-token']
-  if (typeof values['allowed-hosts'] === 'string') env.SANDBOX_ALLOWED_HOSTS = values['allowed-hosts']
-  if (typeof values['journal-size'] === 'string') env.SANDBOX_JOURNAL_SIZE = values['journal-size']
-  if (typeof values['journal-bytes'] === 'string') env.SANDBOX_JOURNAL_BYTES = values['journal-bytes']
-  if (typeof values['signing-key'] === 'string') env.SANDBOX_SIGNING_KEY = values['signing-key']
   const config: Config = loadConfig(env)
   // loaded here, not at the top: the other commands need none of the server
   const { closeOnSignals, startServer } = await import('./server.js')

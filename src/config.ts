@@ -48,6 +48,8 @@ export interface Config {
   worlds: { max: number, maxBytes: number, ttlSeconds: number }
   /** The Ed25519 key ended sessions' reports are signed with (SANDBOX_SIGNING_KEY); none: unsigned. */
   signingKey: SigningKey | undefined
+  /** PostgreSQL's URL (SANDBOX_DATABASE_URL): hosted mode, the default world's data kept there for every instance. */
+  databaseUrl: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -100,6 +102,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_WORLDS_MAX_BYTES', default: String(DEFAULT_WORLDS_BYTES), meaning: 'memory the created worlds may take together, in bytes' },
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
+  { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -162,6 +165,12 @@ function signingKeyFrom (text: string | undefined): SigningKey | undefined {
   }
 }
 
+function databaseUrlFrom (text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined
+  if (!/^postgres(ql)?:\/\//.test(text)) throw new ConfigError('SANDBOX_DATABASE_URL must be a PostgreSQL URL: postgres://user:password@host:port/database')
+  return text
+}
+
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
 export function loadConfig (env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const portText = env.PORT ?? '8080'
@@ -205,6 +214,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     simulator,
     worlds,
     signingKey: signingKeyFrom(env.SANDBOX_SIGNING_KEY),
+    databaseUrl: databaseUrlFrom(env.SANDBOX_DATABASE_URL),
     ...overrides
   }
 }

@@ -119,6 +119,15 @@ export const unsupportedMediaType = (detail: string) =>
 export const shuttingDown = () =>
   new ApiError(503, 'shutting-down', 'Service Unavailable', 'The sandbox is shutting down; work in progress was stopped')
 
+/** The shared database (hosted mode) cannot be reached or failed a write: nothing was applied. */
+export const storageUnavailable = (detail: string) =>
+  new ApiError(503, 'storage-unavailable', 'Service Unavailable', detail, undefined, false, { 'retry-after': '1' })
+
+/** A control call hosted mode does not yet share between instances. */
+export const notSharedWhenHosted = (what: string) =>
+  new ApiError(501, 'not-shared-when-hosted', 'Not Implemented',
+    `${what} is kept by each instance, so over PostgreSQL (SANDBOX_DATABASE_URL) it is refused rather than applied to one instance only; run the sandbox without a database URL to use it`)
+
 export const internalError = () =>
   new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')
 

@@ -8,7 +8,7 @@ import { createWriteRepository, type WriteRepository } from './writes.js'
 export type { AccessRepository, IntegrationRow, SubscriptionRow } from './access.js'
 export type { AgencyFlag, AgencyRepository, AgencyRow, OfficeRow, UserRow } from './agencies.js'
 export type { ClientIdsQuery, ClientRepository, ClientRow, ConcatPiece, GroupColumn, PolicyKey } from './clients.js'
-export { UnitOfWork, type ChangeSignal, type Command, type Query } from './unit-of-work.js'
+export { UnitOfWork, type CapturedStep, type ChangeSignal, type Command, type Query } from './unit-of-work.js'
 export type { WriteFilter, WriteKind, WriteRepository, WriteRow, WriteStatus } from './writes.js'
 
 /** Every table of the world, children first (the order rows are deleted in). */

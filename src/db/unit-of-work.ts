@@ -69,6 +69,9 @@ export interface Committed {
   clients: ReadonlyArray<readonly [number, number]>
 }
 
+/** One command run in a committed transaction, as a replica replays it: its SQL and parameters, or a client it noted. */
+export type CapturedStep = { sql: string, params: unknown[] } | { client: readonly [number, number] } | { unreplayable: string }
+
 /** What readers of the data need to know about writes to it. */
 export interface ChangeSignal {
   /** Calls `listener` once after each committed transaction (never after a rollback). */
@@ -91,6 +94,15 @@ export class UnitOfWork implements ChangeSignal {
   private readonly listeners: Array<(committed: Committed) => void> = []
   /** Clients written in the open transaction (see noteClient). */
   private clients: Array<readonly [number, number]> = []
+  /**
+   * While set, every command run (and client noted) in a transaction that commits is kept here, in
+   * order, for a replica of this database elsewhere to replay (src/domain/worlds/replica.ts).
+   */
+  private captured: CapturedStep[] | undefined
+  /** Set with capture: a command run while nothing captures is refused (a write no replica would see). */
+  private refuseUncaptured = false
+  /** Commands prepared for replay, by SQL text. */
+  private readonly replayCommands = new Map<string, Command<unknown[]>>()
 
   constructor (private readonly db: Db) {}
 
@@ -107,7 +119,53 @@ export class UnitOfWork implements ChangeSignal {
    * writes): the commit tells its listeners which clients changed, a rollback forgets it.
    */
   noteClient (agencyId: number, clientNumber: number): void {
-    if (this.depth > 0) this.clients.push([agencyId, clientNumber])
+    if (this.depth === 0) return
+    this.clients.push([agencyId, clientNumber])
+    this.captured?.push({ client: [agencyId, clientNumber] })
+  }
+
+  /**
+   * From now on every write must be captured: `capture` starts keeping the commands of the
+   * transactions that commit, `takeCaptured` hands them over and stops; a command run between
+   * them throws, as a write kept only here would never reach the other replicas.
+   */
+  requireCapture (): void {
+    this.refuseUncaptured = true
+  }
+
+  capture (): void {
+    this.captured = []
+  }
+
+  takeCaptured (): CapturedStep[] {
+    const steps = this.captured ?? []
+    this.captured = undefined
+    return steps
+  }
+
+  /** Runs captured steps (another replica's commit) in one transaction, which signals its change as any commit does. */
+  replay (steps: readonly CapturedStep[]): void {
+    const refusing = this.refuseUncaptured
+    this.refuseUncaptured = false
+    try {
+      this.transaction(() => {
+        for (const step of steps) {
+          if ('client' in step) {
+            this.noteClient(step.client[0], step.client[1])
+            continue
+          }
+          if ('unreplayable' in step) throw new Error(`a captured step cannot be replayed: ${step.unreplayable}`)
+          let command = this.replayCommands.get(step.sql)
+          if (command === undefined) {
+            command = this.command<unknown[]>(step.sql)
+            this.replayCommands.set(step.sql, command)
+          }
+          command.run(...step.params)
+        }
+      })
+    } finally {
+      this.refuseUncaptured = refusing
+    }
   }
 
   /** A read-only statement; SQL that would change the database is refused here, when it is first seen. */
@@ -140,9 +198,15 @@ export class UnitOfWork implements ChangeSignal {
     // prepared on first use, as queries are (see READ_ONLY); the first world's statements are prepared at once, so a mistake shows at start
     let statement = PREPARED_COMMANDS.has(sql) ? undefined : this.db.prepare(sql)
     PREPARED_COMMANDS.add(sql)
+    // one that reads the connection's temporary tables (staging.ts) means nothing on another connection
+    const replayable = !/\btemp\./i.test(sql)
     const run = (params: unknown[]): Database.RunResult => {
       if (this.depth === 0) return this.transaction(() => run(params))
-      if (changesData) this.changed = true
+      if (changesData) {
+        this.changed = true
+        if (this.captured !== undefined) this.captured.push(replayable ? { sql, params } : { unreplayable: sql })
+        else if (this.refuseUncaptured) throw new Error(`a write outside a replicated turn would reach no other replica: ${sql}`)
+      }
       statement ??= this.db.prepare(sql)
       return statement.run(...params)
     }
@@ -160,11 +224,13 @@ export class UnitOfWork implements ChangeSignal {
     this.depth = 1
     this.changed = false
     this.clients = []
+    const kept = this.captured?.length ?? 0
     let result: T
     try {
       result = this.db.transaction(fn)()
     } catch (e) {
       this.clients = []
+      if (this.captured !== undefined) this.captured.length = kept
       throw e
     } finally {
       this.depth = 0
@@ -181,11 +247,13 @@ export class UnitOfWork implements ChangeSignal {
   private nested<T>(fn: () => T): T {
     this.depth++
     const noted = this.clients.length
+    const kept = this.captured?.length ?? 0
     try {
       return this.db.transaction(fn)()
     } catch (e) {
       // the savepoint's writes are undone: so are its notes
       this.clients.length = noted
+      if (this.captured !== undefined) this.captured.length = kept
       throw e
     } finally {
       this.depth--

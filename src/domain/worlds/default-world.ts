@@ -12,6 +12,8 @@ import { DEFAULT_WORLD_ID } from './world-ids.js'
 export interface DefaultWorldOptions {
   /** The process's database: the default world's data, and every world's examiner sessions. */
   db: Db
+  /** Where examiner sessions are kept when not in `db` (hosted mode: `db` is a replica of the shared data). */
+  records?: UnitOfWork
   /**
    * The start-up fixture: seeds an empty database and is what `reset` returns to. Loaded only
    * when needed, so a start over an existing database does not read it.
@@ -68,6 +70,7 @@ export async function openDefaultWorld (options: DefaultWorldOptions): Promise<D
     id: DEFAULT_WORLD_ID,
     name: 'default',
     db,
+    records: options.records,
     start: inPlaceStart(startFixture, fixtureSource),
     clock: options.clock,
     journalSize: options.journalSize,

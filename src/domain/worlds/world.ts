@@ -132,6 +132,18 @@ export class World {
     this.dataSource = next?.source ?? this.options.start.source
   }
 
+  /**
+   * Replaces the world's database with another holding its data (a replica's copy of a snapshot
+   * made elsewhere: replica.ts); the instruments stay as they are.
+   */
+  adoptDatabase (db: Db): void {
+    const old = this.data.db
+    this.data = this.openData(db)
+    if (old !== db && old.open) old.close()
+  }
+
+  /** The one way the world's data is written (replica.ts captures and replays its commits). */
+  get sql (): UnitOfWork { return this.data.sql }
   get access () { return this.data.access }
   get clients () { return this.data.clients }
   get writes () { return this.data.writes }

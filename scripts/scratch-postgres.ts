@@ -1,0 +1,80 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/**
+ * A throw-away PostgreSQL cluster for tests and benchmarks: Debian's server binaries, a cluster in
+ * a temporary folder, listening on 127.0.0.1 on a free port, without durability settings that
+ * cost time (fsync off: the cluster is deleted after the run). As root (CI), the server runs as
+ * the `postgres` user the package creates, since PostgreSQL refuses to run as root.
+ */
+
+export interface ScratchPostgres {
+  url: string
+  port: number
+  /** Stops the server (fast shutdown), keeping the cluster: `start` resumes it. */
+  stop(): void
+  start(): void
+  /** Stops the server at once and deletes the cluster. */
+  destroy(): void
+}
+
+/** Debian's PostgreSQL server binaries (the newest installed), or undefined when none is. */
+export function postgresBinaries (): string | undefined {
+  const root = '/usr/lib/postgresql'
+  if (!existsSync(root)) return undefined
+  const versions = readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
+  const found = versions.map((v) => join(root, v, 'bin')).find((bin) => existsSync(join(bin, 'initdb')))
+  return found
+}
+
+async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export async function startScratchPostgres (): Promise<ScratchPostgres> {
+  const bin = postgresBinaries()
+  if (bin === undefined) throw new Error('PostgreSQL is not installed (apt-get install postgresql)')
+  const root = process.getuid?.() === 0
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-pg-'))
+  const data = join(dir, 'data')
+  const owner = root ? Number(execFileSync('id', ['-u', 'postgres']).toString()) : undefined
+  if (owner !== undefined) {
+    chownSync(dir, owner, owner)
+    chmodSync(dir, 0o700)
+  }
+  const run = (tool: string, args: string[]) => {
+    const command = root ? 'runuser' : join(bin, tool)
+    const argv = root ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args
+    const result = spawnSync(command, argv, { encoding: 'utf8', timeout: 60_000 })
+    if (result.status !== 0) throw new Error(`${tool} failed: ${result.stderr || result.stdout || result.error?.message}`)
+  }
+  run('initdb', ['-D', data, '-U', 'sandbox', '--auth=trust', '-E', 'UTF8', '--no-sync'])
+  const port = await freePort()
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`
+  const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start'])
+  start()
+  return {
+    url: `postgres://sandbox@127.0.0.1:${port}/postgres`,
+    port,
+    start,
+    stop: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+    destroy () {
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'])
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}

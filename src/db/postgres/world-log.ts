@@ -1,0 +1,136 @@
+import pg from 'pg'
+
+/**
+ * Worlds' data kept in PostgreSQL as logs (migrations/postgres/001-world-log.sql): each world's
+ * latest snapshot (its SQLite database, whole) and the commits made since. Instances replay the
+ * entries they have not seen; a writer holds the world's lock (a transaction-scoped advisory
+ * lock) from reading the entries it lacks to appending its own, so commits take one order.
+ */
+
+export interface LogEntry {
+  seq: number
+  kind: 'snapshot' | 'commit'
+  body: Buffer
+  /** The instruments the commit changed beside the data (see replica.ts). */
+  effects: unknown
+}
+
+/** A writer's turn on one world's log: the world is locked until commit or rollback. */
+export interface LogTurn {
+  /** The log's last sequence number (0: empty). */
+  readonly head: number
+  entriesAfter(seq: number): Promise<LogEntry[]>
+  /** Appends one entry after the head; a snapshot makes every earlier entry unnecessary (they are deleted). */
+  append(kind: LogEntry['kind'], body: Buffer, effects?: unknown): Promise<number>
+  commit(): Promise<void>
+  rollback(): Promise<void>
+}
+
+/** The channel each commit notifies, with `<world id> <seq>`: readers replay before they are asked. */
+export const LOG_CHANNEL = 'sandbox_world_log'
+
+export interface PoolSettings {
+  url: string
+  /** Connections of this instance at most. */
+  max?: number
+  onError?: (error: Error) => void
+}
+
+/**
+ * A pool with bounded waits: a server that does not answer fails a request within seconds (the
+ * instance answers 503) instead of holding it. An idle connection the server closes is reported, not thrown.
+ */
+export function openPool ({ url, max = 10, onError }: PoolSettings): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: 3000,
+    // eslint-disable-next-line camelcase -- pg's own option names
+    query_timeout: 10_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    // eslint-disable-next-line camelcase -- pg's own option names
+    application_name: 'agency-sandbox'
+  })
+  pool.on('error', (error) => onError?.(error))
+  return pool
+}
+
+const ENTRIES_AFTER = `
+  SELECT seq, kind, body, effects FROM world_log
+  WHERE world_id = $1 AND seq > $2
+    AND seq >= coalesce((SELECT snapshot_seq FROM world_head WHERE world_id = $1), 0)
+  ORDER BY seq`
+
+type EntryRow = { seq: string, kind: LogEntry['kind'], body: Buffer, effects: unknown }
+const entryOf = (row: EntryRow): LogEntry => ({ seq: Number(row.seq), kind: row.kind, body: row.body, effects: row.effects })
+
+export class WorldLog {
+  constructor (readonly pool: pg.Pool, private readonly instance: string) {}
+
+  /** The world's last sequence number (0: no log yet). */
+  async head (worldId: string): Promise<number> {
+    const { rows } = await this.pool.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [worldId])
+    return rows.length === 0 ? 0 : Number(rows[0].seq)
+  }
+
+  /** Entries after `seq`, starting at the latest snapshot when `seq` is older than it. */
+  async entriesAfter (worldId: string, seq: number): Promise<LogEntry[]> {
+    const { rows } = await this.pool.query<EntryRow>(ENTRIES_AFTER, [worldId, seq])
+    return rows.map(entryOf)
+  }
+
+  /** Locks the world's log for one writer (waiting for another instance's turn to end). */
+  async turn (worldId: string): Promise<LogTurn> {
+    const client = await this.pool.connect()
+    let open = true
+    const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
+      if (!open) return
+      open = false
+      try {
+        await client.query(sql)
+        client.release()
+      } catch (e) {
+        // a connection that failed mid-transaction is not given back to the pool
+        client.release(e as Error)
+        throw e
+      }
+    }
+    try {
+      await client.query('BEGIN')
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`world:${worldId}`])
+      const found = await client.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [worldId])
+      let head = found.rows.length === 0 ? 0 : Number(found.rows[0].seq)
+      const instance = this.instance
+      return {
+        get head () { return head },
+        entriesAfter: async (seq) => (await client.query<EntryRow>(ENTRIES_AFTER, [worldId, seq])).rows.map(entryOf),
+        async append (kind, body, effects) {
+          const seq = head + 1
+          await client.query(
+            'INSERT INTO world_log (world_id, seq, kind, body, effects, instance) VALUES ($1, $2, $3, $4, $5, $6)',
+            [worldId, seq, kind, body, effects === undefined ? null : JSON.stringify(effects), instance]
+          )
+          if (kind === 'snapshot') {
+            await client.query('DELETE FROM world_log WHERE world_id = $1 AND seq < $2', [worldId, seq])
+          }
+          await client.query(
+            `INSERT INTO world_head (world_id, seq, snapshot_seq) VALUES ($1, $2, $3)
+             ON CONFLICT (world_id) DO UPDATE SET seq = excluded.seq,
+               snapshot_seq = CASE WHEN $4 THEN excluded.seq ELSE world_head.snapshot_seq END`,
+            [worldId, seq, kind === 'snapshot' ? seq : 0, kind === 'snapshot']
+          )
+          await client.query('SELECT pg_notify($1, $2)', [LOG_CHANNEL, `${worldId} ${seq}`])
+          head = seq
+          return seq
+        },
+        commit: async () => await end('COMMIT'),
+        rollback: async () => await end('ROLLBACK')
+      }
+    } catch (e) {
+      open = false
+      client.release(e as Error)
+      throw e
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import pg from 'pg'
+import { migrate, openDatabase, type Db } from '../../db/database.js'
+import { UnitOfWork } from '../../db/index.js'
+import { migratePostgres } from '../../db/postgres/migrate.js'
+import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
+import { decodeSteps, WorldReplica, type ReplicatedWorld } from './replica.js'
+import type { WindowChange } from '../sliding-window.js'
+import { openSnapshot, pagesOf } from './starts.js'
+import { DEFAULT_WORLD_ID } from './world-ids.js'
+
+/**
+ * Hosted mode: the default world's data kept in PostgreSQL, so any number of instances over one
+ * database answer alike (replica.ts). An instance starts from the log (its latest snapshot and
+ * the commits since) or, when the log is empty, seeds it: under the world's lock, so two
+ * instances starting at once seed it once.
+ */
+
+export interface HostingSettings {
+  url: string
+  /** SQLite's migrations (a snapshot written by an older instance is brought up to date). */
+  migrationsDir: string
+  /** PostgreSQL's own migrations. */
+  postgresMigrationsDir: string
+  onError?: (message: string) => void
+}
+
+export interface Hosting {
+  /** The default world's database to open the world over: the log's data, or an empty one the world seeds. */
+  readonly db: Db
+  /** Replicates the world opened over `db` (and, when the log was empty, writes its data as the first snapshot). */
+  attach(world: ReplicatedWorld): Promise<WorldReplica>
+  /** Gives up the start (the world could not be opened). */
+  abandon(): Promise<void>
+  close(): Promise<void>
+}
+
+export async function openHosting (settings: HostingSettings): Promise<Hosting> {
+  const report = settings.onError ?? (() => undefined)
+  const pool = openPool({ url: settings.url, onError: (e) => report(`PostgreSQL connection: ${e.message}`) })
+  let turn: LogTurn | undefined
+  try {
+    await migratePostgres(pool, settings.postgresMigrationsDir)
+    const log = new WorldLog(pool, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`)
+    turn = await log.turn(DEFAULT_WORLD_ID)
+    const entries = await turn.entriesAfter(0)
+    let db: Db
+    const changes: WindowChange[] = []
+    if (entries.length === 0) {
+      db = openDatabase({ file: ':memory:', migrationsDir: settings.migrationsDir })
+    } else {
+      db = openSnapshot(entries[0].body)
+      migrate(db, settings.migrationsDir)
+      const sql = new UnitOfWork(db)
+      for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body))
+      for (const entry of entries) changes.push(...((entry.effects ?? []) as WindowChange[]))
+    }
+    const seq = entries.at(-1)?.seq ?? 0
+    const starting = turn
+    let listener: Listener | undefined
+    return {
+      db,
+      async attach (world) {
+        const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
+        await starting.commit()
+        for (const change of changes) world.createBudget.apply(change)
+        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir }, applied)
+        listener = new Listener(settings.url, (worldId, announced) => {
+          if (worldId === DEFAULT_WORLD_ID) void replica.announced(announced)
+        }, report)
+        return replica
+      },
+      abandon: async () => await starting.rollback(),
+      async close () {
+        await listener?.close()
+        await pool.end()
+      }
+    }
+  } catch (e) {
+    await turn?.rollback().catch(() => undefined)
+    await pool.end().catch(() => undefined)
+    throw e
+  }
+}
+
+/**
+ * Listens to the log's notifications on a connection of its own, reconnecting when it drops: a
+ * notification lost meanwhile costs a request the replay it would have saved, never a stale answer.
+ */
+class Listener {
+  private client: pg.Client | undefined
+  private closed = false
+  private retry: NodeJS.Timeout | undefined
+
+  constructor (private readonly url: string, private readonly onCommit: (worldId: string, seq: number) => void, private readonly report: (message: string) => void) {
+    void this.connect()
+  }
+
+  private async connect (): Promise<void> {
+    if (this.closed) return
+    // eslint-disable-next-line camelcase -- pg's own option names
+    const client = new pg.Client({ connectionString: this.url, application_name: 'agency-sandbox listener', keepAlive: true })
+    this.client = client
+    const again = (e?: Error) => {
+      if (this.closed || this.client !== client) return
+      this.client = undefined
+      if (e !== undefined) this.report(`PostgreSQL notifications: ${e.message}; listening again in 1 s`)
+      client.end().catch(() => undefined)
+      this.retry = setTimeout(() => { void this.connect() }, 1000)
+    }
+    client.on('error', again)
+    client.on('end', () => again())
+    client.on('notification', (message) => {
+      const [worldId, seq] = (message.payload ?? '').split(' ')
+      if (worldId !== undefined && seq !== undefined) this.onCommit(worldId, Number(seq))
+    })
+    try {
+      await client.connect()
+      await client.query(`LISTEN ${LOG_CHANNEL}`)
+    } catch (e) {
+      again(e as Error)
+    }
+  }
+
+  async close (): Promise<void> {
+    this.closed = true
+    clearTimeout(this.retry)
+    await this.client?.end().catch(() => undefined)
+  }
+}

@@ -1,0 +1,236 @@
+import { migrate, type Db } from '../../db/database.js'
+import type { CapturedStep, UnitOfWork } from '../../db/index.js'
+import type { LogEntry, LogTurn, WorldLog } from '../../db/postgres/world-log.js'
+import { storageUnavailable } from '../../errors.js'
+import type { SlidingWindow, WindowChange } from '../sliding-window.js'
+import { openSnapshot, pagesOf } from './starts.js'
+
+/**
+ * One instance's replica of a world whose data is kept in PostgreSQL (hosted mode). The world
+ * runs on its SQLite database in memory as it always does; this keeps that database equal to the
+ * world's log (db/postgres/world-log.ts), which every instance appends to and replays:
+ * - a request that may write takes the world's turn: the log locked, the commits it lacks
+ *   replayed, then its own commands captured as it runs and appended, committed before it is
+ *   answered (an acknowledged write is in PostgreSQL);
+ * - any request first waits until the replica holds every commit acknowledged before it arrived:
+ *   it asks PostgreSQL for the log's head (one question shared by the requests that arrive while
+ *   another is on its way) and replays what it lacks. So correctness never rests on a
+ *   notification; notifications (hosting.ts) only replay commits before anyone asks for them.
+ * The create-client rate window travels with the commits, so its limit holds across instances.
+ */
+
+/** What a replica needs of its world. */
+export interface ReplicatedWorld {
+  readonly id: string
+  readonly sql: UnitOfWork
+  readonly db: Db
+  readonly createBudget: SlidingWindow
+  adoptDatabase(db: Db): void
+}
+
+/** A write request's turn: committed (or given up when it wrote nothing) before its answer is sent. */
+export interface WriteTurn {
+  commit(): Promise<void>
+}
+
+export interface ReplicaOptions {
+  migrationsDir: string
+  /** A commit of more steps than this is sent as a snapshot (a reset, a large fixture): replaying it would cost more. */
+  maxCommitSteps?: number
+  /** Commits after which a writer adds a snapshot, so a starting instance replays few. */
+  snapshotEvery?: number
+}
+
+/** Bytes as JSON: {"$bytes": base64}. */
+function encodeSteps (steps: CapturedStep[]): Buffer {
+  return Buffer.from(JSON.stringify(steps, function (this: Record<string, unknown>, key, value: unknown) {
+    const raw = this[key]
+    return raw instanceof Uint8Array ? { $bytes: Buffer.from(raw).toString('base64') } : value
+  }))
+}
+
+export function decodeSteps (body: Buffer): CapturedStep[] {
+  return JSON.parse(body.toString('utf8'), (_key, value: unknown) => {
+    if (value !== null && typeof value === 'object' && typeof (value as { $bytes?: unknown }).$bytes === 'string') {
+      return Buffer.from((value as { $bytes: string }).$bytes, 'base64')
+    }
+    return value
+  }) as CapturedStep[]
+}
+
+/** The log's head, read at most once at a time: a caller waits for a read that began after it asked. */
+class FreshHead {
+  private current: Promise<number> | undefined
+  private next: Promise<number> | undefined
+
+  constructor (private readonly read: () => Promise<number>) {}
+
+  get (): Promise<number> {
+    if (this.current === undefined) return this.start()
+    this.next ??= this.current.catch(() => 0).then(async () => {
+      this.next = undefined
+      return await this.start()
+    })
+    return this.next
+  }
+
+  private start (): Promise<number> {
+    const reading = this.read().finally(() => {
+      if (this.current === reading) this.current = undefined
+    })
+    this.current = reading
+    return reading
+  }
+}
+
+export class WorldReplica {
+  /** The last entry of the log this replica holds. */
+  private applied = 0
+  /** Commits replayed or written since the last snapshot. */
+  private commitsSinceSnapshot = 0
+  /** The replica may differ from the log (a commit failed after its local write): it is rebuilt from the snapshot. */
+  private stale = false
+  /** The turn of this instance's request now writing or replaying (one at a time). */
+  private busy: Promise<void> = Promise.resolve()
+  private readonly head: FreshHead
+  private readonly maxCommitSteps: number
+  private readonly snapshotEvery: number
+
+  constructor (readonly world: ReplicatedWorld, private readonly log: WorldLog, private readonly options: ReplicaOptions, applied: number) {
+    this.applied = applied
+    this.head = new FreshHead(async () => await this.log.head(world.id))
+    this.maxCommitSteps = options.maxCommitSteps ?? 2000
+    this.snapshotEvery = options.snapshotEvery ?? 500
+    world.sql.requireCapture()
+  }
+
+  /** The sequence number of the last entry replayed or written here. */
+  get seq (): number { return this.applied }
+
+  /** Waits until the replica holds every commit acknowledged (by any instance) before this call. */
+  async caughtUp (): Promise<void> {
+    let head: number
+    try {
+      head = await this.head.get()
+    } catch (e) {
+      throw unavailable(e)
+    }
+    if (head <= this.applied && !this.stale) {
+      await this.busy
+      return
+    }
+    await this.exclusive(async () => {
+      if (head <= this.applied && !this.stale) return
+      try {
+        this.replay(await this.log.entriesAfter(this.world.id, this.stale ? 0 : this.applied))
+      } catch (e) {
+        throw unavailable(e)
+      }
+    })
+  }
+
+  /** Replays a commit another instance announced (a notification), if it is still ahead of the replica. */
+  async announced (seq: number): Promise<void> {
+    if (seq <= this.applied) return
+    await this.caughtUp().catch(() => undefined)
+  }
+
+  /** Takes the world's turn for a request that may write (see the class). */
+  async beginWrite (): Promise<WriteTurn> {
+    let release!: () => void
+    const previous = this.busy
+    this.busy = new Promise<void>((resolve) => { release = resolve })
+    await previous
+    let turn: LogTurn | undefined
+    try {
+      turn = await this.log.turn(this.world.id)
+      if (turn.head !== this.applied || this.stale) this.replay(await turn.entriesAfter(this.stale ? 0 : this.applied))
+    } catch (e) {
+      await turn?.rollback().catch(() => undefined)
+      release()
+      throw unavailable(e)
+    }
+    const sql = this.world.sql
+    const changes: WindowChange[] = []
+    sql.capture()
+    this.world.createBudget.observer = (change) => changes.push(change)
+    let done = false
+    return {
+      commit: async () => {
+        if (done) return
+        done = true
+        const steps = sql.takeCaptured()
+        this.world.createBudget.observer = undefined
+        try {
+          await this.append(turn, sql, steps, changes)
+        } finally {
+          release()
+        }
+      }
+    }
+  }
+
+  private async append (turn: LogTurn, sql: UnitOfWork, steps: CapturedStep[], changes: WindowChange[]): Promise<void> {
+    // the data was replaced by another database during the turn (a reset): what it holds is the commit
+    const replaced = sql !== this.world.sql
+    if (steps.length === 0 && changes.length === 0 && !replaced) {
+      await turn.rollback().catch(() => undefined)
+      return
+    }
+    const effects = changes.length === 0 ? undefined : changes
+    try {
+      // a commit that read the connection's scratch tables (a fixture loaded through staging) is sent as its result
+      const asSnapshot = replaced || steps.length > this.maxCommitSteps || this.commitsSinceSnapshot >= this.snapshotEvery ||
+        steps.some((step) => 'unreplayable' in step)
+      const seq = asSnapshot
+        ? await turn.append('snapshot', pagesOf(this.world.db), effects)
+        : await turn.append('commit', encodeSteps(steps), effects)
+      await turn.commit()
+      this.applied = seq
+      this.commitsSinceSnapshot = asSnapshot ? 0 : this.commitsSinceSnapshot + 1
+    } catch (e) {
+      // written here, not in the log: the replica is rebuilt from the log before it answers again
+      this.stale = true
+      await turn.rollback().catch(() => undefined)
+      throw unavailable(e)
+    } finally {
+      this.world.sql.requireCapture()
+    }
+  }
+
+  /** Brings the replica to the log's entries (the latest snapshot first, when they start with one). */
+  private replay (entries: LogEntry[]): void {
+    for (const entry of entries) {
+      if (entry.kind === 'snapshot') {
+        const db = openSnapshot(entry.body)
+        migrate(db, this.options.migrationsDir)
+        this.world.adoptDatabase(db)
+        this.world.sql.requireCapture()
+        this.commitsSinceSnapshot = 0
+      } else {
+        this.world.sql.replay(decodeSteps(entry.body))
+        this.commitsSinceSnapshot++
+      }
+      for (const change of (entry.effects ?? []) as WindowChange[]) this.world.createBudget.apply(change)
+      this.applied = entry.seq
+    }
+    if (entries.length > 0 && entries[0].kind === 'snapshot') this.stale = false
+  }
+
+  private async exclusive (fn: () => Promise<void>): Promise<void> {
+    let release!: () => void
+    const previous = this.busy
+    this.busy = new Promise<void>((resolve) => { release = resolve })
+    await previous
+    try {
+      await fn()
+    } finally {
+      release()
+    }
+  }
+}
+
+function unavailable (e: unknown) {
+  const reason = e instanceof Error ? e.message : String(e)
+  return storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${reason}. Nothing was applied; retry in a moment`)
+}

@@ -1,0 +1,158 @@
+/**
+ * Hosted mode: two `serve` processes over one PostgreSQL database (a throw-away cluster) answer as
+ * one sandbox: a write acknowledged by one is read by the other on the next request, the
+ * create-client limit holds across them exactly, a pending write is applied once when both see the
+ * reconnect, a SIGKILLed instance loses no acknowledged write, and a database that stops answers
+ * 503 with Retry-After until it is back.
+ */
+import t from 'tap'
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
+import { serveProcess, type Served } from '../helpers/process.js'
+import { createClientBody, logNote } from '../helpers/writes.js'
+
+const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64') }
+const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' }
+const AGENCY = 1001
+
+const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+{
+  let postgres: ScratchPostgres
+  const instances: Served[] = []
+  const start = async () => {
+    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:' })
+    instances.push(served)
+    return served.url
+  }
+  t.before(async () => { if (skip === false) postgres = await startScratchPostgres() })
+  t.teardown(() => {
+    for (const served of instances) {
+      if (served.child.exitCode !== null && served.child.exitCode !== 0 && served.child.signalCode === null) t.comment(`an instance exited with ${served.child.exitCode}:\n${served.lines.slice(-30).join('\n')}`)
+      served.child.kill('SIGKILL')
+    }
+    postgres?.destroy()
+  })
+
+  const createClient = async (url: string) => await fetch(`${url}/vendor/agency/${AGENCY}/client?version=4.0`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(createClientBody()) })
+  const getClient = async (url: string, clientNumber: number) => await fetch(`${url}/vendor/agency/${AGENCY}/client/${clientNumber}?version=4.0`, { headers: AUTH })
+  const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+
+  t.test('two instances over one database', { timeout: 180_000, skip }, async (t) => {
+    // started together over an empty database: the log is seeded once
+    const [a, b] = await Promise.all([start(), start()])
+    const db = new pg.Client({ connectionString: postgres.url })
+    await db.connect()
+    const seeded = await db.query<{ n: string }>("SELECT count(*) AS n FROM world_log WHERE kind = 'snapshot'")
+    await db.end()
+    t.equal(Number(seeded.rows[0].n), 1, 'the default world was seeded once, by one of the two')
+
+    await t.test('a write acknowledged by one is read by the other on the next request', async (t) => {
+      const numbers: number[] = []
+      let stale = 0
+      for (let i = 0; i < 20; i++) {
+        const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a]
+        const created = await createClient(writer)
+        t.equal(created.status, 200, 'created')
+        const { clientNumber } = await created.json() as { clientNumber: number }
+        numbers.push(clientNumber)
+        if ((await getClient(reader, clientNumber)).status !== 200) stale++
+        await sleep(45) // within the create-client limit
+      }
+      t.equal(stale, 0, 'no read on the other instance missed the write before it')
+      t.same(numbers, numbers.map((_, i) => numbers[0] + i), 'client numbers follow each other across both instances')
+    })
+
+    await t.test('the create-client limit holds across instances: 100 creates within a second, 25 accepted', async (t) => {
+      await sleep(1100)
+      const answers = await Promise.all(Array.from({ length: 100 }, async (_, i) => (await createClient(i % 2 === 0 ? a : b)).status))
+      t.equal(answers.filter((s) => s === 200).length, 25, '25 accepted')
+      t.equal(answers.filter((s) => s === 429).length, 75, 'the rest refused with 429')
+    })
+
+    await t.test('a pending write is applied once when both instances see the reconnect', async (t) => {
+      const patch = async (url: string, connected: boolean) => await fetch(`${url}/_sandbox/agencies/${AGENCY}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ connected }) })
+      t.equal((await patch(a, false)).status, 200, 'agency disconnected on A')
+      const note = logNote()
+      const pending = await fetch(`${b}/vendor/agency/${AGENCY}/client/1001/log?version=4.0`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(note) })
+      t.ok(pending.status < 300, `the log note is accepted as pending on B (${pending.status})`)
+      const answers = await Promise.all([patch(a, true), patch(b, true)])
+      const applied = await Promise.all(answers.map(async (r) => (await r.json() as { appliedPendingWrites: number }).appliedPendingWrites))
+      t.equal(applied[0] + applied[1], 1, `applied once in all (${applied.join(' + ')})`)
+      const writes = await (await fetch(`${a}/_sandbox/agencies/${AGENCY}/writes`)).json() as Array<{ refId: string, status: string }>
+      t.same(writes.filter((w) => w.refId === note.refId).map((w) => w.status), ['applied'], 'one write with its refId, applied')
+    })
+
+    await t.test('a reset on one instance is what the other answers', async (t) => {
+      await sleep(1100)
+      const created = await (await createClient(a)).json() as { clientNumber: number }
+      t.equal((await getClient(b, created.clientNumber)).status, 200)
+      t.equal((await fetch(`${b}/_sandbox/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })).status, 200, 'reset on B')
+      t.equal((await getClient(a, created.clientNumber)).status, 404, 'A no longer has the client the reset removed')
+      const counts = await Promise.all([a, b].map(async (url) => (await (await fetch(`${url}/_sandbox/agencies`)).json() as Array<{ clients?: number }>)))
+      t.same(counts[0], counts[1], 'both hold the same agencies after the reset')
+      const fixtureClient = (await getClient(a, 1001)).status
+      t.equal(fixtureClient, 200, 'the fixture\'s clients are there on A')
+    })
+
+    await t.test('control calls each instance keeps for itself are refused, not applied to one', async (t) => {
+      for (const [method, path] of [['PUT', '/_sandbox/clock'], ['POST', '/_sandbox/faults'], ['POST', '/_sandbox/worlds'], ['POST', '/_sandbox/sessions'], ['POST', '/_sandbox/tenants']]) {
+        const answer = await fetch(`${a}${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' })
+        t.equal(answer.status, 501, `${method} ${path}: 501`)
+      }
+    })
+
+    await t.test('SIGKILL of an instance under writes: the other answers, no acknowledged write is lost', async (t) => {
+      const acknowledged: string[] = []
+      const run = { stop: false }
+      const writer = async (url: string) => {
+        while (!run.stop) {
+          const note = logNote()
+          try {
+            const r = await fetch(`${url}/vendor/agency/${AGENCY}/client/1001/log?version=4.0`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(note) })
+            if (r.status < 300) acknowledged.push(note.refId)
+          } catch {
+            if (url === a) return // the killed instance
+          }
+        }
+      }
+      const writers = [writer(a), writer(a), writer(b), writer(b)]
+      await sleep(800)
+      instances.find((served) => served.url === a)?.child.kill('SIGKILL')
+      await sleep(800)
+      run.stop = true
+      await Promise.all(writers)
+      const written = new Set((await (await fetch(`${b}/_sandbox/agencies/${AGENCY}/writes`)).json() as Array<{ refId: string }>).map((w) => w.refId))
+      t.ok(acknowledged.length > 10, `${acknowledged.length} writes acknowledged`)
+      t.same(acknowledged.filter((refId) => !written.has(refId)), [], 'every acknowledged write is there')
+      t.equal((await getClient(b, 1001)).status, 200, 'B still answers')
+      const c = await start()
+      const again = new Set((await (await fetch(`${c}/_sandbox/agencies/${AGENCY}/writes`)).json() as Array<{ refId: string }>).map((w) => w.refId))
+      t.same(acknowledged.filter((refId) => !again.has(refId)), [], 'an instance started afterwards has them all too')
+    })
+
+    await t.test('PostgreSQL stopped: 503 with Retry-After, never a 500 or a hang; back on its own after', async (t) => {
+      postgres.stop()
+      const statuses = new Set<number>()
+      for (let i = 0; i < 10; i++) {
+        const answers = await Promise.all([getClient(b, 1001), createClient(b), fetch(`${b}/_sandbox/health`)])
+        for (const answer of answers) {
+          statuses.add(answer.status)
+          if (answer.status === 503) t.equal(answer.headers.get('retry-after'), '1', 'Retry-After')
+        }
+        await sleep(100)
+      }
+      t.same([...statuses], [503], 'every request answered 503 while the database was away')
+      postgres.start()
+      let back = 0
+      for (let i = 0; i < 50 && back !== 200; i++) {
+        back = (await getClient(b, 1001)).status
+        if (back !== 200) await sleep(200)
+      }
+      t.equal(back, 200, 'answers again once the database is back')
+      const note = logNote({ refId: randomUUID() })
+      const r = await fetch(`${b}/vendor/agency/${AGENCY}/client/1001/log?version=4.0`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(note) })
+      t.ok(r.status < 300, 'and writes')
+    })
+  })
+}
