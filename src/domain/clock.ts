@@ -12,9 +12,17 @@ export const CLOCK_MIN_MS = Date.parse('0001-01-01T00:00:00.000Z')
 export const CLOCK_MAX_MS = Date.parse('9999-12-31T23:59:59.999Z')
 export const CLOCK_RANGE = '0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z'
 
+/** How a clock is set: its offset from real time, or the instant it stands still at. */
+export interface ClockSetting {
+  offsetMs: number
+  frozenAt: number | null
+}
+
 export class Clock {
   private offsetMs = 0
   private frozenAt: number | null = null
+  /** Told of each change of the setting (a replica sends it to the others: worlds/replica.ts). */
+  observer: ((setting: ClockSetting) => void) | undefined
 
   constructor (private readonly realNow: () => number = Date.now) {}
 
@@ -43,16 +51,29 @@ export class Clock {
       this.frozenAt = null
       this.offsetMs = nowMs - this.realNow()
     }
+    this.changed()
   }
 
   advance (ms: number): void {
     if (this.frozenAt !== null) this.frozenAt += ms
     else this.offsetMs += ms
+    this.changed()
   }
 
   reset (): void {
     this.offsetMs = 0
     this.frozenAt = null
+    this.changed()
+  }
+
+  /** Takes the setting another replica of the clock made. */
+  adopt (setting: ClockSetting): void {
+    this.offsetMs = setting.offsetMs
+    this.frozenAt = setting.frozenAt
+  }
+
+  private changed (): void {
+    this.observer?.({ offsetMs: this.offsetMs, frozenAt: this.frozenAt })
   }
 
   state (): ClockState {

@@ -13,14 +13,11 @@ declare module 'fastify' {
 const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
- * Control calls that change what each instance keeps for itself (its clock, fault rules,
- * simulator, examiner sessions, created worlds and tenants): hosted mode refuses them, as applied
+ * Control calls that change what each instance keeps for itself (its fault rules, simulator,
+ * examiner sessions, created worlds and tenants): hosted mode refuses them, as applied
  * on one instance they would hold there only.
  */
 const KEPT_PER_INSTANCE: ReadonlyArray<readonly [method: string, route: string, what: string]> = [
-  ['PUT', '/_sandbox/clock', 'The sandbox clock'],
-  ['DELETE', '/_sandbox/clock', 'The sandbox clock'],
-  ['POST', '/_sandbox/clock/advance', 'The sandbox clock'],
   ['POST', '/_sandbox/faults', 'A fault rule'],
   ['POST', '/_sandbox/simulator', 'The activity simulator'],
   ['POST', '/_sandbox/sessions', 'An examiner session'],

@@ -3,6 +3,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import pg from 'pg'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, ROOT, type Config } from '../../src/config.js'
 import type { Clock } from '../../src/domain/clock.js'
@@ -29,9 +30,34 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
   return loadConfig({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false' }, overrides)
 }
 
+/**
+ * With SANDBOX_TEST_DATABASE_URL (test/postgres.ts sets it), each app runs in hosted mode over a
+ * PostgreSQL database of its own, created here and dropped after its test.
+ */
+async function hostedDatabase (t: Teardown): Promise<Partial<Config>> {
+  const server = process.env.SANDBOX_TEST_DATABASE_URL
+  if (server === undefined || server === '') return {}
+  const name = `sandbox_test_${process.pid}_${++databases}`
+  const admin = new pg.Client({ connectionString: server })
+  await admin.connect()
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  t.teardown(async () => {
+    const again = new pg.Client({ connectionString: server })
+    await again.connect()
+    await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await again.end()
+  })
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return { databaseUrl: url.toString() }
+}
+let databases = 0
+
 /** An app on an in-memory database seeded with the demo fixture (or the given one). */
 export async function build (t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock; collectBodyBuffers?: boolean } = {}): Promise<FastifyInstance> {
-  const app = await buildApp(testConfig(options.config), { fixture: options.fixture ?? demoFixture(), clock: options.clock, collectBodyBuffers: options.collectBodyBuffers })
+  const hosted = await hostedDatabase(t)
+  const app = await buildApp(testConfig({ ...hosted, ...options.config }), { fixture: options.fixture ?? demoFixture(), clock: options.clock, collectBodyBuffers: options.collectBodyBuffers })
   t.teardown(() => app.close())
   await app.ready()
   return app

@@ -95,8 +95,19 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       t.equal(fixtureClient, 200, 'the fixture\'s clients are there on A')
     })
 
+    await t.test('the clock set on one instance is the clock of the other', async (t) => {
+      const set = await fetch(`${a}/_sandbox/clock`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ now: '2031-05-04T03:02:01Z', frozen: true }) })
+      t.equal(set.status, 200, 'set on A')
+      t.same(await (await fetch(`${b}/_sandbox/clock`)).json(), { now: '2031-05-04T03:02:01.000Z', frozen: true }, 'B reads it')
+      const created = await (await createClient(b)).json() as { clientNumber: number }
+      const client = await (await getClient(a, created.clientNumber)).json() as { details: { clientSince: string } }
+      t.equal(client.details.clientSince, '2031-05-04T00:00:00', 'a client created on B is dated by it')
+      t.equal((await fetch(`${b}/_sandbox/clock`, { method: 'DELETE' })).status, 200, 'back to real time on B')
+      t.equal((await (await fetch(`${a}/_sandbox/clock`)).json() as { frozen: boolean }).frozen, false, 'A runs again')
+    })
+
     await t.test('control calls each instance keeps for itself are refused, not applied to one', async (t) => {
-      for (const [method, path] of [['PUT', '/_sandbox/clock'], ['POST', '/_sandbox/faults'], ['POST', '/_sandbox/worlds'], ['POST', '/_sandbox/sessions'], ['POST', '/_sandbox/tenants']]) {
+      for (const [method, path] of [['POST', '/_sandbox/faults'], ['POST', '/_sandbox/simulator'], ['POST', '/_sandbox/worlds'], ['POST', '/_sandbox/sessions'], ['POST', '/_sandbox/tenants']]) {
         const answer = await fetch(`${a}${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' })
         t.equal(answer.status, 501, `${method} ${path}: 501`)
       }

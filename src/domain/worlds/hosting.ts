@@ -5,8 +5,7 @@ import { migrate, openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
-import { decodeSteps, WorldReplica, type ReplicatedWorld } from './replica.js'
-import type { WindowChange } from '../sliding-window.js'
+import { applyEffects, decodeSteps, WorldReplica, type Effect, type ReplicatedWorld } from './replica.js'
 import { openSnapshot, pagesOf } from './starts.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
 
@@ -46,7 +45,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     turn = await log.turn(DEFAULT_WORLD_ID)
     const entries = await turn.entriesAfter(0)
     let db: Db
-    const changes: WindowChange[] = []
+    const changes: Effect[] = []
     if (entries.length === 0) {
       db = openDatabase({ file: ':memory:', migrationsDir: settings.migrationsDir })
     } else {
@@ -54,7 +53,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
       migrate(db, settings.migrationsDir)
       const sql = new UnitOfWork(db)
       for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body))
-      for (const entry of entries) changes.push(...((entry.effects ?? []) as WindowChange[]))
+      for (const entry of entries) changes.push(...((entry.effects ?? []) as Effect[]))
     }
     const seq = entries.at(-1)?.seq ?? 0
     const starting = turn
@@ -64,7 +63,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
       async attach (world) {
         const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
         await starting.commit()
-        for (const change of changes) world.createBudget.apply(change)
+        applyEffects(world, changes)
         const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir }, applied)
         listener = new Listener(settings.url, (worldId, announced) => {
           if (worldId === DEFAULT_WORLD_ID) void replica.announced(announced)

@@ -2,6 +2,7 @@ import { migrate, type Db } from '../../db/database.js'
 import type { CapturedStep, UnitOfWork } from '../../db/index.js'
 import type { LogEntry, LogTurn, WorldLog } from '../../db/postgres/world-log.js'
 import { storageUnavailable } from '../../errors.js'
+import type { Clock, ClockSetting } from '../clock.js'
 import type { SlidingWindow, WindowChange } from '../sliding-window.js'
 import { openSnapshot, pagesOf } from './starts.js'
 
@@ -19,12 +20,16 @@ import { openSnapshot, pagesOf } from './starts.js'
  * The create-client rate window travels with the commits, so its limit holds across instances.
  */
 
+/** What a commit changed beside the data, in order: the create-client window's events, and the clock's setting. */
+export type Effect = WindowChange | readonly ['clock', ClockSetting]
+
 /** What a replica needs of its world. */
 export interface ReplicatedWorld {
   readonly id: string
   readonly sql: UnitOfWork
   readonly db: Db
   readonly createBudget: SlidingWindow
+  readonly clock: Clock
   adoptDatabase(db: Db): void
 }
 
@@ -151,9 +156,10 @@ export class WorldReplica {
       throw unavailable(e)
     }
     const sql = this.world.sql
-    const changes: WindowChange[] = []
+    const changes: Effect[] = []
     sql.capture()
     this.world.createBudget.observer = (change) => changes.push(change)
+    this.world.clock.observer = (setting) => changes.push(['clock', setting])
     let done = false
     return {
       commit: async () => {
@@ -161,6 +167,7 @@ export class WorldReplica {
         done = true
         const steps = sql.takeCaptured()
         this.world.createBudget.observer = undefined
+        this.world.clock.observer = undefined
         try {
           await this.append(turn, sql, steps, changes)
         } finally {
@@ -170,7 +177,7 @@ export class WorldReplica {
     }
   }
 
-  private async append (turn: LogTurn, sql: UnitOfWork, steps: CapturedStep[], changes: WindowChange[]): Promise<void> {
+  private async append (turn: LogTurn, sql: UnitOfWork, steps: CapturedStep[], changes: Effect[]): Promise<void> {
     // the data was replaced by another database during the turn (a reset): what it holds is the commit
     const replaced = sql !== this.world.sql
     if (steps.length === 0 && changes.length === 0 && !replaced) {
@@ -211,7 +218,7 @@ export class WorldReplica {
         this.world.sql.replay(decodeSteps(entry.body))
         this.commitsSinceSnapshot++
       }
-      for (const change of (entry.effects ?? []) as WindowChange[]) this.world.createBudget.apply(change)
+      applyEffects(this.world, (entry.effects ?? []) as Effect[])
       this.applied = entry.seq
     }
     if (entries.length > 0 && entries[0].kind === 'snapshot') this.stale = false
@@ -227,6 +234,14 @@ export class WorldReplica {
     } finally {
       release()
     }
+  }
+}
+
+/** Applies what another instance's commit changed beside the data. */
+export function applyEffects (world: Pick<ReplicatedWorld, 'clock' | 'createBudget'>, effects: readonly Effect[]): void {
+  for (const effect of effects) {
+    if (effect[0] === 'clock') world.clock.adopt(effect[1])
+    else world.createBudget.apply(effect)
   }
 }
 
