@@ -41,6 +41,9 @@ async function hostedDatabase (t: Teardown): Promise<Partial<Config>> {
   const admin = new pg.Client({ connectionString: server })
   await admin.connect()
   await admin.query(`CREATE DATABASE ${name}`)
+  // counted by test/hosted/suite-on-postgres.test.ts: proof that the apps ran in hosted mode
+  await admin.query('CREATE TABLE IF NOT EXISTS hosted_test_apps (name text)')
+  await admin.query('INSERT INTO hosted_test_apps (name) VALUES ($1)', [name])
   await admin.end()
   t.teardown(async () => {
     const again = new pg.Client({ connectionString: server })

@@ -1,0 +1,57 @@
+/**
+ * The vendor API's tests again, each app in hosted mode over a PostgreSQL database of its own
+ * (test/helpers/app.ts reads SANDBOX_TEST_DATABASE_URL): the same assertions hold over either
+ * store. The files listed use only what hosted mode shares; the control calls it refuses (fault
+ * rules, the simulator, sessions, created worlds, tenants) are tested in two-instances.test.ts.
+ */
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import pg from 'pg'
+import { ROOT } from '../../src/config.js'
+import { postgresBinaries, startScratchPostgres } from '../../scripts/scratch-postgres.js'
+
+const FILES = [
+  'test/fidelity/dotnet-binding.test.ts',
+  'test/fidelity/observed-live.test.ts',
+  'test/fidelity/our-choice.test.ts',
+  'test/fidelity/real-clients.test.ts',
+  'test/fidelity/round-trip.test.ts',
+  'test/fidelity/spec.test.ts',
+  'test/routes/agencies.test.ts',
+  'test/routes/clients.test.ts',
+  'test/versions/versions.test.ts'
+]
+
+const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+
+t.test('the vendor API\'s tests pass over PostgreSQL', { timeout: 900_000, skip }, async (t) => {
+  const postgres = await startScratchPostgres()
+  t.teardown(() => postgres.destroy())
+  // the inner run is a tap run of its own, not a child of this one
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAP') && !name.startsWith('_TAPJS')))
+  const { code, output } = await new Promise<{ code: number | null, output: string }>((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, 'node_modules', 'tap', 'dist', 'esm', 'run.mjs'), '--reporter=terse', '--disable-coverage', ...FILES], {
+      cwd: ROOT,
+      env: { ...env, SANDBOX_TEST_DATABASE_URL: postgres.url },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let output = ''
+    child.stdout.on('data', (d: Buffer) => { output = (output + d.toString()).slice(-20_000) })
+    child.stderr.on('data', (d: Buffer) => { output = (output + d.toString()).slice(-20_000) })
+    child.on('exit', (exitCode) => resolve({ code: exitCode, output }))
+  })
+  const summary = /# \{ total: (\d+), pass: (\d+)(?:, fail: (\d+))?/.exec(output)
+  t.ok(summary, `the inner run printed its summary${summary === null ? `:\n${output.slice(-3000)}` : ''}`)
+  if (summary !== null) {
+    t.comment(`over PostgreSQL: ${summary[2]} of ${summary[1]} assertions passed`)
+    t.ok(Number(summary[1]) > 1000, `${summary[1]} assertions ran`)
+    t.equal(Number(summary[3] ?? 0), 0, `none failed${summary[3] === undefined ? '' : `:\n${output.slice(-6000)}`}`)
+  }
+  t.equal(code, 0, 'the inner run exited 0')
+  const admin = new pg.Client({ connectionString: postgres.url })
+  await admin.connect()
+  const apps = await admin.query<{ n: string }>('SELECT count(*) AS n FROM hosted_test_apps').catch(() => ({ rows: [{ n: '0' }] }))
+  await admin.end()
+  t.ok(Number(apps.rows[0].n) > 50, `${apps.rows[0].n} apps ran over a PostgreSQL database of their own`)
+})
