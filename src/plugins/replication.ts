@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError, notSharedWhenHosted, storageUnavailable, toResponse } from '../errors.js'
 import type { WorldReplica, WriteTurn } from '../domain/worlds/replica.js'
+import { OPERATIONS } from '../versions/operations.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,6 +70,10 @@ export function waitForReplica (app: FastifyInstance, replica: WorldReplica): vo
     if (refused !== undefined) throw notSharedWhenHosted(refused[2])
   })
   app.addHook('preHandler', async (request) => {
-    if (!READS.has(request.method) && request.world === replica.world) request.writeTurn = await replica.beginWrite()
+    if (request.world !== replica.world) return
+    // a partner operation says whether it writes (a batch read is a POST); a control call writes unless it is a GET
+    const operation = request.operation ?? null
+    const writes = operation === null ? !READS.has(request.method) : OPERATIONS[operation].writes === true
+    if (writes) request.writeTurn = await replica.beginWrite()
   })
 }

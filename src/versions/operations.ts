@@ -56,6 +56,8 @@ export interface Operation<Mapping> {
   summary: string
   /** Scope the agency must have granted; absent: the subscription alone suffices. */
   scope?: Scope
+  /** The operation changes the agency's data (a POST may only read: a batch read); hosted mode gives it the world's write turn. */
+  writes?: true
   params?: TSchema
   versions: Partial<Record<ApiVersion, VersionBinding<Mapping>>>
 }
@@ -171,6 +173,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
   },
   logNote: {
     method: 'POST',
+    writes: true,
     url: `${CLIENT}/log`,
     summary: 'Write a log note to the client (200 created, 202 saved until the agency connects)',
     scope: 'create-log-attachment-task',
@@ -188,6 +191,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
   },
   receipts: {
     method: 'POST',
+    writes: true,
     url: `${CLIENT}/receipts`,
     summary: 'Record payments received from the client; one {refId, code, message} per receipt, in order',
     scope: 'create-log-attachment-task',
@@ -196,6 +200,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
   },
   attachment: {
     method: 'POST',
+    writes: true,
     url: `${CLIENT}/attachment`,
     summary: 'Attach a file (gzip body, metadata in headers; 200 created, 202 saved until the agency connects)',
     scope: 'create-log-attachment-task',
@@ -208,6 +213,7 @@ export const OPERATIONS: { readonly [K in OperationId]: Operation<OperationMappi
   },
   createClient: {
     method: 'POST',
+    writes: true,
     url: `${AGENCY}/client`,
     summary: 'Create a client (25 requests per second per integration)',
     scope: 'client-create',
