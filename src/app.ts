@@ -84,7 +84,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // Hosted mode: the default world's data comes from PostgreSQL, into a database in memory (replica.ts).
   const hosting = config.databaseUrl === undefined
     ? undefined
-    : await openHosting({ url: config.databaseUrl, migrationsDir: config.migrationsDir, postgresMigrationsDir: join(config.migrationsDir, 'postgres') })
+    : await openHosting({ url: config.databaseUrl, reads: config.hostedReads, migrationsDir: config.migrationsDir, postgresMigrationsDir: join(config.migrationsDir, 'postgres') })
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
   // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
   const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })

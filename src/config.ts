@@ -50,6 +50,8 @@ export interface Config {
   signingKey: SigningKey | undefined
   /** PostgreSQL's URL (SANDBOX_DATABASE_URL): hosted mode, the default world's data kept there for every instance. */
   databaseUrl: string | undefined
+  /** Hosted mode: how a request learns of commits made by other instances (SANDBOX_HOSTED_READS; see worlds/replica.ts). */
+  hostedReads: 'strict' | 'notified'
 }
 
 export class ConfigError extends Error {
@@ -103,6 +105,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
+  { env: 'SANDBOX_HOSTED_READS', default: 'strict', meaning: 'hosted mode: strict (each request asks PostgreSQL what was committed; no read misses an acknowledged write) or notified (trusts commit notifications while they flow; faster, a read may miss a write acknowledged a moment before on another instance)' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -171,6 +174,12 @@ function databaseUrlFrom (text: string | undefined): string | undefined {
   return text
 }
 
+function hostedReadsFrom (text: string | undefined): Config['hostedReads'] {
+  if (text === undefined || text === '' || text === 'strict') return 'strict'
+  if (text === 'notified') return 'notified'
+  throw new ConfigError(`SANDBOX_HOSTED_READS=${text} is not strict or notified`)
+}
+
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
 export function loadConfig (env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const portText = env.PORT ?? '8080'
@@ -215,6 +224,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     worlds,
     signingKey: signingKeyFrom(env.SANDBOX_SIGNING_KEY),
     databaseUrl: databaseUrlFrom(env.SANDBOX_DATABASE_URL),
+    hostedReads: hostedReadsFrom(env.SANDBOX_HOSTED_READS),
     ...overrides
   }
 }

@@ -5,7 +5,7 @@ import { migrate, openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
-import { applyEffects, decodeSteps, WorldReplica, type Effect, type ReplicatedWorld } from './replica.js'
+import { applyEffects, decodeSteps, WorldReplica, type Effect, type ReplicaReads, type ReplicatedWorld } from './replica.js'
 import { openSnapshot, pagesOf } from './starts.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
 
@@ -23,6 +23,7 @@ export interface HostingSettings {
   /** PostgreSQL's own migrations. */
   postgresMigrationsDir: string
   onError?: (message: string) => void
+  reads?: ReplicaReads
 }
 
 export interface Hosting {
@@ -64,9 +65,15 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
         await starting.commit()
         applyEffects(world, changes)
-        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir }, applied)
-        listener = new Listener(settings.url, (worldId, announced) => {
-          if (worldId === DEFAULT_WORLD_ID) void replica.announced(announced)
+        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir, reads: settings.reads }, applied)
+        listener = new Listener(settings.url, {
+          onCommit: (worldId, announced) => { if (worldId === DEFAULT_WORLD_ID) void replica.announced(announced) },
+          // once listening, the head: whatever was committed while the connection was down is not missed
+          onUp: async (client) => {
+            const { rows } = await client.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [DEFAULT_WORLD_ID])
+            replica.listenerUp(rows.length === 0 ? 0 : Number(rows[0].seq))
+          },
+          onDown: () => replica.listenerDown()
         }, report)
         return replica
       },
@@ -83,6 +90,12 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
   }
 }
 
+interface ListenerEvents {
+  onCommit: (worldId: string, seq: number) => void
+  onUp: (client: pg.Client) => Promise<void>
+  onDown: () => void
+}
+
 /**
  * Listens to the log's notifications on a connection of its own, reconnecting when it drops: a
  * notification lost meanwhile costs a request the replay it would have saved, never a stale answer.
@@ -92,7 +105,7 @@ class Listener {
   private closed = false
   private retry: NodeJS.Timeout | undefined
 
-  constructor (private readonly url: string, private readonly onCommit: (worldId: string, seq: number) => void, private readonly report: (message: string) => void) {
+  constructor (private readonly url: string, private readonly events: ListenerEvents, private readonly report: (message: string) => void) {
     void this.connect()
   }
 
@@ -104,6 +117,7 @@ class Listener {
     const again = (e?: Error) => {
       if (this.closed || this.client !== client) return
       this.client = undefined
+      this.events.onDown()
       if (e !== undefined) this.report(`PostgreSQL notifications: ${e.message}; listening again in 1 s`)
       client.end().catch(() => undefined)
       this.retry = setTimeout(() => { void this.connect() }, 1000)
@@ -112,11 +126,12 @@ class Listener {
     client.on('end', () => again())
     client.on('notification', (message) => {
       const [worldId, seq] = (message.payload ?? '').split(' ')
-      if (worldId !== undefined && seq !== undefined) this.onCommit(worldId, Number(seq))
+      if (worldId !== undefined && seq !== undefined) this.events.onCommit(worldId, Number(seq))
     })
     try {
       await client.connect()
       await client.query(`LISTEN ${LOG_CHANNEL}`)
+      await this.events.onUp(client)
     } catch (e) {
       again(e as Error)
     }

@@ -38,8 +38,18 @@ export interface WriteTurn {
   commit(): Promise<void>
 }
 
+/**
+ * How a request learns what was committed elsewhere: `strict` asks the database for the log's head
+ * (shared by the requests of one turn; no read can miss a write acknowledged before it); `notified`
+ * trusts the commits announced on the listening connection while it is up (no question per request;
+ * a read that arrives at one instance before the announcement of a write acknowledged by another
+ * can miss it), and asks as `strict` does while the connection is down.
+ */
+export type ReplicaReads = 'strict' | 'notified'
+
 export interface ReplicaOptions {
   migrationsDir: string
+  reads?: ReplicaReads
   /** A commit of more steps than this is sent as a snapshot (a reset, a large fixture): replaying it would cost more. */
   maxCommitSteps?: number
   /** Commits after which a writer adds a snapshot, so a starting instance replays few. */
@@ -63,28 +73,25 @@ export function decodeSteps (body: Buffer): CapturedStep[] {
   }) as CapturedStep[]
 }
 
-/** The log's head, read at most once at a time: a caller waits for a read that began after it asked. */
+/**
+ * The log's head, read for every request that may depend on it, and shared: the requests taken
+ * from the sockets in one turn of the event loop all arrived before the first of them sent its
+ * question (the turn began once they were there), so one answer covers them all. A later turn
+ * asks again, without waiting for the question still on its way.
+ */
 class FreshHead {
-  private current: Promise<number> | undefined
-  private next: Promise<number> | undefined
+  private asked: Promise<number> | undefined
 
   constructor (private readonly read: () => Promise<number>) {}
 
   get (): Promise<number> {
-    if (this.current === undefined) return this.start()
-    this.next ??= this.current.catch(() => 0).then(async () => {
-      this.next = undefined
-      return await this.start()
-    })
-    return this.next
-  }
-
-  private start (): Promise<number> {
-    const reading = this.read().finally(() => {
-      if (this.current === reading) this.current = undefined
-    })
-    this.current = reading
-    return reading
+    if (this.asked === undefined) {
+      const asked = this.read()
+      this.asked = asked
+      asked.catch(() => undefined)
+      setImmediate(() => { if (this.asked === asked) this.asked = undefined })
+    }
+    return this.asked
   }
 }
 
@@ -95,6 +102,9 @@ export class WorldReplica {
   private commitsSinceSnapshot = 0
   /** The replica may differ from the log (a commit failed after its local write): it is rebuilt from the snapshot. */
   private stale = false
+  /** The highest commit announced on the listening connection, and whether it is up (see ReplicaReads). */
+  private announcedSeq = 0
+  private listening = false
   /** The turn of this instance's request now writing or replaying (one at a time). */
   private busy: Promise<void> = Promise.resolve()
   private readonly head: FreshHead
@@ -115,10 +125,14 @@ export class WorldReplica {
   /** Waits until the replica holds every commit acknowledged (by any instance) before this call. */
   async caughtUp (): Promise<void> {
     let head: number
-    try {
-      head = await this.head.get()
-    } catch (e) {
-      throw unavailable(e)
+    if (this.listening && this.options.reads === 'notified') {
+      head = this.announcedSeq
+    } else {
+      try {
+        head = await this.head.get()
+      } catch (e) {
+        throw unavailable(e)
+      }
     }
     if (head <= this.applied && !this.stale) {
       await this.busy
@@ -136,8 +150,22 @@ export class WorldReplica {
 
   /** Replays a commit another instance announced (a notification), if it is still ahead of the replica. */
   async announced (seq: number): Promise<void> {
+    this.announcedSeq = Math.max(this.announcedSeq, seq)
     if (seq <= this.applied) return
     await this.caughtUp().catch(() => undefined)
+  }
+
+  /**
+   * The listening connection is up (from the head read once it listens: nothing committed while it
+   * was down is missed) or down (requests ask for the head themselves).
+   */
+  listenerUp (head: number): void {
+    this.announcedSeq = Math.max(this.announcedSeq, head)
+    this.listening = true
+  }
+
+  listenerDown (): void {
+    this.listening = false
   }
 
   /** Takes the world's turn for a request that may write (see the class). */
@@ -194,6 +222,7 @@ export class WorldReplica {
         : await turn.append('commit', encodeSteps(steps), effects)
       await turn.commit()
       this.applied = seq
+      this.announcedSeq = Math.max(this.announcedSeq, seq)
       this.commitsSinceSnapshot = asSnapshot ? 0 : this.commitsSinceSnapshot + 1
     } catch (e) {
       // written here, not in the log: the replica is rebuilt from the log before it answers again
