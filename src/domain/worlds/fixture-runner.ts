@@ -18,6 +18,9 @@ const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === '
   ? `Writing the state document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; read the world's data in parts (the vendor API's listings) instead`
   : `Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
 
+/** A Buffer crosses between threads as a plain Uint8Array. */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+
 export interface FixtureRunnerOptions {
   /** The worker's module; absent: bodies are read on this thread (tests of the reading itself). */
   workerFile?: URL
@@ -44,16 +47,19 @@ export class FixtureRunner {
 
   constructor (private readonly options: FixtureRunnerOptions) {}
 
-  /** A reset body's parts to keep and its fixture prepared; an ApiError for a body refused. */
-  async reset (bytes: Uint8Array, maxValues: number): Promise<ResetBody> {
-    return (await this.run({ kind: 'reset', bytes, maxValues, settings: this.settings() })).reset!
+  /**
+   * A reset body's parts to keep and its fixture prepared, or with `snapshot` (a world in memory)
+   * made into a database's snapshot; an ApiError for a body refused.
+   */
+  async reset (bytes: Uint8Array, maxValues: number, snapshot = false): Promise<ResetBody> {
+    const reset = (await this.run({ kind: 'reset', bytes, maxValues, snapshot, settings: this.settings() })).reset!
+    return reset.snapshot === undefined ? reset : { ...reset, snapshot: asBuffer(reset.snapshot) }
   }
 
   /** A world-creation body's fields and its fixture as a snapshot; an ApiError for a body refused. */
   async world (bytes: Uint8Array, maxValues: number): Promise<WorldBody> {
     const world = (await this.run({ kind: 'world', bytes, maxValues, settings: this.settings() })).world!
-    // a Buffer crosses between threads as a plain Uint8Array
-    return world.snapshot === undefined ? world : { ...world, snapshot: Buffer.from(world.snapshot.buffer, world.snapshot.byteOffset, world.snapshot.byteLength) }
+    return world.snapshot === undefined ? world : { ...world, snapshot: asBuffer(world.snapshot) }
   }
 
   /** An agency in fixture form, checked and made into rows, with what it held in an earlier format; an ApiError for a body refused. */

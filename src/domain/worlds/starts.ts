@@ -16,11 +16,14 @@ import type { WorldData } from './world-data.js'
  * world, where loading the fixture again takes twenty.
  */
 
-/** A world's data to load: a fixture document, or the rows prepared from one (away from the event loop), and where it came from. */
-export interface WorldContent {
-  fixture: Fixture | PreparedWorld
-  source: string
-}
+/**
+ * A world's data to load, and where it came from: a fixture document, the rows prepared from one
+ * (away from the event loop), or the snapshot of a database holding one (built away from the
+ * event loop, for a world in memory: see WorldStart.swaps).
+ */
+export type WorldContent =
+  | { fixture: Fixture | PreparedWorld, source: string }
+  | { snapshot: Buffer, source: string }
 
 /**
  * How a world's data returns to a starting point. `restore` loads the world's own start (or the
@@ -32,6 +35,12 @@ export interface WorldStart {
   restore(data: WorldData, clock: Clock, fixture?: WorldContent): Promise<Db>
   /** What the world's own start is, for people: a fixture file, `(given at start)`, `fork of <id>`. */
   readonly source: string
+  /**
+   * True when the world's database holds its data alone and can be swapped whole for a snapshot
+   * (a world in memory); false when it also holds what must outlive a reset (the default world's
+   * file keeps every world's examiner sessions), so a fixture is loaded into it in place.
+   */
+  readonly swaps: boolean
 }
 
 /** The start-up fixture, read (and validated) on first use, with the stamp of the file it came from. */
@@ -41,7 +50,9 @@ export type StartFixture = () => Promise<{ fixture: Fixture, stamp?: FixtureStam
 export function inPlaceStart (startFixture: StartFixture, source: string): WorldStart {
   return {
     source,
+    swaps: false,
     async restore (data, clock, next) {
+      if (next !== undefined && 'snapshot' in next) throw new Error('the default world loads a fixture in place, never a snapshot')
       if (next !== undefined) {
         await loadWorldInTurns(data.repos, next.fixture, next.source, clock.iso())
       } else {
@@ -53,12 +64,17 @@ export function inPlaceStart (startFixture: StartFixture, source: string): World
   }
 }
 
-/** A world in memory: reset copies its snapshot; a reset to another fixture loads it in place. */
+/**
+ * A world in memory: reset copies its snapshot; a reset to another fixture's snapshot opens a copy
+ * of that (a fixture given as rows is loaded in place).
+ */
 export function snapshotStart (snapshot: Buffer, source: string): WorldStart {
   return {
     source,
+    swaps: true,
     async restore (data, clock, next) {
       if (next === undefined) return openSnapshot(snapshot)
+      if ('snapshot' in next) return openSnapshot(next.snapshot)
       await loadWorldInTurns(data.repos, next.fixture, next.source, clock.iso())
       return data.db
     }
@@ -109,7 +125,7 @@ function fileContent (db: Db): Buffer | undefined {
 }
 
 /** The snapshot of a database holding exactly this fixture (a throw-away database in memory, migrated). */
-export function snapshotOfFixture (fixture: Fixture, source: string, migrationsDir: string, nowIso: string): Buffer {
+export function snapshotOfFixture (fixture: Fixture | PreparedWorld, source: string, migrationsDir: string, nowIso: string): Buffer {
   const db = openDatabase({ file: ':memory:', migrationsDir })
   try {
     loadWorld(createRepositories(new UnitOfWork(db)), fixture, source, nowIso)

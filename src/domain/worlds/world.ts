@@ -154,6 +154,8 @@ export class World {
     return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
   }
 
+  /** True when a reset to a fixture swaps the world's database for a snapshot of it (WorldStart.swaps). */
+  get swapsData (): boolean { return this.options.start.swaps }
   /** Where the data came from: the start, or the fixture of the last reset. */
   get source (): string { return this.dataSource }
   /** Bytes the world's database takes. */
