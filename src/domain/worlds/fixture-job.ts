@@ -9,7 +9,7 @@ import { WorldCreateBody } from '../../schemas/worlds.js'
 import { checkedAgency } from '../admin.js'
 import { prepareWorld, type PreparedAgency, type PreparedWorld } from '../world.js'
 import { RESET_PARTS, type ResetPart } from './reset-parts.js'
-import { snapshotOfFixture } from './starts.js'
+import { checkpointFile, snapshotOfFixture } from './starts.js'
 import { stateOfSource, type StateSource } from './state-document.js'
 
 /**
@@ -129,10 +129,11 @@ export function readAgencyBody (body: unknown): { agency: PreparedAgency, warnin
 /**
  * A body to read on the worker: its bytes (parsed there, within the route's value budget); or, for
  * `state`, a world's data to write as a fixture document: its database file, or the snapshot
- * (SQLite's serialized form) of a database in memory as the bytes.
+ * (SQLite's serialized form) of a database in memory as the bytes; for `checkpoint`, the database
+ * file whose write-ahead log to fold into it.
  */
 export interface FixtureJob {
-  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state'
+  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state' | 'checkpoint'
   bytes: Uint8Array
   file?: string
   /** A reset of a world in memory: the fixture comes back as a snapshot, not as rows. */
@@ -158,6 +159,10 @@ export type FixtureOutcome =
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */
 export function runFixtureJob (job: FixtureJob): FixtureOutcome {
   try {
+    if (job.kind === 'checkpoint') {
+      checkpointFile(job.file!)
+      return { ok: true }
+    }
     if (job.kind === 'state') {
       const source: StateSource = job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
       return { ok: true, state: stateOfSource(source) }

@@ -79,6 +79,11 @@ export class FixtureRunner {
     return Buffer.from(state.buffer, state.byteOffset, state.byteLength)
   }
 
+  /** Folds a database file's write-ahead log into it from the worker's own connection (see checkpointFile). */
+  async checkpoint (file: string): Promise<void> {
+    await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() })
+  }
+
   /** Bodies being read now (on the worker, or waiting for it). */
   get reading (): number {
     return this.waiting.size
