@@ -53,6 +53,8 @@ t.test('a world in memory reset to a large fixture answers as a world created fr
   const read = await app.inject({ url: `/vendor/agency/${AGENCY.main}/client/${1000 + 10_000}?version=4.0`, headers: { authorization: basic(`abc@${reset.id}`, secret) } })
   t.equal(read.statusCode, 200, 'a partner reads a client of the fixture with the world\'s own Client Id')
   t.equal(app.worlds.get(reset.id), world, 'the same world, its data swapped')
+  t.notOk(app.worlds.fixtures.running, 'the fixture worker ended after the large body, giving its heap back')
+  t.equal((await app.inject({ method: 'POST', url: `/_sandbox/worlds/${reset.id}/reset`, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ keep: ['journal'] }) })).statusCode, 200, 'a small body does not need it')
 })
 
 t.test('a reset that keeps the data keeps the database; other parts kept are left alone by the swap', async (t) => {

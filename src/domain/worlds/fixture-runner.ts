@@ -12,6 +12,12 @@ export const MAX_FIXTURE_JOBS = 4
 export const FIXTURE_HEAP_MB = 256
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
 const IDLE_MS = 1_000
+/**
+ * A body of this size or more (and a state document) ends the worker as soon as nothing else is
+ * waiting: the heap it grew to (tens of MB for an 8 MiB fixture) goes back at once instead of
+ * piling up under the next large body; a new worker starts in tens of milliseconds, off the loop.
+ */
+const RETIRE_AFTER_BYTES = 1024 * 1024
 
 /** What a job that ran out of the worker's heap answers. */
 const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
@@ -29,6 +35,8 @@ export interface FixtureRunnerOptions {
 
 interface Waiting {
   kind: FixtureJob['kind']
+  /** The job leaves the worker's heap grown: see RETIRE_AFTER_BYTES. */
+  large: boolean
   resolve: (outcome: FixtureOutcome) => void
   reject: (error: Error) => void
 }
@@ -43,6 +51,8 @@ export class FixtureRunner {
   private nextId = 1
   private readonly waiting = new Map<number, Waiting>()
   private idle: NodeJS.Timeout | undefined
+  /** A large job ran since the worker started: it ends when nothing waits (RETIRE_AFTER_BYTES). */
+  private retire = false
   private closed = false
 
   constructor (private readonly options: FixtureRunnerOptions) {}
@@ -84,6 +94,11 @@ export class FixtureRunner {
     await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() })
   }
 
+  /** True while the worker thread is up (it ends when idle, and after a large job). */
+  get running (): boolean {
+    return this.worker !== undefined
+  }
+
   /** Bodies being read now (on the worker, or waiting for it). */
   get reading (): number {
     return this.waiting.size
@@ -117,7 +132,7 @@ export class FixtureRunner {
     const { bytes } = job
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
     return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { kind: job.kind, resolve, reject })
+      this.waiting.set(id, { kind: job.kind, large: job.kind === 'state' || bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
       worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
     })
   }
@@ -133,9 +148,12 @@ export class FixtureRunner {
       const job = this.waiting.get(message.id)
       if (job === undefined) return
       this.waiting.delete(message.id)
+      if (job.large) this.retire = true
       if (message.outcome !== undefined) job.resolve(message.outcome)
       else job.reject(new Error(`the fixture could not be read: ${message.failure ?? 'unknown error'}`))
-      if (this.waiting.size === 0) this.whenIdle()
+      if (this.waiting.size > 0) return
+      if (this.retire) void this.stopWorker()
+      else this.whenIdle()
     })
     worker.on('error', (error: Error & { code?: string }) => {
       if (this.worker !== worker) return
@@ -164,6 +182,7 @@ export class FixtureRunner {
     this.idle = undefined
     const worker = this.worker
     this.worker = undefined
+    this.retire = false
     this.failAll(shuttingDown())
     if (worker !== undefined) await worker.terminate()
   }
