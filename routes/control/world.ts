@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
+import { Readable } from 'node:stream'
 import { POSTED_RESET_SOURCE, readResetBody } from '../../src/domain/worlds/fixture-job.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
@@ -68,8 +69,11 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
     url: '/state',
     schema: { summary: 'The whole state as a fixture document; POST it to /_sandbox/reset to restore it' },
     handler: async (request, reply) => {
-      const document = await request.world.stateDocument(worlds.fixtures)
-      return reply.type('application/json; charset=utf-8').send(document)
+      // sent piece by piece: the pieces are not joined into one more copy of the document
+      const pieces = await request.world.stateDocument(worlds.fixtures)
+      const length = pieces.reduce((n, piece) => n + piece.byteLength, 0)
+      reply.type('application/json; charset=utf-8').header('content-length', length)
+      return reply.send(pieces.length === 1 ? pieces[0] : Readable.from(pieces, { objectMode: false }))
     }
   })
 }

@@ -153,7 +153,7 @@ export interface ErrorShape {
 }
 
 export type FixtureOutcome =
-  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array }
+  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array[] }
   | { ok: false, error: ErrorShape }
 
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */

@@ -82,11 +82,10 @@ export class FixtureRunner {
     return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
   }
 
-  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the bytes to answer as they are. */
-  async state (source: StateSource): Promise<Buffer> {
+  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the pieces to answer one after the other. */
+  async state (source: StateSource): Promise<Buffer[]> {
     const job = 'file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }
-    const state = (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!
-    return Buffer.from(state.buffer, state.byteOffset, state.byteLength)
+    return (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!.map(asBuffer)
   }
 
   /** Folds a database file's write-ahead log into it from the worker's own connection (see checkpointFile). */

@@ -19,11 +19,11 @@ const CLIENTS_PAGE = 1_000
 const PIECE_CHARS = 256 * 1024
 
 /**
- * The document's JSON, from the world's repositories: the same bytes as JSON.stringify of
- * exportWorld, written a page of clients at a time. A world of 100,000 clients as one object
+ * The document's JSON, from the world's repositories, in pieces of about 256 KiB sent one after
+ * the other: the same bytes as JSON.stringify of exportWorld, written a page of clients at a time. A world of 100,000 clients as one object
  * graph took some 150 MB of heap besides its 27 MB of JSON; the pages take a few.
  */
-export function stateDocument (repos: Repositories): Buffer {
+export function stateDocument (repos: Repositories): Buffer[] {
   const shell = exportWorld(repos, { withClients: false })
   // each agency's clients stand as a marker no data can hold (a NUL and a random id), replaced by
   // the agency's clients, written a page at a time
@@ -58,14 +58,14 @@ export function stateDocument (repos: Repositories): Buffer {
     add(piece.slice(end + 1))
   }
   bytes.push(Buffer.from(text))
-  return Buffer.concat(bytes)
+  return bytes
 }
 
 /** Where the worker reads a world's data: its database file, or a snapshot of a database in memory. */
 export type StateSource = { file: string } | { snapshot: Uint8Array }
 
 /** The document's JSON of a database file or a snapshot, opened read-only and read in one transaction. */
-export function stateOfSource (source: StateSource): Buffer {
+export function stateOfSource (source: StateSource): Buffer[] {
   const db = 'file' in source
     ? new Database(source.file, { readonly: true, fileMustExist: true, timeout: 5000 })
     : new Database(Buffer.from(source.snapshot.buffer, source.snapshot.byteOffset, source.snapshot.byteLength), { readonly: true })

@@ -148,7 +148,7 @@ export class World {
    * here; a larger one's on the fixture worker (state-document.ts), so that writing it does not
    * hold the event loop (a world of 100,000 clients held it for seconds).
    */
-  async stateDocument (fixtures: FixtureRunner): Promise<Buffer> {
+  async stateDocument (fixtures: FixtureRunner): Promise<Buffer[]> {
     const { db, repos } = this.data
     if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
     return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
