@@ -205,7 +205,8 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     journalSize: config.journalSize,
     journalBytes: config.journalBytes,
     loadFaker,
-    reports
+    reports,
+    checkpoint: (file) => fixtures.checkpoint(file)
   })
   return new WorldRegistry(world, {
     limits: {

@@ -84,7 +84,7 @@ export function report (phases: Phase[], s: Summary, options: Options, command: 
       `${s.seconds.toFixed(0)} s, Node ${process.version}, ${cpus().length} cores (load average ${load.start[0].toFixed(2)} at the start, ${load.end[0].toFixed(2)} at the end). A real \`agency-sandbox serve\` process on 127.0.0.1 ` +
       '(demo fixture, a fresh database file) is attacked phase by phase, every loop capped in count and time. Its memory is read from ' +
       '/proc (VmHWM, and VmRSS every 100 ms); a separate connection in a worker thread asks `/_sandbox/health` every 50 ms, and ' +
-      'the slowest answer is the longest the event loop was blocked (a preloaded monitor also records the delay inside the server). The SIGKILL phase runs bench/crash.ts on its own server processes (in the full run only: `npm test` runs it in test/reliability/crash.test.ts).',
+      'the slowest answer is the longest the event loop was blocked (a preloaded monitor also records the delay inside the server, once it answers: the start of each server process, before it listens, is left out). The SIGKILL phase runs bench/crash.ts on its own server processes (in the full run only: `npm test` runs it in test/reliability/crash.test.ts).',
     '',
     '## Summary',
     '',

@@ -1,7 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { readResetBody } from '../../src/domain/worlds/fixture-job.js'
+import { Readable } from 'node:stream'
+import { POSTED_RESET_SOURCE, readResetBody } from '../../src/domain/worlds/fixture-job.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
@@ -50,12 +51,14 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
       handler: async (request) => {
         const { world } = request
         const body = request.body
-        const { keep, prepared, warnings } = body instanceof UnparsedJson
-          ? await worlds.fixtures.reset(body.bytes, body.maxValues)
+        // a large fixture for a world in memory comes back as a database to swap in whole
+        const { keep, prepared, snapshot, warnings } = body instanceof UnparsedJson
+          ? await worlds.fixtures.reset(body.bytes, body.maxValues, world.swapsData)
           : readResetBody(body)
         // what an earlier fixture format held and was converted, one line per field
         for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/reset: ${line}`)
-        await world.reset(prepared === undefined ? undefined : { fixture: prepared, source: '(posted to /_sandbox/reset)' }, keep)
+        const source = POSTED_RESET_SOURCE
+        await world.reset(snapshot !== undefined ? { snapshot, source } : prepared !== undefined ? { fixture: prepared, source } : undefined, keep)
         return { status: 'reset', fixture: world.source, kept: keep, counts: world.counts(), ...(warnings.length > 0 ? { warnings } : {}) }
       }
     })
@@ -66,8 +69,11 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
     url: '/state',
     schema: { summary: 'The whole state as a fixture document; POST it to /_sandbox/reset to restore it' },
     handler: async (request, reply) => {
-      const document = await request.world.stateDocument(worlds.fixtures)
-      return reply.type('application/json; charset=utf-8').send(document)
+      // sent piece by piece: the pieces are not joined into one more copy of the document
+      const pieces = await request.world.stateDocument(worlds.fixtures)
+      const length = pieces.reduce((n, piece) => n + piece.byteLength, 0)
+      reply.type('application/json; charset=utf-8').header('content-length', length)
+      return reply.send(pieces.length === 1 ? pieces[0] : Readable.from(pieces, { objectMode: false }))
     }
   })
 }

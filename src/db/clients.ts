@@ -105,6 +105,7 @@ export function createClientRepository (sql: UnitOfWork) {
        AND (details LIKE @like OR people LIKE @like OR policies LIKE @like OR CAST(client_number AS TEXT) = @plain)
      ORDER BY client_number LIMIT @limit`
   )
+  const ofAgencyAfter = sql.query<[number, number, number], RawClient>(`SELECT ${COLUMNS} FROM clients WHERE agency_id = ? AND client_number > ? ORDER BY client_number LIMIT ?`)
   const versions = sql.query<[number, number, number], { client_number: number; deleted: number; modified_ms: number }>(
     'SELECT client_number, deleted, modified_ms FROM clients WHERE agency_id = ? AND client_number > ? ORDER BY client_number LIMIT ?'
   )
@@ -177,6 +178,8 @@ export function createClientRepository (sql: UnitOfWork) {
     concatLiveClientsIn: (agencyId: number, clientNumbers: readonly number[], pieces: readonly ConcatPiece[]): Array<[number, string]> =>
       concatStatement(pieces).all(JSON.stringify(clientNumbers), agencyId),
     listClients: (agencyId: number): ClientRow[] => ofAgency.all(agencyId).map(toClient),
+    /** The agency's clients numbered above `after`, ascending, at most `limit` (a page of listClients). */
+    listClientsAfter: (agencyId: number, after: number, limit: number): ClientRow[] => ofAgencyAfter.all(agencyId, after, limit).map(toClient),
     /** Live clients with a policy of exactly this number, ascending. */
     searchByPolicyNumber: (agencyId: number, policyNumber: string): ClientRow[] =>
       byPolicyNumber.all({ agencyId, policyNumber }).map(toClient),

@@ -29,7 +29,10 @@ function * clientsOf (content: Fixture | PreparedWorld): Generator<PreparedClien
   }
 }
 
-/** Stages clients in turns of at most TURN_MS. */
+/**
+ * Stages clients in turns of at most TURN_MS, and ends with a turn of its own, so that the
+ * transaction that follows does not run in the same turn as the last of the staging.
+ */
 async function stageInTurns (staging: Repositories['staging'], clients: Iterable<PreparedClient>): Promise<void> {
   let turnStarted = performance.now()
   let chunk: PreparedClient[] = []
@@ -44,6 +47,7 @@ async function stageInTurns (staging: Repositories['staging'], clients: Iterable
     }
   }
   staging.add(chunk)
+  await nextTurn()
 }
 
 /** Runs `work` with the connection's staging tables to itself, cleared before and after. */
@@ -73,15 +77,27 @@ export function addAgencyInTurns (repositories: Pick<Repositories, 'agencies' | 
   })
 }
 
-export async function loadWorldInTurns (repositories: Repositories, content: Fixture | PreparedWorld, source: string, nowIso: string, stamp?: FixtureStamp): Promise<void> {
+/**
+ * How the transaction that replaces a world's data runs on its connection (see starts.ts):
+ * `around` runs it, `check` is called in it before it commits.
+ */
+export interface ReplaceHooks {
+  around(replace: () => void): void
+  check(): void
+}
+
+export async function loadWorldInTurns (repositories: Repositories, content: Fixture | PreparedWorld, source: string, nowIso: string, stamp?: FixtureStamp, hooks?: ReplaceHooks): Promise<void> {
   return withStaging(repositories.staging, async () => {
     await stageInTurns(repositories.staging, clientsOf(content))
     const shell = 'prepared' in content ? { ...content, agencies: content.agencies.map((a) => ({ ...a, clients: [] })) } : prepareWorld(content, { clients: false })
-    repositories.transaction(() => {
+    const replace = () => repositories.transaction(() => {
       repositories.clearWorld()
       for (const a of shell.agencies) insertPreparedAgency(repositories, a)
       repositories.staging.moveIn()
       insertRest(repositories, shell, source, nowIso, stamp)
+      hooks?.check()
     })
+    if (hooks === undefined) replace()
+    else hooks.around(replace)
   })
 }

@@ -5,7 +5,7 @@ import type { FixtureStamp } from '../../fixture/stamp.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import { forgetSessionsOutside } from '../../db/sessions.js'
 import type { Clock } from '../clock.js'
-import { inPlaceStart, type StartFixture } from './starts.js'
+import { inPlaceStart, type Checkpoint, type StartFixture } from './starts.js'
 import { World, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
 
@@ -33,6 +33,8 @@ export interface DefaultWorldOptions {
   readModel?: ReadModelOptions
   loadFaker: WorldOptions['loadFaker']
   reports: WorldOptions['reports']
+  /** Folds the database file's write-ahead log into it after a reset, away from the event loop (absent: commits do). */
+  checkpoint?: Checkpoint
 }
 
 export interface DefaultWorld {
@@ -71,7 +73,7 @@ export async function openDefaultWorld (options: DefaultWorldOptions): Promise<D
     name: 'default',
     db,
     records: options.records,
-    start: inPlaceStart(startFixture, fixtureSource),
+    start: inPlaceStart(startFixture, fixtureSource, options.checkpoint),
     clock: options.clock,
     journalSize: options.journalSize,
     journalBytes: options.journalBytes ?? 16 * 1024 * 1024,

@@ -9,7 +9,7 @@ import { WorldCreateBody } from '../../schemas/worlds.js'
 import { checkedAgency } from '../admin.js'
 import { prepareWorld, type PreparedAgency, type PreparedWorld } from '../world.js'
 import { RESET_PARTS, type ResetPart } from './reset-parts.js'
-import { snapshotOfFixture } from './starts.js'
+import { checkpointFile, snapshotOfFixture } from './starts.js'
 import { stateOfSource, type StateSource } from './state-document.js'
 
 /**
@@ -22,10 +22,14 @@ import { stateOfSource, type StateSource } from './state-document.js'
  * way, so both answer alike. The worker also writes large worlds' state documents (state-document.ts).
  */
 
-/** What a reset body asks for: the parts to keep, and the fixture prepared for loading (absent: the world's own start). */
+/**
+ * What a reset body asks for: the parts to keep, and the fixture prepared for loading, or (for a
+ * world in memory) the snapshot of a database holding it (both absent: the world's own start).
+ */
 export interface ResetBody {
   keep: ResetPart[]
   prepared?: PreparedWorld
+  snapshot?: Buffer
   /** What the fixture held in an earlier format and was converted, one line per field. */
   warnings: string[]
 }
@@ -62,12 +66,22 @@ export function resetRequest (body: unknown): { keep: ResetPart[], fixture?: unk
   return { keep: (keep ?? []) as ResetPart[], ...(Object.keys(rest).length === 0 ? {} : { fixture: rest }) }
 }
 
-/** A reset body read whole: the parts to keep, the fixture validated and prepared. */
-export function readResetBody (body: unknown): ResetBody {
+/** Where a reset's fixture came from, as the world's data records it. */
+export const POSTED_RESET_SOURCE = '(posted to /_sandbox/reset)'
+
+/**
+ * A reset body read whole: the parts to keep, the fixture validated and prepared; with `snapshot`
+ * settings, made into the snapshot of a database holding it instead (a world in memory swaps its
+ * database for a copy of it, so that its event loop only swaps).
+ */
+export function readResetBody (body: unknown, snapshot?: SnapshotSettings): ResetBody {
   const { keep, fixture } = resetRequest(body)
   if (fixture === undefined) return { keep, warnings: [] }
   const result = validateFixture(fixture, { owned: true })
   if (!result.ok) throw invalidFixture(result.report)
+  if (snapshot !== undefined && !keep.includes('data')) {
+    return { keep, snapshot: snapshotOfFixture(result.fixture, POSTED_RESET_SOURCE, snapshot.migrationsDir, snapshot.nowIso), warnings: result.warnings }
+  }
   return { keep, prepared: prepareWorld(result.fixture), warnings: result.warnings }
 }
 
@@ -115,12 +129,15 @@ export function readAgencyBody (body: unknown): { agency: PreparedAgency, warnin
 /**
  * A body to read on the worker: its bytes (parsed there, within the route's value budget); or, for
  * `state`, a world's data to write as a fixture document: its database file, or the snapshot
- * (SQLite's serialized form) of a database in memory as the bytes.
+ * (SQLite's serialized form) of a database in memory as the bytes; for `checkpoint`, the database
+ * file whose write-ahead log to fold into it.
  */
 export interface FixtureJob {
-  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state'
+  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state' | 'checkpoint'
   bytes: Uint8Array
   file?: string
+  /** A reset of a world in memory: the fixture comes back as a snapshot, not as rows. */
+  snapshot?: boolean
   maxValues: number
   settings: SnapshotSettings
 }
@@ -136,18 +153,22 @@ export interface ErrorShape {
 }
 
 export type FixtureOutcome =
-  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array }
+  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array[] }
   | { ok: false, error: ErrorShape }
 
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */
 export function runFixtureJob (job: FixtureJob): FixtureOutcome {
   try {
+    if (job.kind === 'checkpoint') {
+      checkpointFile(job.file!)
+      return { ok: true }
+    }
     if (job.kind === 'state') {
       const source: StateSource = job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
       return { ok: true, state: stateOfSource(source) }
     }
     const body = parseJsonBody(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.maxValues)
-    if (job.kind === 'reset') return { ok: true, reset: readResetBody(body) }
+    if (job.kind === 'reset') return { ok: true, reset: readResetBody(body, job.snapshot === true ? job.settings : undefined) }
     if (job.kind === 'mirror') return { ok: true, mirror: readMirrorBody(body) }
     if (job.kind === 'agency') return { ok: true, agency: readAgencyBody(body) }
     return { ok: true, world: readWorldBody(body, job.settings) }

@@ -12,11 +12,20 @@ export const MAX_FIXTURE_JOBS = 4
 export const FIXTURE_HEAP_MB = 256
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
 const IDLE_MS = 1_000
+/**
+ * A body of this size or more (and a state document) ends the worker as soon as nothing else is
+ * waiting: the heap it grew to (tens of MB for an 8 MiB fixture) goes back at once instead of
+ * piling up under the next large body; a new worker starts in tens of milliseconds, off the loop.
+ */
+const RETIRE_AFTER_BYTES = 1024 * 1024
 
 /** What a job that ran out of the worker's heap answers. */
 const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
   ? `Writing the state document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; read the world's data in parts (the vendor API's listings) instead`
   : `Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
+
+/** A Buffer crosses between threads as a plain Uint8Array. */
+const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 export interface FixtureRunnerOptions {
   /** The worker's module; absent: bodies are read on this thread (tests of the reading itself). */
@@ -26,6 +35,8 @@ export interface FixtureRunnerOptions {
 
 interface Waiting {
   kind: FixtureJob['kind']
+  /** The job leaves the worker's heap grown: see RETIRE_AFTER_BYTES. */
+  large: boolean
   resolve: (outcome: FixtureOutcome) => void
   reject: (error: Error) => void
 }
@@ -40,20 +51,25 @@ export class FixtureRunner {
   private nextId = 1
   private readonly waiting = new Map<number, Waiting>()
   private idle: NodeJS.Timeout | undefined
+  /** A large job ran since the worker started: it ends when nothing waits (RETIRE_AFTER_BYTES). */
+  private retire = false
   private closed = false
 
   constructor (private readonly options: FixtureRunnerOptions) {}
 
-  /** A reset body's parts to keep and its fixture prepared; an ApiError for a body refused. */
-  async reset (bytes: Uint8Array, maxValues: number): Promise<ResetBody> {
-    return (await this.run({ kind: 'reset', bytes, maxValues, settings: this.settings() })).reset!
+  /**
+   * A reset body's parts to keep and its fixture prepared, or with `snapshot` (a world in memory)
+   * made into a database's snapshot; an ApiError for a body refused.
+   */
+  async reset (bytes: Uint8Array, maxValues: number, snapshot = false): Promise<ResetBody> {
+    const reset = (await this.run({ kind: 'reset', bytes, maxValues, snapshot, settings: this.settings() })).reset!
+    return reset.snapshot === undefined ? reset : { ...reset, snapshot: asBuffer(reset.snapshot) }
   }
 
   /** A world-creation body's fields and its fixture as a snapshot; an ApiError for a body refused. */
   async world (bytes: Uint8Array, maxValues: number): Promise<WorldBody> {
     const world = (await this.run({ kind: 'world', bytes, maxValues, settings: this.settings() })).world!
-    // a Buffer crosses between threads as a plain Uint8Array
-    return world.snapshot === undefined ? world : { ...world, snapshot: Buffer.from(world.snapshot.buffer, world.snapshot.byteOffset, world.snapshot.byteLength) }
+    return world.snapshot === undefined ? world : { ...world, snapshot: asBuffer(world.snapshot) }
   }
 
   /** An agency in fixture form, checked and made into rows, with what it held in an earlier format; an ApiError for a body refused. */
@@ -66,11 +82,20 @@ export class FixtureRunner {
     return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
   }
 
-  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the bytes to answer as they are. */
-  async state (source: StateSource): Promise<Buffer> {
+  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the pieces to answer one after the other. */
+  async state (source: StateSource): Promise<Buffer[]> {
     const job = 'file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }
-    const state = (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!
-    return Buffer.from(state.buffer, state.byteOffset, state.byteLength)
+    return (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!.map(asBuffer)
+  }
+
+  /** Folds a database file's write-ahead log into it from the worker's own connection (see checkpointFile). */
+  async checkpoint (file: string): Promise<void> {
+    await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() })
+  }
+
+  /** True while the worker thread is up (it ends when idle, and after a large job). */
+  get running (): boolean {
+    return this.worker !== undefined
   }
 
   /** Bodies being read now (on the worker, or waiting for it). */
@@ -106,7 +131,7 @@ export class FixtureRunner {
     const { bytes } = job
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
     return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { kind: job.kind, resolve, reject })
+      this.waiting.set(id, { kind: job.kind, large: job.kind === 'state' || bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
       worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
     })
   }
@@ -122,9 +147,12 @@ export class FixtureRunner {
       const job = this.waiting.get(message.id)
       if (job === undefined) return
       this.waiting.delete(message.id)
+      if (job.large) this.retire = true
       if (message.outcome !== undefined) job.resolve(message.outcome)
       else job.reject(new Error(`the fixture could not be read: ${message.failure ?? 'unknown error'}`))
-      if (this.waiting.size === 0) this.whenIdle()
+      if (this.waiting.size > 0) return
+      if (this.retire) void this.stopWorker()
+      else this.whenIdle()
     })
     worker.on('error', (error: Error & { code?: string }) => {
       if (this.worker !== worker) return
@@ -153,6 +181,7 @@ export class FixtureRunner {
     this.idle = undefined
     const worker = this.worker
     this.worker = undefined
+    this.retire = false
     this.failAll(shuttingDown())
     if (worker !== undefined) await worker.terminate()
   }

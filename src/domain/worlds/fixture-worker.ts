@@ -13,10 +13,11 @@ if (port === null) throw new Error('fixture-worker.js runs as a worker thread')
 port.on('message', ({ id, job }: { id: number, job: FixtureJob }) => {
   try {
     const outcome = runFixtureJob(job)
-    // a state document goes back moved, not copied, when it owns its whole memory (a large one does)
-    const state = outcome.ok ? outcome.state : undefined
-    const whole = state !== undefined && state.byteOffset === 0 && state.byteLength === state.buffer.byteLength && state.buffer instanceof ArrayBuffer
-    port.postMessage({ id, outcome }, whole ? [state.buffer as ArrayBuffer] : [])
+    // a state document's pieces go back moved, not copied, each that owns its whole memory (a
+    // large one does; a small one may share Node's pool, and is copied)
+    const pieces = (outcome.ok ? outcome.state : undefined) ?? []
+    const whole = pieces.filter((p) => p.byteOffset === 0 && p.byteLength === p.buffer.byteLength && p.buffer instanceof ArrayBuffer)
+    port.postMessage({ id, outcome }, whole.map((p) => p.buffer as ArrayBuffer))
   } catch (e) {
     port.postMessage({ id, failure: e instanceof Error ? e.message : String(e) })
   }

@@ -160,12 +160,14 @@ export class World {
    * here; a larger one's on the fixture worker (state-document.ts), so that writing it does not
    * hold the event loop (a world of 100,000 clients held it for seconds).
    */
-  async stateDocument (fixtures: FixtureRunner): Promise<Buffer> {
+  async stateDocument (fixtures: FixtureRunner): Promise<Buffer[]> {
     const { db, repos } = this.data
     if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
     return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
   }
 
+  /** True when a reset to a fixture swaps the world's database for a snapshot of it (WorldStart.swaps). */
+  get swapsData (): boolean { return this.options.start.swaps }
   /** Where the data came from: the start, or the fixture of the last reset. */
   get source (): string { return this.dataSource }
   /** Bytes the world's database takes. */
