@@ -20,8 +20,8 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
 {
   let postgres: ScratchPostgres
   const instances: Served[] = []
-  const start = async () => {
-    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:' })
+  const start = async (env: Record<string, string> = {}) => {
+    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:', ...env })
     instances.push(served)
     return served.url
   }
@@ -111,6 +111,37 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
         const answer = await fetch(`${a}${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' })
         t.equal(answer.status, 501, `${method} ${path}: 501`)
       }
+    })
+
+    await t.test('notified reads: commits announced on the listening connection; while it is down, each request asks', async (t) => {
+      await sleep(1100)
+      const n = await start({ SANDBOX_HOSTED_READS: 'notified' })
+      const visibleOnN = async () => {
+        const created = await (await createClient(a)).json() as { clientNumber: number }
+        const since = Date.now()
+        while ((await getClient(n, created.clientNumber)).status !== 200) {
+          if (Date.now() - since > 3000) return false
+          await sleep(5)
+        }
+        return true
+      }
+      t.ok(await visibleOnN(), 'a write on A is read on N once it is announced')
+      const admin = new pg.Client({ connectionString: postgres.url })
+      await admin.connect()
+      const ended = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agency-sandbox listener'")
+      await admin.end()
+      t.ok(ended.rowCount !== null && ended.rowCount >= 1, 'the listening connections were ended')
+      await sleep(200) // N has seen its connection end (it listens again after 1 s)
+      let stale = 0
+      for (let i = 0; i < 10; i++) {
+        const created = await (await createClient(a)).json() as { clientNumber: number }
+        if ((await getClient(n, created.clientNumber)).status !== 200) stale++
+        await sleep(45)
+      }
+      t.equal(stale, 0, 'while N does not listen, its next request reads every write acknowledged before it')
+      await sleep(1500)
+      t.ok(await visibleOnN(), 'listening again, N reads what A writes')
+      instances.find((served) => served.url === n)?.child.kill('SIGKILL')
     })
 
     await t.test('SIGKILL of an instance under writes: the other answers, no acknowledged write is lost', async (t) => {
