@@ -10,7 +10,6 @@ import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
-import { openHosting } from './domain/worlds/hosting.js'
 import type { WorldReplica } from './domain/worlds/replica.js'
 import { UnitOfWork } from './db/index.js'
 import { commitBeforeAnswering, waitForReplica } from './plugins/replication.js'
@@ -84,7 +83,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // Hosted mode: the default world's data comes from PostgreSQL, into a database in memory (replica.ts).
   const hosting = config.databaseUrl === undefined
     ? undefined
-    : await openHosting({ url: config.databaseUrl, reads: config.hostedReads, migrationsDir: config.migrationsDir, postgresMigrationsDir: join(config.migrationsDir, 'postgres') })
+    // loaded only in hosted mode: the PostgreSQL client stays out of every other start
+    : await (await import('./domain/worlds/hosting.js')).openHosting({ url: config.databaseUrl, reads: config.hostedReads, migrationsDir: config.migrationsDir, postgresMigrationsDir: join(config.migrationsDir, 'postgres') })
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
   // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
   const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
