@@ -80,22 +80,30 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   if (config.databaseUrl !== undefined && config.simulator !== undefined) {
     throw new ConfigError('SANDBOX_SIMULATOR_RATE: the activity simulator is kept by each instance, so hosted mode (SANDBOX_DATABASE_URL) cannot start it')
   }
-  // Hosted mode: the default world's data comes from PostgreSQL, into a database in memory (replica.ts).
-  const hosting = config.databaseUrl === undefined
-    ? undefined
-    // loaded only in hosted mode: the PostgreSQL client stays out of every other start
-    : await (await import('./domain/worlds/hosting.js')).openHosting({ url: config.databaseUrl, reads: config.hostedReads, migrationsDir: config.migrationsDir, postgresMigrationsDir: join(config.migrationsDir, 'postgres') })
-  const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
-  // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
-  const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   // The fixture file may be read before the logger exists (seeding at start) or later (the first
   // reset): its warnings are kept for the banner and logged once the logger is there.
   const fixtureWarnings: string[] = [...(options.fixtureWarnings ?? [])]
   const logged: { warn?: (line: string) => void } = {}
+  // the same for hosted mode's connections to PostgreSQL (a dropped one is worth a line)
+  const storageLog: { warn?: (line: string) => void } = {}
   const onFixtureWarning = (line: string) => {
     fixtureWarnings.push(line)
     logged.warn?.(line)
   }
+  // Hosted mode: the default world's data comes from PostgreSQL, into a database in memory (replica.ts).
+  const hosting = config.databaseUrl === undefined
+    ? undefined
+    // loaded only in hosted mode: the PostgreSQL client stays out of every other start
+    : await (await import('./domain/worlds/hosting.js')).openHosting({
+      url: config.databaseUrl,
+      reads: config.hostedReads,
+      onError: (line) => storageLog.warn?.(line),
+      migrationsDir: config.migrationsDir,
+      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
+    })
+  const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
+  // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
+  const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   let worlds: WorldRegistry
   let replica: WorldReplica | undefined
   try {
@@ -137,6 +145,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   app.decorate('fixtureWarnings', fixtureWarnings)
   const fixtureName = options.fixture === undefined ? config.fixtures : '(given at start)'
   logged.warn = (line) => app.log.warn(`fixture ${fixtureName}: ${line}`)
+  storageLog.warn = (line) => app.log.warn(line)
   for (const line of fixtureWarnings) logged.warn(line)
   const routeTable: RegisteredRoute[] = []
   app.decorate('routeTable', routeTable)

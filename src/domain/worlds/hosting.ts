@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import pg from 'pg'
-import { migrate, openDatabase, type Db } from '../../db/database.js'
+import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
-import { applyEffects, decodeSteps, WorldReplica, type Effect, type ReplicaReads, type ReplicatedWorld } from './replica.js'
-import { openSnapshot, pagesOf } from './starts.js'
+import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect, type ReplicaReads, type ReplicatedWorld } from './replica.js'
+import { pagesOf } from './starts.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
 
 /**
@@ -50,8 +50,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     if (entries.length === 0) {
       db = openDatabase({ file: ':memory:', migrationsDir: settings.migrationsDir })
     } else {
-      db = openSnapshot(entries[0].body)
-      migrate(db, settings.migrationsDir)
+      db = openLogSnapshot(entries[0].body, settings.migrationsDir)
       const sql = new UnitOfWork(db)
       for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body))
       for (const entry of entries) changes.push(...((entry.effects ?? []) as Effect[]))

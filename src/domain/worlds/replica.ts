@@ -170,10 +170,7 @@ export class WorldReplica {
 
   /** Takes the world's turn for a request that may write (see the class). */
   async beginWrite (): Promise<WriteTurn> {
-    let release!: () => void
-    const previous = this.busy
-    this.busy = new Promise<void>((resolve) => { release = resolve })
-    await previous
+    const release = await this.takeTurn()
     let turn: LogTurn | undefined
     try {
       turn = await this.log.turn(this.world.id)
@@ -238,9 +235,7 @@ export class WorldReplica {
   private replay (entries: LogEntry[]): void {
     for (const entry of entries) {
       if (entry.kind === 'snapshot') {
-        const db = openSnapshot(entry.body)
-        migrate(db, this.options.migrationsDir)
-        this.world.adoptDatabase(db)
+        this.world.adoptDatabase(openLogSnapshot(entry.body, this.options.migrationsDir))
         this.world.sql.requireCapture()
         this.commitsSinceSnapshot = 0
       } else {
@@ -253,17 +248,30 @@ export class WorldReplica {
     if (entries.length > 0 && entries[0].kind === 'snapshot') this.stale = false
   }
 
-  private async exclusive (fn: () => Promise<void>): Promise<void> {
+  /** Waits for this instance's request now writing or replaying, then holds the turn until released. */
+  private async takeTurn (): Promise<() => void> {
     let release!: () => void
     const previous = this.busy
     this.busy = new Promise<void>((resolve) => { release = resolve })
     await previous
+    return release
+  }
+
+  private async exclusive (fn: () => Promise<void>): Promise<void> {
+    const release = await this.takeTurn()
     try {
       await fn()
     } finally {
       release()
     }
   }
+}
+
+/** A snapshot of the log as a database in memory, brought up to this build's migrations (an older instance may have written it). */
+export function openLogSnapshot (body: Buffer, migrationsDir: string): Db {
+  const db = openSnapshot(body)
+  migrate(db, migrationsDir)
+  return db
 }
 
 /** Applies what another instance's commit changed beside the data. */
