@@ -23,6 +23,9 @@ const FILES = [
   'test/versions/versions.test.ts'
 ]
 
+// longer than the default file timeout (.taprc): a run of its own, or instances and a database to start
+t.setTimeout(900_000)
+
 const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
 
 t.test('the vendor API\'s tests pass over PostgreSQL', { timeout: 900_000, skip }, async (t) => {

@@ -15,6 +15,9 @@ const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64
 const JSON_HEADERS = { ...AUTH, 'content-type': 'application/json' }
 const AGENCY = 1001
 
+// longer than the default file timeout (.taprc): a run of its own, or instances and a database to start
+t.setTimeout(300_000)
+
 const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
 {
   let postgres: ScratchPostgres
