@@ -26,6 +26,20 @@ export function demoFixture (): Fixture {
   return structuredClone(demo)
 }
 
+/**
+ * The demo fixture with its main agency's clients copied under new numbers (each copy 10,000 above
+ * the last) until `grown` says it is large enough: by its JSON's length, or by its clients.
+ */
+export function grownDemoFixture (grown: (fixture: Fixture, clients: number) => boolean): Fixture {
+  const fixture = demoFixture()
+  const agency = fixture.agencies.find((a) => a.agencyId === AGENCY.main)!
+  const originals = agency.clients.slice()
+  for (let copy = 1; !grown(fixture, agency.clients.length); copy++) {
+    for (const c of originals) agency.clients.push({ ...structuredClone(c), clientNumber: c.clientNumber + copy * 10_000 })
+  }
+  return fixture
+}
+
 export function testConfig (overrides: Partial<Config> = {}): Config {
   return loadConfig({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', LOG_PRETTY: 'false' }, overrides)
 }

@@ -13,20 +13,14 @@ import { join } from 'node:path'
 import type { Fixture } from '../../src/fixture/schema.js'
 import { UNPARSED_JSON_BYTES } from '../../src/http/json-body.js'
 import { prepareWorld } from '../../src/domain/world.js'
-import { AGENCY, build, demoFixture, type Teardown } from '../helpers/app.js'
+import { build, demoFixture, grownDemoFixture, type Teardown } from '../helpers/app.js'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The demo fixture grown by copies of its first agency's clients (read on the fixture worker). */
 function largeFixture (): Fixture {
-  const fixture = demoFixture()
-  const agency = fixture.agencies.find((a) => a.agencyId === AGENCY.main)!
-  const originals = agency.clients.slice()
-  const bytes = JSON.stringify(fixture).length + 8 * UNPARSED_JSON_BYTES
-  for (let copy = 1; JSON.stringify(fixture).length < bytes; copy++) {
-    for (const c of originals) agency.clients.push({ ...structuredClone(c), clientNumber: c.clientNumber + copy * 10_000 })
-  }
-  return fixture
+  const bytes = JSON.stringify(demoFixture()).length + 8 * UNPARSED_JSON_BYTES
+  return grownDemoFixture((fixture) => JSON.stringify(fixture).length >= bytes)
 }
 
 async function onFile (t: Teardown): Promise<FastifyInstance> {

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { INLINE_STATE_BYTES } from '../../src/domain/worlds/world.js'
-import { AGENCY, build, DEMO, demoFixture } from '../helpers/app.js'
+import { AGENCY, build, DEMO, grownDemoFixture } from '../helpers/app.js'
 import { liveClient, vendor } from '../helpers/fidelity.js'
 import { attachment, createClientBody, logNote } from '../helpers/writes.js'
 
@@ -76,12 +76,8 @@ t.test('an empty world\'s state is written inline, and is the same document', as
 })
 
 t.test('clients are written a page at a time: agencies past a page, and text that looks like the page marker, give the same document', async (t) => {
-  const fixture = demoFixture()
+  const fixture = grownDemoFixture((_fixture, clients) => clients >= 2_600)
   const agency = fixture.agencies.find((a) => a.agencyId === AGENCY.main)!
-  const originals = agency.clients.slice()
-  for (let copy = 1; agency.clients.length < 2_600; copy++) {
-    for (const c of originals) agency.clients.push({ ...structuredClone(c), clientNumber: c.clientNumber + copy * 10_000 })
-  }
   // a NUL and the marker's words in a client's text, as JSON writes them and as they are
   agency.clients[1].details.source = '\u0000clients 00000000-0000-4000-8000-000000000000 1001'
   agency.clients[2].details.source = '"\\u0000clients 1001"'

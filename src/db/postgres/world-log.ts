@@ -65,13 +65,18 @@ const ENTRIES_AFTER = `
 type EntryRow = { seq: string, kind: LogEntry['kind'], body: Buffer, effects: unknown }
 const entryOf = (row: EntryRow): LogEntry => ({ seq: Number(row.seq), kind: row.kind, body: row.body, effects: row.effects })
 
+/** A world's last sequence number (0: no log yet), asked on any connection. */
+export async function headOf (queryable: Pick<pg.ClientBase, 'query'>, worldId: string): Promise<number> {
+  const { rows } = await queryable.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [worldId])
+  return rows.length === 0 ? 0 : Number(rows[0].seq)
+}
+
 export class WorldLog {
   constructor (readonly pool: pg.Pool, private readonly instance: string) {}
 
   /** The world's last sequence number (0: no log yet). */
   async head (worldId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [worldId])
-    return rows.length === 0 ? 0 : Number(rows[0].seq)
+    return await headOf(this.pool, worldId)
   }
 
   /** Entries after `seq`, starting at the latest snapshot when `seq` is older than it. */
@@ -99,8 +104,7 @@ export class WorldLog {
     try {
       await client.query('BEGIN')
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`world:${worldId}`])
-      const found = await client.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [worldId])
-      let head = found.rows.length === 0 ? 0 : Number(found.rows[0].seq)
+      let head = await headOf(client, worldId)
       const instance = this.instance
       return {
         get head () { return head },

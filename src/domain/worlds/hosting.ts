@@ -4,7 +4,7 @@ import pg from 'pg'
 import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
-import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
+import { headOf, LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect, type ReplicaReads, type ReplicatedWorld } from './replica.js'
 import { pagesOf } from './starts.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
@@ -69,8 +69,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
           onCommit: (worldId, announced) => { if (worldId === DEFAULT_WORLD_ID) void replica.announced(announced) },
           // once listening, the head: whatever was committed while the connection was down is not missed
           onUp: async (client) => {
-            const { rows } = await client.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [DEFAULT_WORLD_ID])
-            replica.listenerUp(rows.length === 0 ? 0 : Number(rows[0].seq))
+            replica.listenerUp(await headOf(client, DEFAULT_WORLD_ID))
           },
           onDown: () => replica.listenerDown()
         }, report)
