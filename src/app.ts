@@ -10,9 +10,9 @@ import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
-import type { WorldReplica } from './domain/worlds/replica.js'
+import type { HostedWorlds } from './domain/worlds/hosted-worlds.js'
 import { UnitOfWork } from './db/index.js'
-import { commitBeforeAnswering, waitForReplica } from './plugins/replication.js'
+import { commitBeforeAnswering, shareWorlds, waitForReplica } from './plugins/replication.js'
 import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
@@ -90,7 +90,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     fixtureWarnings.push(line)
     logged.warn?.(line)
   }
-  // Hosted mode: the default world's data comes from PostgreSQL, into a database in memory (replica.ts).
+  // Hosted mode: the worlds' data comes from PostgreSQL, into databases in memory (replica.ts, hosted-worlds.ts).
   const hosting = config.databaseUrl === undefined
     ? undefined
     // loaded only in hosted mode: the PostgreSQL client stays out of every other start
@@ -105,10 +105,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
   const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   let worlds: WorldRegistry
-  let replica: WorldReplica | undefined
+  let hosted: HostedWorlds | undefined
   try {
     worlds = await openWorlds(db, config, options, onFixtureWarning, records)
-    replica = await hosting?.attach(worlds.default)
+    hosted = await hosting?.attach(worlds)
   } catch (e) {
     await hosting?.abandon().catch(() => undefined)
     await hosting?.close()
@@ -167,9 +167,10 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     closeStorage().catch(() => undefined)
   })
   registerErrorHandling(app)
-  if (replica !== undefined) commitBeforeAnswering(app)
+  if (hosted !== undefined) commitBeforeAnswering(app)
+  if (hosted !== undefined) shareWorlds(app, hosted)
   buildRequestContext(app, worlds, config)
-  if (replica !== undefined) waitForReplica(app, replica)
+  if (hosted !== undefined) waitForReplica(app, hosted)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.

@@ -41,8 +41,8 @@ export default async function tenantsControl (fastify: FastifyInstance, { worlds
       request.body ??= {}
       done()
     }
-  }, (request, reply) => {
-    const { tenant, token } = tenants.create(request.body)
+  }, async (request, reply) => {
+    const { tenant, token } = await tenants.create(request.body)
     reply.code(201).send({ ...describe(tenant), token })
   })
 
@@ -56,8 +56,8 @@ export default async function tenantsControl (fastify: FastifyInstance, { worlds
 
   app.delete('/tenants/:tenantId', {
     schema: { summary: 'Delete a tenant: its worlds are deleted (their credentials answer 401) and its token opens nothing', params: TenantIdParams }
-  }, (request, reply) => {
-    tenants.delete(found(request.params.tenantId).id)
+  }, async (request, reply) => {
+    await tenants.remove(found(request.params.tenantId).id)
     reply.code(204).send()
   })
 }

@@ -94,8 +94,8 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     }, (request) => describe(request.world))
     scope.withTypeProvider<TypeBoxTypeProvider>().delete('/worlds/:worldId', {
       schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
-    }, (request, reply) => {
-      worlds.delete(request.world.id)
+    }, async (request, reply) => {
+      await worlds.remove(request.world.id)
       reply.code(204).send()
     })
   })

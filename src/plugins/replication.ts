@@ -1,11 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Heads } from '../db/postgres/catalogue.js'
+import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
+import type { WriteTurn } from '../domain/worlds/replica.js'
+import type { World } from '../domain/worlds/world.js'
 import { ApiError, notSharedWhenHosted, storageUnavailable, toResponse } from '../errors.js'
-import type { WorldReplica, WriteTurn } from '../domain/worlds/replica.js'
 import { OPERATIONS } from '../versions/operations.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Hosted mode: the turn of a request that may write the default world, committed before it is answered. */
+    /** Hosted mode: what the request must be caught up to (read before its world is chosen). */
+    hostedHeads?: Heads
+    /** Hosted mode: the world whose replica the request was caught up on. */
+    caughtUpWorld?: World
+    /** Hosted mode: the turn of a request that may write its world, committed before it is answered. */
     writeTurn?: WriteTurn
   }
 }
@@ -15,24 +22,26 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
  * Control calls that change what each instance keeps for itself (its fault rules, simulator,
- * examiner sessions, created worlds and tenants): hosted mode refuses them, as applied
- * on one instance they would hold there only.
+ * examiner sessions): hosted mode refuses them, as applied on one instance they would hold there only.
  */
 const KEPT_PER_INSTANCE: ReadonlyArray<readonly [method: string, route: string, what: string]> = [
   ['POST', '/_sandbox/faults', 'A fault rule'],
   ['POST', '/_sandbox/simulator', 'The activity simulator'],
-  ['POST', '/_sandbox/sessions', 'An examiner session'],
-  ['POST', '/_sandbox/worlds', 'A created world'],
-  ['POST', '/_sandbox/tenants', 'A tenant']
+  ['POST', '/_sandbox/sessions', 'An examiner session']
 ]
 
+/** Control calls that change the catalogue (hosted-worlds.ts), not a world's data: they take no world's turn. */
+const CATALOGUE_ROUTES = new Set(['POST /_sandbox/worlds', 'DELETE /_sandbox/worlds/:worldId', 'POST /_sandbox/tenants', 'DELETE /_sandbox/tenants/:tenantId'])
+
 /**
- * Hosted mode over PostgreSQL (src/domain/worlds/replica.ts): every request about the default
- * world first waits until this instance's replica holds every write acknowledged before it
- * arrived; one that may write takes the world's turn once its body is read and checked, and its
- * commit reaches PostgreSQL before its answer leaves (a failed commit answers 503 instead).
- * `commitBeforeAnswering` is registered before any other onSend hook (a fault may drop the answer
- * in one), `waitForReplica` after the request context (which chose the world).
+ * Hosted mode over PostgreSQL (src/domain/worlds/replica.ts, hosted-worlds.ts): every request
+ * first learns the heads (the catalogue's version, each world's log) and, when the catalogue is
+ * behind, reloads it, before its world is chosen; then it waits until its world's replica holds
+ * every write acknowledged before it arrived; one that may write takes the world's turn once its
+ * body is read and checked, and its commit reaches PostgreSQL before its answer leaves (a failed
+ * commit answers 503 instead). `commitBeforeAnswering` is registered before any other onSend hook
+ * (a fault may drop the answer in one), `shareWorlds` before the request context (which chooses
+ * the world), `waitForReplica` after it.
  */
 export function commitBeforeAnswering (app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
@@ -58,10 +67,23 @@ export function commitBeforeAnswering (app: FastifyInstance): void {
   app.addHook('onRequestAbort', settle)
 }
 
-export function waitForReplica (app: FastifyInstance, replica: WorldReplica): void {
+export function shareWorlds (app: FastifyInstance, hosted: HostedWorlds): void {
   app.addHook('onRequest', async (request) => {
-    if (request.world === replica.world) await replica.caughtUp()
+    request.hostedHeads = await hosted.fresh()
   })
+}
+
+export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): void {
+  const catchUp = async (request: FastifyRequest) => {
+    const world = request.world
+    if (request.caughtUpWorld === world || request.hostedHeads === undefined) return
+    request.caughtUpWorld = world
+    await hosted.replicaOf(world)?.caughtUp(request.hostedHeads.worlds.get(world.id) ?? 0)
+  }
+  // a partner request's world is chosen by the request context, a control request's by its path's
+  // world id in the route's own hook: caught up on the first, then again if the route chose another
+  app.addHook('onRequest', catchUp)
+  app.addHook('preParsing', catchUp)
   // refused before the body is validated: the answer is the same whatever the body says
   app.addHook('preValidation', async (request) => {
     if (READS.has(request.method)) return
@@ -70,7 +92,8 @@ export function waitForReplica (app: FastifyInstance, replica: WorldReplica): vo
     if (refused !== undefined) throw notSharedWhenHosted(refused[2])
   })
   app.addHook('preHandler', async (request) => {
-    if (request.world !== replica.world) return
+    const replica = hosted.replicaOf(request.world)
+    if (replica === undefined || CATALOGUE_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return
     // a partner operation says whether it writes (a batch read is a POST); a control call writes unless it is a GET
     const operation = request.operation ?? null
     const writes = operation === null ? !READS.has(request.method) : OPERATIONS[operation].writes === true

@@ -48,6 +48,14 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
  * With SANDBOX_TEST_DATABASE_URL (test/postgres.ts sets it), each app runs in hosted mode over a
  * PostgreSQL database of its own, created here and dropped after its test.
  */
+/**
+ * Why a test of what hosted mode keeps per instance (fault rules, examiner sessions: refused
+ * there with 501) is skipped in a run over PostgreSQL; false in a run over SQLite.
+ */
+export const keptPerInstance: string | false = (process.env.SANDBOX_TEST_DATABASE_URL ?? '') === ''
+  ? false
+  : 'hosted mode keeps fault rules and examiner sessions per instance (501): test/hosted/two-instances.test.ts'
+
 async function hostedDatabase (t: Teardown): Promise<Partial<Config>> {
   const server = process.env.SANDBOX_TEST_DATABASE_URL
   if (server === undefined || server === '') return {}

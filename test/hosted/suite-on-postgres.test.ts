@@ -1,8 +1,9 @@
 /**
- * The vendor API's tests again, each app in hosted mode over a PostgreSQL database of its own
- * (test/helpers/app.ts reads SANDBOX_TEST_DATABASE_URL): the same assertions hold over either
- * store. The files listed use only what hosted mode shares; the control calls it refuses (fault
- * rules, the simulator, sessions, created worlds, tenants) are tested in two-instances.test.ts.
+ * The vendor API's tests, and those of created worlds and tenants, again, each app in hosted mode
+ * over a PostgreSQL database of its own (test/helpers/app.ts reads SANDBOX_TEST_DATABASE_URL): the
+ * same assertions hold over either store. The files listed use only what hosted mode shares (the
+ * tests of what it keeps per instance skip themselves: keptPerInstance); the control calls it
+ * refuses (fault rules, the simulator, sessions) are tested in two-instances.test.ts.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -20,7 +21,9 @@ const FILES = [
   'test/fidelity/spec.test.ts',
   'test/routes/agencies.test.ts',
   'test/routes/clients.test.ts',
-  'test/versions/versions.test.ts'
+  'test/versions/versions.test.ts',
+  'test/worlds/tenants.test.ts',
+  'test/worlds/worlds.test.ts'
 ]
 
 // longer than the default file timeout (.taprc): a run of its own, or instances and a database to start

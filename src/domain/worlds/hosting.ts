@@ -4,16 +4,21 @@ import pg from 'pg'
 import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
-import { headOf, LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
-import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect, type ReplicaReads, type ReplicatedWorld } from './replica.js'
+import { Catalogue, CATALOGUE_NOTICE } from '../../db/postgres/catalogue.js'
+import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
+import { FreshHeads, type ReplicaReads } from './fresh-heads.js'
+import { HostedWorlds } from './hosted-worlds.js'
+import type { WorldRegistry } from './registry.js'
+import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
 import { pagesOf } from './starts.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
 
 /**
- * Hosted mode: the default world's data kept in PostgreSQL, so any number of instances over one
- * database answer alike (replica.ts). An instance starts from the log (its latest snapshot and
- * the commits since) or, when the log is empty, seeds it: under the world's lock, so two
- * instances starting at once seed it once.
+ * Hosted mode: the worlds' data and the catalogue of worlds and tenants kept in PostgreSQL, so any
+ * number of instances over one database answer alike (replica.ts, hosted-worlds.ts). An instance
+ * starts from the default world's log (its latest snapshot and the commits since) or, when the
+ * log is empty, seeds it: under the world's lock, so two instances starting at once seed it once.
+ * Then it loads every world created, and listens for what the others commit.
  */
 
 export interface HostingSettings {
@@ -29,8 +34,11 @@ export interface HostingSettings {
 export interface Hosting {
   /** The default world's database to open the world over: the log's data, or an empty one the world seeds. */
   readonly db: Db
-  /** Replicates the world opened over `db` (and, when the log was empty, writes its data as the first snapshot). */
-  attach(world: ReplicatedWorld): Promise<WorldReplica>
+  /**
+   * Replicates the default world opened over `db` (and, when the log was empty, writes its data as
+   * the first snapshot), then shares the registry's worlds and tenants.
+   */
+  attach(worlds: WorldRegistry): Promise<HostedWorlds>
   /** Gives up the start (the world could not be opened). */
   abandon(): Promise<void>
   close(): Promise<void>
@@ -58,25 +66,32 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     const seq = entries.at(-1)?.seq ?? 0
     const starting = turn
     let listener: Listener | undefined
+    let hosted: HostedWorlds | undefined
     return {
       db,
-      async attach (world) {
+      async attach (worlds) {
+        const world = worlds.default
         const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
         await starting.commit()
         applyEffects(world, changes)
-        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir, reads: settings.reads }, applied)
+        const catalogue = new Catalogue(pool)
+        const heads = new FreshHeads(async () => await catalogue.heads(), settings.reads)
+        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir }, applied)
+        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir })
+        worlds.share(hosted)
+        await hosted.fresh()
+        const shared = hosted
         listener = new Listener(settings.url, {
-          onCommit: (worldId, announced) => { if (worldId === DEFAULT_WORLD_ID) void replica.announced(announced) },
-          // once listening, the head: whatever was committed while the connection was down is not missed
-          onUp: async (client) => {
-            replica.listenerUp(await headOf(client, DEFAULT_WORLD_ID))
-          },
-          onDown: () => replica.listenerDown()
+          onCommit: (name, announced) => shared.announced(name === CATALOGUE_NOTICE ? undefined : name, announced),
+          // once listening, the heads: whatever was committed while the connection was down is not missed
+          onUp: async (client) => heads.listenerUp(await catalogue.heads(client)),
+          onDown: () => heads.listenerDown()
         }, report)
-        return replica
+        return hosted
       },
       abandon: async () => await starting.rollback(),
       async close () {
+        hosted?.close()
         await listener?.close()
         await pool.end()
       }
@@ -89,7 +104,8 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
 }
 
 interface ListenerEvents {
-  onCommit: (worldId: string, seq: number) => void
+  /** A commit to a world's log, or a change of the catalogue (CATALOGUE_NOTICE). */
+  onCommit: (name: string, seq: number) => void
   onUp: (client: pg.Client) => Promise<void>
   onDown: () => void
 }
@@ -123,8 +139,8 @@ class Listener {
     client.on('error', again)
     client.on('end', () => again())
     client.on('notification', (message) => {
-      const [worldId, seq] = (message.payload ?? '').split(' ')
-      if (worldId !== undefined && seq !== undefined) this.events.onCommit(worldId, Number(seq))
+      const [name, seq] = (message.payload ?? '').split(' ')
+      if (name !== undefined && seq !== undefined) this.events.onCommit(name, Number(seq))
     })
     try {
       await client.connect()

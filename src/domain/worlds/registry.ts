@@ -1,10 +1,12 @@
-import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests } from '../../errors.js'
+import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests, type ApiError } from '../../errors.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
+import type { SharedCatalogue } from './hosted-worlds.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
 import { Tenants, type Tenant, type TokenHolder } from './tenants.js'
+import type { Db } from '../../db/database.js'
 import { World, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
@@ -71,6 +73,8 @@ export class WorldRegistry {
   private startSnapshot: Buffer | undefined
   private readonly realNow: () => number
   private sweeper: NodeJS.Timeout | undefined
+  /** Hosted mode: the catalogue every instance shares, where worlds and tenants are added and deleted first. */
+  private sharedCatalogue: SharedCatalogue | undefined
 
   /** The world `default`: the process's own database, there from the start, never deleted. */
   readonly default: World
@@ -85,6 +89,19 @@ export class WorldRegistry {
     this.startUp = options.startUp ?? { seededNow: false, fixtureMismatch: undefined }
     this.realNow = options.realNow ?? Date.now
     this.tenants = new Tenants(this, this.realNow)
+  }
+
+  /**
+   * From now on, worlds and tenants are added and deleted in this catalogue first (hosted mode),
+   * which also decides their expiry (it knows their uses on every instance).
+   */
+  share (catalogue: SharedCatalogue): void {
+    this.sharedCatalogue = catalogue
+    this.stopSweeping()
+  }
+
+  get shared (): SharedCatalogue | undefined {
+    return this.sharedCatalogue
   }
 
   /** The world with this id, if it exists and has not expired. */
@@ -162,6 +179,7 @@ export class WorldRegistry {
       source = '(posted to /_sandbox/worlds)'
       snapshot = snapshotOfFixture(request.fixture, source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
     } else if (from !== undefined) {
+      await this.sharedCatalogue?.prepareCopy(from)
       snapshot = snapshotOf(from.db)
       source = `copy of world ${from.id}`
     } else {
@@ -175,32 +193,66 @@ export class WorldRegistry {
     }
     const ttlSeconds = request.ttlSeconds ?? limits.defaultTtlSeconds
     const token = newControlToken()
-    const world = new World({
+    const world = this.open({
       id,
       name: request.name ?? `world ${this.worlds.size + 1}`,
       token,
       tenantId: owner?.id,
       db: openSnapshot(snapshot),
       start: snapshotStart(snapshot, source),
+      ttlMs: ttlSeconds * 1000
+    })
+    if (this.sharedCatalogue === undefined) {
+      this.register(world, snapshot)
+      return world
+    }
+    try {
+      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError(), () => this.register(world, snapshot))
+    } catch (e) {
+      world.destroy()
+      throw e
+    }
+    return world
+  }
+
+  /** A world another instance created (hosted mode): its data as the log holds it, its start, and what it is. */
+  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, start: Buffer, db: Db }): World {
+    const world = this.open({ ...row, start: snapshotStart(row.start, row.source) })
+    this.register(world, row.start)
+    return world
+  }
+
+  /** Deletes a created world, in the shared catalogue first in hosted mode; false when there was none. */
+  async remove (id: string): Promise<boolean> {
+    if (this.sharedCatalogue === undefined) return this.delete(id)
+    if (id === DEFAULT_WORLD_ID) return this.delete(id)
+    return await this.sharedCatalogue.deleteWorld(id, () => this.delete(id))
+  }
+
+  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs'>): World {
+    const { limits } = this.options
+    return new World({
+      ...options,
       records: this.default.records,
       journalSize: limits.journalSize,
       journalBytes: limits.journalBytes,
       readModel: limits.readModel,
-      ttlMs: ttlSeconds * 1000,
       realNow: this.realNow,
       loadFaker: this.options.loadFaker,
       reports: this.options.reports
     })
-    this.worlds.set(id, world)
-    this.snapshots.set(id, snapshot)
-    this.tokens.add(TokenHolders.keyOf(token), { kind: 'world', world })
-    if (owner !== undefined) {
-      const held = this.owned.get(owner.id)
-      if (held === undefined) this.owned.set(owner.id, new Set([world]))
+  }
+
+  private register (world: World, snapshot: Buffer): void {
+    this.worlds.set(world.id, world)
+    this.snapshots.set(world.id, snapshot)
+    if (world.tokenKey !== undefined) this.tokens.add(world.tokenKey, { kind: 'world', world })
+    if (world.tenantId !== undefined) {
+      const held = this.owned.get(world.tenantId)
+      if (held === undefined) this.owned.set(world.tenantId, new Set([world]))
       else held.add(world)
     }
     this.startSweeping()
-    return world
   }
 
   /** Deletes a created world: its credentials answer 401 from now on. */
@@ -210,7 +262,7 @@ export class WorldRegistry {
     if (world === undefined) return false
     this.worlds.delete(id)
     this.snapshots.delete(id)
-    if (world.token !== undefined) this.tokens.remove(TokenHolders.keyOf(world.token))
+    if (world.tokenKey !== undefined) this.tokens.remove(world.tokenKey)
     if (world.tenantId !== undefined) {
       const held = this.owned.get(world.tenantId)
       held?.delete(world)
@@ -265,18 +317,24 @@ export class WorldRegistry {
   }
 
   private expired (world: World): boolean {
+    // hosted mode: the shared catalogue decides, from every instance's uses (hosted-worlds.ts)
+    if (this.sharedCatalogue !== undefined) return false
     const at = world.expiresAtMs
     return at !== undefined && at <= this.realNow()
   }
 
+  /** Past the bound on worlds: 429 with the seconds until an idle world expires, 507 when none will. */
+  private fullError (): ApiError {
+    const { maxWorlds } = this.options.limits
+    const next = Math.min(...[...this.worlds.values()].map((w) => w.expiresAtMs ?? Infinity))
+    const detail = `This sandbox holds ${maxWorlds} worlds, its most (SANDBOX_MAX_WORLDS=${maxWorlds}); DELETE /_sandbox/worlds/{id} the worlds you no longer need`
+    if (next === Infinity) return insufficientStorage(`${detail} (none of them expires: each was created with ttlSeconds 0)`)
+    return tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))
+  }
+
   private checkRoom (from: World | undefined): void {
     const { maxWorlds, maxBytes } = this.options.limits
-    if (this.worlds.size >= maxWorlds) {
-      const next = Math.min(...[...this.worlds.values()].map((w) => w.expiresAtMs ?? Infinity))
-      const detail = `This sandbox holds ${this.worlds.size} worlds, its most (SANDBOX_MAX_WORLDS=${maxWorlds}); DELETE /_sandbox/worlds/{id} the worlds you no longer need`
-      if (next === Infinity) throw insufficientStorage(`${detail} (none of them expires: each was created with ttlSeconds 0)`)
-      throw tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))
-    }
+    if (this.worlds.size >= maxWorlds) throw this.fullError()
     const expected = from !== undefined ? 2 * from.bytes() : (this.startSnapshot?.length ?? 0)
     const used = this.bytes()
     if (used + expected > maxBytes) {
@@ -298,7 +356,7 @@ export class WorldRegistry {
   }
 
   private startSweeping (): void {
-    if (this.sweeper !== undefined) return
+    if (this.sweeper !== undefined || this.sharedCatalogue !== undefined) return
     // Frees the memory of expired worlds; lookups never see one, sweep or not.
     this.sweeper = setInterval(() => this.sweep(), 5000)
     this.sweeper.unref()

@@ -14,8 +14,8 @@ import { openSnapshot, pagesOf } from './starts.js'
  *   replayed, then its own commands captured as it runs and appended, committed before it is
  *   answered (an acknowledged write is in PostgreSQL);
  * - any request first waits until the replica holds every commit acknowledged before it arrived:
- *   it asks PostgreSQL for the log's head (one question shared by the requests that arrive while
- *   another is on its way) and replays what it lacks. So correctness never rests on a
+ *   the heads it was given (fresh-heads.ts: asked of PostgreSQL, one question shared by the
+ *   requests of one turn) and replays what it lacks. So correctness never rests on a
  *   notification; notifications (hosting.ts) only replay commits before anyone asks for them.
  * The create-client rate window travels with the commits, so its limit holds across instances.
  */
@@ -38,18 +38,8 @@ export interface WriteTurn {
   commit(): Promise<void>
 }
 
-/**
- * How a request learns what was committed elsewhere: `strict` asks the database for the log's head
- * (shared by the requests of one turn; no read can miss a write acknowledged before it); `notified`
- * trusts the commits announced on the listening connection while it is up (no question per request;
- * a read that arrives at one instance before the announcement of a write acknowledged by another
- * can miss it), and asks as `strict` does while the connection is down.
- */
-export type ReplicaReads = 'strict' | 'notified'
-
 export interface ReplicaOptions {
   migrationsDir: string
-  reads?: ReplicaReads
   /** A commit of more steps than this is sent as a snapshot (a reset, a large fixture): replaying it would cost more. */
   maxCommitSteps?: number
   /** Commits after which a writer adds a snapshot, so a starting instance replays few. */
@@ -73,28 +63,6 @@ export function decodeSteps (body: Buffer): CapturedStep[] {
   }) as CapturedStep[]
 }
 
-/**
- * The log's head, read for every request that may depend on it, and shared: the requests taken
- * from the sockets in one turn of the event loop all arrived before the first of them sent its
- * question (the turn began once they were there), so one answer covers them all. A later turn
- * asks again, without waiting for the question still on its way.
- */
-class FreshHead {
-  private asked: Promise<number> | undefined
-
-  constructor (private readonly read: () => Promise<number>) {}
-
-  get (): Promise<number> {
-    if (this.asked === undefined) {
-      const asked = this.read()
-      this.asked = asked
-      asked.catch(() => undefined)
-      setImmediate(() => { if (this.asked === asked) this.asked = undefined })
-    }
-    return this.asked
-  }
-}
-
 export class WorldReplica {
   /** The last entry of the log this replica holds. */
   private applied = 0
@@ -102,18 +70,13 @@ export class WorldReplica {
   private commitsSinceSnapshot = 0
   /** The replica may differ from the log (a commit failed after its local write): it is rebuilt from the snapshot. */
   private stale = false
-  /** The highest commit announced on the listening connection, and whether it is up (see ReplicaReads). */
-  private announcedSeq = 0
-  private listening = false
   /** The turn of this instance's request now writing or replaying (one at a time). */
   private busy: Promise<void> = Promise.resolve()
-  private readonly head: FreshHead
   private readonly maxCommitSteps: number
   private readonly snapshotEvery: number
 
   constructor (readonly world: ReplicatedWorld, private readonly log: WorldLog, private readonly options: ReplicaOptions, applied: number) {
     this.applied = applied
-    this.head = new FreshHead(async () => await this.log.head(world.id))
     this.maxCommitSteps = options.maxCommitSteps ?? 2000
     this.snapshotEvery = options.snapshotEvery ?? 500
     world.sql.requireCapture()
@@ -122,18 +85,8 @@ export class WorldReplica {
   /** The sequence number of the last entry replayed or written here. */
   get seq (): number { return this.applied }
 
-  /** Waits until the replica holds every commit acknowledged (by any instance) before this call. */
-  async caughtUp (): Promise<void> {
-    let head: number
-    if (this.listening && this.options.reads === 'notified') {
-      head = this.announcedSeq
-    } else {
-      try {
-        head = await this.head.get()
-      } catch (e) {
-        throw unavailable(e)
-      }
-    }
+  /** Waits until the replica holds the log up to `head` (what was acknowledged, by any instance, before a request: fresh-heads.ts). */
+  async caughtUp (head: number): Promise<void> {
     if (head <= this.applied && !this.stale) {
       await this.busy
       return
@@ -150,22 +103,8 @@ export class WorldReplica {
 
   /** Replays a commit another instance announced (a notification), if it is still ahead of the replica. */
   async announced (seq: number): Promise<void> {
-    this.announcedSeq = Math.max(this.announcedSeq, seq)
     if (seq <= this.applied) return
-    await this.caughtUp().catch(() => undefined)
-  }
-
-  /**
-   * The listening connection is up (from the head read once it listens: nothing committed while it
-   * was down is missed) or down (requests ask for the head themselves).
-   */
-  listenerUp (head: number): void {
-    this.announcedSeq = Math.max(this.announcedSeq, head)
-    this.listening = true
-  }
-
-  listenerDown (): void {
-    this.listening = false
+    await this.caughtUp(seq).catch(() => undefined)
   }
 
   /** Takes the world's turn for a request that may write (see the class). */
@@ -219,7 +158,6 @@ export class WorldReplica {
         : await turn.append('commit', encodeSteps(steps), effects)
       await turn.commit()
       this.applied = seq
-      this.announcedSeq = Math.max(this.announcedSeq, seq)
       this.commitsSinceSnapshot = asSnapshot ? 0 : this.commitsSinceSnapshot + 1
     } catch (e) {
       // written here, not in the log: the replica is rebuilt from the log before it answers again

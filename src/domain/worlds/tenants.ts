@@ -1,5 +1,6 @@
 import { invalidField, tooManyTenants } from '../../errors.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
+import type { SharedCatalogue } from './hosted-worlds.js'
 import type { World } from './world.js'
 import { newId } from './world-ids.js'
 
@@ -10,7 +11,8 @@ export const DEFAULT_TENANT_WORLDS = 10
 
 /**
  * A tenant of a partner programme (a team, a partner): its token creates worlds that it alone
- * controls, up to its quota. Kept in memory, like the worlds: a restart forgets both.
+ * controls, up to its quota. Kept in memory, like the worlds: a restart forgets both (in hosted
+ * mode, PostgreSQL keeps both: hosted-worlds.ts).
  */
 export interface Tenant {
   readonly id: string
@@ -34,6 +36,8 @@ export interface NewTenant {
 export interface TenantWorlds {
   readonly tokens: TokenHolders<TokenHolder>
   readonly limits: { maxWorlds: number }
+  /** Hosted mode: where tenants are added and deleted first. */
+  readonly shared: SharedCatalogue | undefined
   /** The worlds the tenant holds now (expired ones are deleted on the way). */
   ownedBy(tenantId: string): World[]
   delete(worldId: string): boolean
@@ -46,7 +50,7 @@ export class Tenants {
   constructor (private readonly worlds: TenantWorlds, private readonly realNow: () => number) {}
 
   /** A new tenant and its token (given now only). Past MAX_TENANTS, 409. */
-  create (request: NewTenant): { tenant: Tenant, token: string } {
+  async create (request: NewTenant): Promise<{ tenant: Tenant, token: string }> {
     const most = this.worlds.limits.maxWorlds
     if (request.maxWorlds !== undefined && request.maxWorlds > most) {
       throw invalidField('maxWorlds', `must be at most ${most}, the worlds this sandbox holds at once (SANDBOX_MAX_WORLDS)`)
@@ -60,9 +64,28 @@ export class Tenants {
       createdAtMs: this.realNow(),
       tokenKey: TokenHolders.keyOf(token)
     }
+    const register = () => this.register(tenant)
+    if (this.worlds.shared === undefined) register()
+    else await this.worlds.shared.addTenant(tenant, register)
+    return { tenant, token }
+  }
+
+  /** Makes the tenants these (hosted mode: as the shared catalogue holds them); the worlds of those deleted go too. */
+  adopt (rows: readonly Tenant[]): void {
+    const listed = new Set(rows.map((row) => row.id))
+    for (const id of [...this.tenants.keys()]) if (!listed.has(id)) this.delete(id)
+    for (const row of rows) if (!this.tenants.has(row.id)) this.register({ ...row })
+  }
+
+  private register (tenant: Tenant): void {
     this.tenants.set(tenant.id, tenant)
     this.worlds.tokens.add(tenant.tokenKey, { kind: 'tenant', tenant })
-    return { tenant, token }
+  }
+
+  /** Deletes a tenant, in the shared catalogue first in hosted mode; false when there was none. */
+  async remove (id: string): Promise<boolean> {
+    if (this.worlds.shared === undefined) return this.delete(id)
+    return await this.worlds.shared.deleteTenant(id, () => this.delete(id))
   }
 
   get (id: string): Tenant | undefined {
@@ -84,7 +107,7 @@ export class Tenants {
     return this.worlds.ownedBy(tenant.id).length
   }
 
-  /** Deletes a tenant: its token opens nothing from now on, and its worlds are deleted (their credentials answer 401). */
+  /** Deletes a tenant here: its token opens nothing from now on, and its worlds are deleted (their credentials answer 401). */
   delete (id: string): boolean {
     const tenant = this.tenants.get(id)
     if (tenant === undefined) return false

@@ -10,6 +10,7 @@ import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
+import { TokenHolders } from './control-tokens.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { pagesOf, type WorldContent, type WorldStart } from './starts.js'
 import { stateDocument } from './state-document.js'
@@ -28,6 +29,8 @@ export interface WorldOptions {
   name: string
   /** Opens the world's control routes besides the sandbox's control token (none for the default world). */
   token?: string
+  /** The key its token is kept under, when the token itself is not known here (a world loaded from hosted mode's catalogue). */
+  tokenKey?: string
   /** The tenant that created the world and alone controls it besides the sandbox's control token (none: the administrator's). */
   tenantId?: string
   db: Db
@@ -43,6 +46,9 @@ export interface WorldOptions {
   readModel?: ReadModelOptions
   /** Idle time after which the world is deleted; 0 keeps it. */
   ttlMs: number
+  /** When it was created and last used, when that was before now (a world loaded from hosted mode's catalogue). */
+  createdAtMs?: number
+  lastUsedMs?: number
   /** Real time (ms), for idleness: a world's own clock may stand still or run in another year. */
   realNow?: () => number
   /** Loads the activity simulator's generator on first use (it is large, and most worlds never need it). */
@@ -62,6 +68,7 @@ export class World {
   readonly id: string
   readonly name: string
   readonly token: string | undefined
+  readonly tokenKey: string | undefined
   readonly tenantId: string | undefined
   readonly createdAtMs: number
   readonly ttlMs: number
@@ -83,11 +90,12 @@ export class World {
     this.id = options.id
     this.name = options.name
     this.token = options.token
+    this.tokenKey = options.tokenKey ?? (options.token === undefined ? undefined : TokenHolders.keyOf(options.token))
     this.tenantId = options.tenantId
     this.ttlMs = options.ttlMs
     this.realNow = options.realNow ?? Date.now
-    this.createdAtMs = this.realNow()
-    this.lastUsedMs = this.createdAtMs
+    this.createdAtMs = options.createdAtMs ?? this.realNow()
+    this.lastUsedMs = options.lastUsedMs ?? this.createdAtMs
     this.clock = options.clock ?? new Clock()
     this.journal = new Journal(options.journalSize, options.journalBytes)
     this.data = this.openData(options.db)

@@ -1,0 +1,219 @@
+import type pg from 'pg'
+import { LOG_CHANNEL } from './world-log.js'
+
+/**
+ * The catalogue of a hosted sandbox (migrations/postgres/002-catalogue.sql): its tenants and the
+ * worlds created, with the version every change bumps. Changes are made one at a time under the
+ * catalogue's lock, so the bounds they check (worlds at once, a tenant's quota) hold across instances.
+ */
+
+export interface TenantRow {
+  id: string
+  name: string
+  maxWorlds: number
+  createdAtMs: number
+  tokenKey: string
+}
+
+export interface WorldRow {
+  id: string
+  name: string
+  tenantId: string | undefined
+  tokenKey: string
+  source: string
+  ttlMs: number
+  createdAtMs: number
+  lastUsedMs: number
+}
+
+export interface CatalogueRows {
+  version: number
+  tenants: TenantRow[]
+  worlds: WorldRow[]
+}
+
+/** What every instance holds of the logs and the catalogue: the one question a request's freshness asks. */
+export interface Heads {
+  catalogue: number
+  /** Each world's last log entry (a world without one was deleted). */
+  worlds: Map<string, number>
+}
+
+/** The name notifications carry for the catalogue (no world id starts with `~`). */
+export const CATALOGUE_NOTICE = '~catalogue'
+
+/** A change of the catalogue, in its transaction and under its lock. */
+export interface CatalogueChange {
+  /** The version before this change. */
+  readonly version: number
+  /** Worlds in the catalogue now, and those of one tenant. */
+  countWorlds(tenantId?: string): Promise<number>
+  countTenants(): Promise<number>
+  /** A world, its start, and its log's first entry (a snapshot of its data now). */
+  addWorld(row: WorldRow, start: Buffer, snapshot: Buffer): Promise<void>
+  addTenant(row: TenantRow): Promise<void>
+  /** Deletes the worlds and their logs; answers those that were there. */
+  deleteWorlds(ids: string[]): Promise<string[]>
+  /** Deletes a tenant and its worlds; answers whether it was there. */
+  deleteTenant(id: string): Promise<boolean>
+  /** The worlds that expire when idle, with their latest use any instance wrote. */
+  expiringWorlds(): Promise<Array<{ id: string, lastUsedMs: number, ttlMs: number }>>
+}
+
+const CATALOGUE_LOCK = 'catalogue'
+
+type TenantRecord = { tenant_id: string, name: string, max_worlds: number, created_at_ms: string, token_key: string }
+type WorldRecord = {
+  world_id: string,
+  name: string,
+  tenant_id: string | null,
+  token_key: string,
+  source: string
+  ttl_ms: string,
+  created_at_ms: string,
+  last_used_ms: string
+}
+
+export class Catalogue {
+  constructor (private readonly pool: pg.Pool) {}
+
+  /** The catalogue's version and every world's log head, in one question. */
+  async heads (queryable: Pick<pg.ClientBase, 'query'> = this.pool): Promise<Heads> {
+    const { rows } = await queryable.query<{ catalogue: string, worlds: Record<string, string> }>(
+      `SELECT (SELECT version FROM sandbox_catalogue) AS catalogue,
+              coalesce((SELECT json_object_agg(world_id, seq) FROM world_head), '{}') AS worlds`
+    )
+    const worlds = new Map<string, number>()
+    for (const [id, seq] of Object.entries(rows[0].worlds)) worlds.set(id, Number(seq))
+    return { catalogue: Number(rows[0].catalogue), worlds }
+  }
+
+  async load (): Promise<CatalogueRows> {
+    const client = await this.pool.connect()
+    try {
+      // one snapshot of the three tables
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const version = await client.query<{ version: string }>('SELECT version FROM sandbox_catalogue')
+      const tenants = await client.query<TenantRecord>('SELECT tenant_id, name, max_worlds, created_at_ms, token_key FROM sandbox_tenants ORDER BY created_at_ms, tenant_id')
+      const worlds = await client.query<WorldRecord>(
+        'SELECT world_id, name, tenant_id, token_key, source, ttl_ms, created_at_ms, last_used_ms FROM sandbox_worlds ORDER BY created_at_ms, world_id'
+      )
+      await client.query('COMMIT')
+      return {
+        version: Number(version.rows[0].version),
+        tenants: tenants.rows.map((r) => ({ id: r.tenant_id, name: r.name, maxWorlds: r.max_worlds, createdAtMs: Number(r.created_at_ms), tokenKey: r.token_key })),
+        worlds: worlds.rows.map((r) => ({
+          id: r.world_id,
+          name: r.name,
+          tenantId: r.tenant_id ?? undefined,
+          tokenKey: r.token_key,
+          source: r.source,
+          ttlMs: Number(r.ttl_ms),
+          createdAtMs: Number(r.created_at_ms),
+          lastUsedMs: Number(r.last_used_ms)
+        }))
+      }
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      throw e
+    } finally {
+      client.release()
+    }
+  }
+
+  /** A world's start (what a reset returns it to), if it is still in the catalogue. */
+  async start (worldId: string): Promise<Buffer | undefined> {
+    const { rows } = await this.pool.query<{ start: Buffer }>('SELECT start FROM sandbox_worlds WHERE world_id = $1', [worldId])
+    return rows[0]?.start
+  }
+
+  /** Writes the latest uses this instance saw (a later one written by another instance stays). */
+  async touch (uses: ReadonlyMap<string, number>): Promise<void> {
+    if (uses.size === 0) return
+    await this.pool.query(
+      `UPDATE sandbox_worlds w SET last_used_ms = greatest(w.last_used_ms, u.ms)
+       FROM unnest($1::text[], $2::bigint[]) AS u(id, ms) WHERE w.world_id = u.id`,
+      [[...uses.keys()], [...uses.values()]]
+    )
+  }
+
+  /**
+   * Runs one change under the catalogue's lock, in one transaction; when it changed anything (it
+   * answers true), the version is bumped and announced. Answers the version after the change and
+   * the change's own result.
+   */
+  async change<T> (run: (change: CatalogueChange) => Promise<{ changed: boolean, result: T }>): Promise<{ before: number, after: number, result: T }> {
+    const client = await this.pool.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [CATALOGUE_LOCK])
+      const before = Number((await client.query<{ version: string }>('SELECT version FROM sandbox_catalogue')).rows[0].version)
+      const { changed, result } = await run(changeOn(client, before))
+      let after = before
+      if (changed) {
+        after = before + 1
+        await client.query('UPDATE sandbox_catalogue SET version = $1', [after])
+        await client.query('SELECT pg_notify($1, $2)', [LOG_CHANNEL, `${CATALOGUE_NOTICE} ${after}`])
+      }
+      await client.query('COMMIT')
+      client.release()
+      return { before, after, result }
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      client.release(e as Error)
+      throw e
+    }
+  }
+}
+
+function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
+  const deleteLogs = async (ids: string[]) => {
+    await client.query('DELETE FROM world_log WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM world_head WHERE world_id = ANY($1)', [ids])
+  }
+  return {
+    version,
+    async countWorlds (tenantId) {
+      const { rows } = tenantId === undefined
+        ? await client.query<{ n: string }>('SELECT count(*) AS n FROM sandbox_worlds')
+        : await client.query<{ n: string }>('SELECT count(*) AS n FROM sandbox_worlds WHERE tenant_id = $1', [tenantId])
+      return Number(rows[0].n)
+    },
+    async countTenants () {
+      return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM sandbox_tenants')).rows[0].n)
+    },
+    async addWorld (row, start, snapshot) {
+      await client.query(
+        `INSERT INTO sandbox_worlds (world_id, name, tenant_id, token_key, source, start, ttl_ms, created_at_ms, last_used_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, start, row.ttlMs, row.createdAtMs, row.lastUsedMs]
+      )
+      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', $2, 'catalogue')", [row.id, snapshot])
+      await client.query('INSERT INTO world_head (world_id, seq, snapshot_seq) VALUES ($1, 1, 1)', [row.id])
+    },
+    async addTenant (row) {
+      await client.query(
+        'INSERT INTO sandbox_tenants (tenant_id, name, max_worlds, created_at_ms, token_key) VALUES ($1, $2, $3, $4, $5)',
+        [row.id, row.name, row.maxWorlds, row.createdAtMs, row.tokenKey]
+      )
+    },
+    async deleteWorlds (ids) {
+      if (ids.length === 0) return []
+      const { rows } = await client.query<{ world_id: string }>('DELETE FROM sandbox_worlds WHERE world_id = ANY($1) RETURNING world_id', [ids])
+      await deleteLogs(ids)
+      return rows.map((r) => r.world_id)
+    },
+    async deleteTenant (id) {
+      const worlds = await client.query<{ world_id: string }>('DELETE FROM sandbox_worlds WHERE tenant_id = $1 RETURNING world_id', [id])
+      await deleteLogs(worlds.rows.map((r) => r.world_id))
+      const { rowCount } = await client.query('DELETE FROM sandbox_tenants WHERE tenant_id = $1', [id])
+      return (rowCount ?? 0) > 0
+    },
+    async expiringWorlds () {
+      const { rows } = await client.query<{ world_id: string, last_used_ms: string, ttl_ms: string }>(
+        'SELECT world_id, last_used_ms, ttl_ms FROM sandbox_worlds WHERE ttl_ms > 0'
+      )
+      return rows.map((r) => ({ id: r.world_id, lastUsedMs: Number(r.last_used_ms), ttlMs: Number(r.ttl_ms) }))
+    }
+  }
+}

@@ -1,0 +1,272 @@
+import type { Catalogue, CatalogueChange, Heads, WorldRow } from '../../db/postgres/catalogue.js'
+import type { WorldLog } from '../../db/postgres/world-log.js'
+import { UnitOfWork } from '../../db/index.js'
+import { ApiError, storageUnavailable, tenantQuotaReached, tooManyTenants } from '../../errors.js'
+import type { FreshHeads } from './fresh-heads.js'
+import type { WorldRegistry } from './registry.js'
+import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
+import { pagesOf } from './starts.js'
+import { MAX_TENANTS, type Tenant } from './tenants.js'
+import type { World } from './world.js'
+
+/**
+ * Hosted mode's worlds and tenants (db/postgres/catalogue.ts): every instance holds every world
+ * created, each a replica of its log (replica.ts), and every tenant. A change (a world created or
+ * deleted, a tenant) is made in PostgreSQL first, under the catalogue's lock, where the bounds
+ * are counted (worlds at once, a tenant's quota, tenants), then applied here; another instance
+ * applies it before it answers its next request, as the catalogue's version tells it to reload.
+ * A world's idleness is decided in PostgreSQL too: each instance writes the latest use it saw,
+ * and the worlds idle past their time to live there are deleted for all.
+ */
+
+/** What the registry asks of a catalogue shared by several instances (absent: the process's own). */
+export interface SharedCatalogue {
+  /** Brings the world to the latest data before it is copied. */
+  prepareCopy(world: World): Promise<void>
+  /** Adds the world where every instance sees it; `register` makes it this instance's, in the same turn. */
+  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
+  deleteWorld(id: string, apply: () => void): Promise<boolean>
+  addTenant(tenant: Tenant, register: () => void): Promise<void>
+  deleteTenant(id: string, apply: () => void): Promise<boolean>
+}
+
+export interface HostedWorldsOptions {
+  migrationsDir: string
+  realNow?: () => number
+  /** How often last uses are written and expired worlds deleted. */
+  sweepMs?: number
+}
+
+export class HostedWorlds implements SharedCatalogue {
+  /** The replica of each world this instance holds, by world id (the default world's among them). */
+  private readonly replicas = new Map<string, WorldReplica>()
+  /** The catalogue's version this instance holds. */
+  private version = -1
+  /** The latest use of each world written to the catalogue by this instance. */
+  private readonly usesWritten = new Map<string, number>()
+  /** One catalogue change or reload at a time on this instance. */
+  private busy: Promise<void> = Promise.resolve()
+  private readonly sweeper: NodeJS.Timeout
+  /** The sweep on its way, and the earliest time a world held here may expire (uses elsewhere may put it later). */
+  private sweeping: Promise<void> | undefined
+  private nextExpiryMs = Infinity
+  private readonly realNow: () => number
+
+  constructor (
+    private readonly registry: WorldRegistry,
+    private readonly catalogue: Catalogue,
+    private readonly log: WorldLog,
+    readonly heads: FreshHeads,
+    defaultReplica: WorldReplica,
+    private readonly options: HostedWorldsOptions
+  ) {
+    this.realNow = options.realNow ?? Date.now
+    this.replicas.set(defaultReplica.world.id, defaultReplica)
+    this.sweeper = setInterval(() => { void this.sweep().catch(() => undefined) }, options.sweepMs ?? 1000)
+    this.sweeper.unref()
+  }
+
+  replicaOf (world: World): WorldReplica | undefined {
+    return this.replicas.get(world.id)
+  }
+
+  /** The heads a request must be caught up to; the catalogue reloaded first when it is behind them. 503 when PostgreSQL cannot be reached. */
+  async fresh (): Promise<Heads> {
+    try {
+      const heads = await this.heads.get()
+      if (heads.catalogue > this.version) await this.exclusive(async () => { if (heads.catalogue > this.version) await this.reload() })
+      // an expired world never answers: past the earliest expiry, the catalogue decides first
+      if (this.realNow() >= this.nextExpiryMs) await this.sweep()
+      return heads
+    } catch (e) {
+      throw unavailable(e)
+    }
+  }
+
+  /** A world's commit or a catalogue change announced on the listening connection. */
+  announced (worldId: string | undefined, seq: number): void {
+    this.heads.announce(worldId, seq)
+    if (worldId === undefined) {
+      if (seq > this.version) void this.fresh().catch(() => undefined)
+    } else {
+      const replica = this.replicas.get(worldId)
+      if (replica !== undefined) void replica.announced(seq)
+    }
+  }
+
+  async prepareCopy (world: World): Promise<void> {
+    const heads = await this.fresh()
+    await this.replicas.get(world.id)?.caughtUp(heads.worlds.get(world.id) ?? 0)
+  }
+
+  async addWorld (world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void> {
+    const row: WorldRow = {
+      id: world.id,
+      name: world.name,
+      tenantId: owner?.id,
+      tokenKey: world.tokenKey ?? '',
+      source: world.source,
+      ttlMs: world.ttlMs,
+      createdAtMs: world.createdAtMs,
+      lastUsedMs: world.lastUsedMs
+    }
+    await this.change(async (change) => {
+      if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()
+      if (owner !== undefined && await change.countWorlds(owner.id) >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
+      await change.addWorld(row, start, pagesOf(world.db))
+      return true
+    }, () => {
+      register()
+      this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir }, 1))
+      this.held(world)
+    })
+  }
+
+  async deleteWorld (id: string, apply: () => void): Promise<boolean> {
+    let found = false
+    await this.change(async (change) => {
+      found = (await change.deleteWorlds([id])).length > 0
+      return found
+    }, () => this.forget([id], apply))
+    return found
+  }
+
+  async addTenant (tenant: Tenant, register: () => void): Promise<void> {
+    await this.change(async (change) => {
+      if (await change.countTenants() >= MAX_TENANTS) throw tooManyTenants(MAX_TENANTS)
+      await change.addTenant({ id: tenant.id, name: tenant.name, maxWorlds: tenant.maxWorlds, createdAtMs: tenant.createdAtMs, tokenKey: tenant.tokenKey })
+      return true
+    }, register)
+  }
+
+  async deleteTenant (id: string, apply: () => void): Promise<boolean> {
+    let found = false
+    await this.change(async (change) => {
+      found = await change.deleteTenant(id)
+      return found
+    }, () => {
+      const worlds = this.registry.ownedBy(id).map((w) => w.id)
+      this.forget(worlds, apply)
+    })
+    return found
+  }
+
+  /** Stops writing uses and deleting expired worlds (at shutdown). */
+  close (): void {
+    clearInterval(this.sweeper)
+  }
+
+  /** Reads the catalogue whole and makes this instance's worlds and tenants the same. */
+  private async reload (): Promise<void> {
+    const rows = await this.catalogue.load()
+    const listed = new Set(rows.worlds.map((w) => w.id))
+    const gone = this.registry.list().filter((w) => !listed.has(w.id)).map((w) => w.id)
+    this.forget(gone, () => { for (const id of gone) this.registry.delete(id) })
+    this.registry.tenants.adopt(rows.tenants)
+    for (const row of rows.worlds) {
+      const held = this.registry.get(row.id)
+      if (held !== undefined) held.lastUsedMs = Math.max(held.lastUsedMs, row.lastUsedMs)
+      else await this.load(row)
+    }
+    this.version = rows.version
+  }
+
+  /** Makes this instance a replica of a world created elsewhere: its start, its log's snapshot and the commits since. */
+  private async load (row: WorldRow): Promise<void> {
+    const [start, entries] = await Promise.all([this.catalogue.start(row.id), this.log.entriesAfter(row.id, 0)])
+    // deleted meanwhile: the next reload will not list it
+    if (start === undefined || entries.length === 0 || entries[0].kind !== 'snapshot') return
+    const db = openLogSnapshot(entries[0].body, this.options.migrationsDir)
+    const sql = new UnitOfWork(db)
+    for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body))
+    const world = this.registry.adopt({ ...row, start, db })
+    applyEffects(world, entries.flatMap((entry) => (entry.effects ?? []) as Effect[]))
+    this.replicas.set(row.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir }, entries.at(-1)?.seq ?? 1))
+    this.held(world)
+  }
+
+  /** A world is held here from now on: its use as written, and its expiry among those the next sweep waits for. */
+  private held (world: World): void {
+    this.usesWritten.set(world.id, world.lastUsedMs)
+    this.nextExpiryMs = Math.min(this.nextExpiryMs, world.expiresAtMs ?? Infinity)
+  }
+
+  private forget (ids: string[], apply: () => void): void {
+    apply()
+    for (const id of ids) {
+      this.replicas.delete(id)
+      this.usesWritten.delete(id)
+    }
+  }
+
+  /**
+   * One change of the catalogue, made in PostgreSQL and then here (`apply`), in one turn of this
+   * instance; when nothing else changed the catalogue since this instance last read it, this
+   * instance now holds the new version (else its next request reloads it).
+   */
+  private async change (run: (change: CatalogueChange) => Promise<boolean>, apply: () => void): Promise<void> {
+    await this.exclusive(async () => {
+      let outcome
+      try {
+        outcome = await this.catalogue.change(async (change) => ({ changed: await run(change), result: undefined }))
+      } catch (e) {
+        throw unavailable(e)
+      }
+      apply()
+      if (outcome.before === this.version) this.version = outcome.after
+    })
+  }
+
+  /**
+   * Writes the uses seen here since the last sweep, learns those written by other instances, and
+   * deletes (for every instance) the worlds idle past their time to live. One sweep at a time.
+   */
+  private async sweep (): Promise<void> {
+    this.sweeping ??= this.sweepOnce().finally(() => { this.sweeping = undefined })
+    await this.sweeping
+  }
+
+  private async sweepOnce (): Promise<void> {
+    const uses = new Map<string, number>()
+    for (const world of this.registry.list()) {
+      if (world.lastUsedMs > (this.usesWritten.get(world.id) ?? 0)) uses.set(world.id, world.lastUsedMs)
+    }
+    await this.catalogue.touch(uses)
+    for (const [id, ms] of uses) this.usesWritten.set(id, ms)
+    // worlds created anywhere are held here too (from the next request on): when none here expires, none does
+    if (this.registry.list().some((world) => world.ttlMs > 0)) {
+      let expired: string[] = []
+      await this.change(async (change) => {
+        const now = this.realNow()
+        const idle: string[] = []
+        for (const { id, lastUsedMs, ttlMs } of await change.expiringWorlds()) {
+          const held = this.registry.get(id)
+          if (held !== undefined) held.lastUsedMs = Math.max(held.lastUsedMs, lastUsedMs)
+          if (Math.max(lastUsedMs, held?.lastUsedMs ?? 0) + ttlMs <= now) idle.push(id)
+        }
+        expired = await change.deleteWorlds(idle)
+        return expired.length > 0
+      }, () => this.forget(expired, () => { for (const id of expired) this.registry.delete(id) }))
+    }
+    this.nextExpiryMs = Math.min(Infinity, ...this.registry.list().map((world) => world.expiresAtMs ?? Infinity))
+  }
+
+  private async exclusive (fn: () => Promise<void>): Promise<void> {
+    let release!: () => void
+    const previous = this.busy
+    this.busy = new Promise<void>((resolve) => { release = resolve })
+    await previous
+    try {
+      await fn()
+    } finally {
+      release()
+    }
+  }
+}
+
+/** A refusal (a bound reached) as it is; anything else a failure of PostgreSQL: 503. */
+function unavailable (e: unknown): ApiError {
+  if (e instanceof ApiError) return e
+  const reason = e instanceof Error ? e.message : String(e)
+  return storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${reason}. Nothing was applied; retry in a moment`)
+}

@@ -1,0 +1,168 @@
+/**
+ * Hosted mode: created worlds and tenants are the same on every instance over one PostgreSQL
+ * database. A tenant made on one instance works on the other; a world created on one is reached
+ * by its Client Ids and its token on the other, with the data written there; the bounds (worlds
+ * at once, a tenant's quota) are counted across instances; a deletion, or an idle world's
+ * expiry, holds everywhere; and nothing crosses tenants, on the vendor side or the control side,
+ * on either instance.
+ */
+import t from 'tap'
+import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
+import { serveProcess, type Served } from '../helpers/process.js'
+import { createClientBody } from '../helpers/writes.js'
+
+const ADMIN_TOKEN = 'programme-administrator'
+const AGENCY = 1001
+
+interface Tenant { id: string, token: string }
+interface World { id: string, token: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+
+t.setTimeout(300_000)
+
+const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+{
+  let postgres: ScratchPostgres
+  const instances: Served[] = []
+  const start = async () => {
+    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:', SANDBOX_CONTROL_TOKEN: ADMIN_TOKEN, SANDBOX_MAX_WORLDS: '5' })
+    instances.push(served)
+    return served.url
+  }
+  t.before(async () => { if (skip === false) postgres = await startScratchPostgres() })
+  t.teardown(() => {
+    for (const served of instances) served.child.kill('SIGKILL')
+    postgres?.destroy()
+  })
+
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json' })
+  const ADMIN = bearer(ADMIN_TOKEN)
+  // the start-up fixture's first integration (`abc`), which may create clients
+  const basic = (world: World) => ({ authorization: 'Basic ' + Buffer.from(`${world.integrations[0].clientId}:${world.integrations[0].clientSecret}`).toString('base64') })
+  const post = async (url: string, headers: Record<string, string>, body: object = {}) => await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) })
+  const createTenant = async (url: string, body: object = {}) => {
+    const res = await post(`${url}/_sandbox/tenants`, ADMIN, body)
+    if (res.status !== 201) throw new Error(`POST /_sandbox/tenants: ${res.status} ${await res.text()}`)
+    return await res.json() as Tenant
+  }
+  const createWorld = async (url: string, headers: Record<string, string>, body: object = {}) => {
+    const res = await post(`${url}/_sandbox/worlds`, headers, body)
+    if (res.status !== 201) throw new Error(`POST /_sandbox/worlds: ${res.status} ${await res.text()}`)
+    return await res.json() as World
+  }
+  const createClient = async (url: string, world: World) => await post(`${url}/vendor/agency/${AGENCY}/client?version=4.0`, { ...basic(world), 'content-type': 'application/json' }, createClientBody())
+  const getClient = async (url: string, world: World, n: number) => await fetch(`${url}/vendor/agency/${AGENCY}/client/${n}?version=4.0`, { headers: basic(world) })
+  const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+
+  t.test('worlds and tenants over two instances', { timeout: 240_000, skip }, async (t) => {
+    const [a, b] = await Promise.all([start(), start()])
+
+    const one = await createTenant(a, { name: 'partner one', maxWorlds: 2 })
+    const two = await createTenant(b, { name: 'partner two', maxWorlds: 2 })
+    t.same((await (await fetch(`${b}/_sandbox/tenants`, { headers: ADMIN })).json() as { tenants: Tenant[] }).tenants.map((x) => x.id), [one.id, two.id],
+      'B lists the tenant created on A, and its own')
+    t.equal((await fetch(`${b}/_sandbox/worlds`, { headers: bearer(one.token) })).status, 200, "A's tenant's token opens B")
+
+    const w1 = await createWorld(b, bearer(one.token), { name: 'one on B' })
+    const w2 = await createWorld(a, bearer(two.token), { name: 'two on A' })
+
+    await t.test('a world created on one instance is reached on the other, with what was written there', async (t) => {
+      t.equal((await fetch(`${a}/vendor/agencies?version=4.0`, { headers: basic(w1) })).status, 200, "B's world's Client Id is known on A")
+      t.equal((await fetch(`${a}/_sandbox/worlds/${w1.id}/info`, { headers: bearer(w1.token) })).status, 200, 'and its token opens its routes on A')
+      let stale = 0
+      const numbers: number[] = []
+      for (let i = 0; i < 10; i++) {
+        const [writer, reader] = i % 2 === 0 ? [a, b] : [b, a]
+        const created = await createClient(writer, w1)
+        t.equal(created.status, 200, `created (${created.status})`)
+        const { clientNumber } = await created.json() as { clientNumber: number }
+        numbers.push(clientNumber)
+        if ((await getClient(reader, w1, clientNumber)).status !== 200) stale++
+        await sleep(45)
+      }
+      t.equal(stale, 0, 'each write on one instance is read on the other on the next request')
+      t.same(numbers, numbers.map((_, i) => numbers[0] + i), "the world's client numbers follow each other across instances")
+      t.equal((await getClient(a, w2, numbers[0])).status, 404, "the other tenant's world does not have them")
+      const reset = await post(`${b}/_sandbox/worlds/${w1.id}/reset`, bearer(one.token))
+      t.equal(reset.status, 200, "the world's reset on B")
+      t.equal((await getClient(a, w1, numbers[0])).status, 404, 'is what A answers')
+    })
+
+    await t.test('tenants × instances: nothing crosses tenants, on the vendor side or the control side', async (t) => {
+      const callers = { one: bearer(one.token), two: bearer(two.token), w1: bearer(w1.token), w2: bearer(w2.token) }
+      const owners: Record<string, string> = { [w1.id]: 'one', [w2.id]: 'two' }
+      for (const url of [a, b]) {
+        const where = url === a ? 'A' : 'B'
+        for (const [name, headers] of Object.entries(callers)) {
+          for (const world of [w1, w2]) {
+            const own = owners[world.id] === name || (name === 'w1' && world === w1) || (name === 'w2' && world === w2)
+            const info = await fetch(`${url}/_sandbox/worlds/${world.id}/info`, { headers })
+            t.equal(info.status === 200, own, `${where}: ${name}'s token ${own ? 'opens' : 'does not open'} ${world === w1 ? 'w1' : 'w2'} (${info.status})`)
+          }
+          if (name === 'one' || name === 'two') {
+            const listed = (await (await fetch(`${url}/_sandbox/worlds`, { headers })).json() as { worlds: Array<{ id: string }> }).worlds.map((w) => w.id)
+            t.same(listed, [name === 'one' ? w1.id : w2.id], `${where}: tenant ${name} lists its own world only`)
+            t.equal((await fetch(`${url}/_sandbox/tenants`, { headers })).status, 403, `${where}: tenant ${name} cannot list tenants`)
+            t.equal((await fetch(`${url}/_sandbox/info`, { headers })).status, 403, `${where}: tenant ${name} cannot open the default world`)
+          }
+        }
+        for (const world of [w1, w2]) {
+          const other = world === w1 ? w2 : w1
+          const agencies = await fetch(`${url}/vendor/agencies?version=4.0`, { headers: basic(world) })
+          t.equal(agencies.status, 200, `${where}: a world's Client Id reads its world`)
+          const unknown = { authorization: 'Basic ' + Buffer.from(`abc@w0000000000:${other.integrations[0].clientSecret}`).toString('base64') }
+          t.equal((await fetch(`${url}/vendor/agencies?version=4.0`, { headers: unknown })).status, 401, `${where}: a Client Id naming no world is refused`)
+        }
+      }
+    })
+
+    await t.test('creates at once on both instances: the quota is counted where they are decided', async (t) => {
+      const three = await createTenant(b, { name: 'partner three', maxWorlds: 2 })
+      // both instances hold the tenant (and know it has no world) before the creates start
+      for (const url of [a, b]) t.equal((await fetch(`${url}/_sandbox/worlds`, { headers: bearer(three.token) })).status, 200)
+      const answers = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await post(`${i % 2 === 0 ? a : b}/_sandbox/worlds`, bearer(three.token))).status))
+      t.same(answers.filter((s) => s === 201).length, 2, `2 created of 6 (${answers.join(' ')})`)
+      t.same(answers.filter((s) => s === 409).length, 4, 'the rest refused with 409')
+      t.equal((await fetch(`${a}/_sandbox/tenants/${three.id}`, { method: 'DELETE', headers: ADMIN })).status, 204)
+    })
+
+    await t.test('bounds counted across instances: a tenant\'s quota, and worlds at once', async (t) => {
+      const second = await createWorld(a, bearer(one.token))
+      const third = await post(`${b}/_sandbox/worlds`, bearer(one.token))
+      t.equal(third.status, 409, 'B refuses a third world to tenant one, one created on B and one on A (quota 2)')
+      t.match(await third.text(), /quota/, 'naming the quota')
+      // five worlds at once (SANDBOX_MAX_WORLDS): w1, w2, second, then two by the administrator, one on each
+      await createWorld(a, ADMIN)
+      await createWorld(b, ADMIN)
+      const sixth = await post(`${a}/_sandbox/worlds`, ADMIN)
+      t.equal(sixth.status, 429, `the sixth world is refused on A: five are held across both (${sixth.status})`)
+      t.match(await sixth.text(), /SANDBOX_MAX_WORLDS=5/, 'naming the setting')
+      t.equal((await fetch(`${b}/_sandbox/worlds/${second.id}`, { method: 'DELETE', headers: ADMIN })).status, 204, 'deleted on B')
+      t.equal((await fetch(`${a}/vendor/agencies?version=4.0`, { headers: basic(second) })).status, 401, 'its Client Id answers 401 on A')
+      t.equal((await fetch(`${a}/_sandbox/worlds/${second.id}/info`, { headers: bearer(one.token) })).status, 404, 'its routes 404 on A')
+      t.equal((await post(`${a}/_sandbox/worlds`, bearer(one.token))).status, 201, 'and the place it held is free on A')
+    })
+
+    await t.test('an instance started later holds every world and tenant', async (t) => {
+      const c = await start()
+      t.equal((await fetch(`${c}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status, 200, "w2's Client Id is known on C")
+      t.equal((await fetch(`${c}/_sandbox/worlds`, { headers: bearer(two.token) })).status, 200, "tenant two's token opens C")
+    })
+
+    await t.test('a tenant deleted on one instance is gone on the other, with its worlds', async (t) => {
+      t.equal((await fetch(`${a}/_sandbox/tenants/${two.id}`, { method: 'DELETE', headers: ADMIN })).status, 204, 'deleted on A')
+      t.equal((await fetch(`${b}/_sandbox/worlds`, { headers: bearer(two.token) })).status, 401, 'its token opens nothing on B')
+      t.equal((await fetch(`${b}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status, 401, "its world's Client Id answers 401 on B")
+    })
+
+    await t.test('a world used on one instance stays alive on the other; idle, it expires on both', async (t) => {
+      const brief = await createWorld(a, ADMIN, { ttlSeconds: 2 })
+      for (let i = 0; i < 8; i++) {
+        await sleep(400)
+        t.equal((await fetch(`${b}/vendor/agencies?version=4.0`, { headers: basic(brief) })).status, 200, `used on B (${i})`)
+      }
+      t.equal((await fetch(`${a}/vendor/agencies?version=4.0`, { headers: basic(brief) })).status, 200, 'A still has it after 3.2 s: its use on B counts')
+      await sleep(2100)
+      for (const url of [a, b]) t.equal((await fetch(`${url}/vendor/agencies?version=4.0`, { headers: basic(brief) })).status, 401, 'idle past its ttl: gone')
+    })
+  })
+}
