@@ -11,13 +11,20 @@ CREATE TABLE sandbox_tenants (
   token_key     text    NOT NULL UNIQUE
 );
 
+-- Worlds' starts (what a reset returns a world to: a snapshot of its database as it began), by
+-- their SHA-256: the worlds made from one fixture share one, written once.
+CREATE TABLE sandbox_world_starts (
+  digest text  PRIMARY KEY,
+  body   bytea NOT NULL
+);
+
 CREATE TABLE sandbox_worlds (
   world_id      text   PRIMARY KEY,
   name          text   NOT NULL,
   tenant_id     text   REFERENCES sandbox_tenants ON DELETE CASCADE,
   token_key     text   NOT NULL UNIQUE,
   source        text   NOT NULL,
-  start         bytea  NOT NULL,
+  start_digest  text   NOT NULL REFERENCES sandbox_world_starts,
   ttl_ms        bigint NOT NULL,
   created_at_ms bigint NOT NULL,
   -- the latest use any instance wrote: idleness, and so expiry, is decided here
@@ -30,3 +37,6 @@ CREATE TABLE sandbox_catalogue (
   version  bigint  NOT NULL
 );
 INSERT INTO sandbox_catalogue (only_row, version) VALUES (true, 0);
+
+-- A snapshot without a body is the world's start: a world begins so, and need not write its data twice.
+ALTER TABLE world_log ALTER COLUMN body DROP NOT NULL;

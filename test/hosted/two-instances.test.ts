@@ -66,8 +66,16 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
     })
 
     await t.test('the create-client limit holds across instances: 100 creates within a second, 25 accepted', async (t) => {
-      await sleep(1100)
-      const answers = await Promise.all(Array.from({ length: 100 }, async (_, i) => (await createClient(i % 2 === 0 ? a : b)).status))
+      // the 100 must arrive within one second for exactly 25 to be right: a burst the machine spread
+      // over longer (from the first sent to the last answered) proves nothing, and is tried again
+      let answers: number[] = []
+      for (let tries = 0; tries < 4; tries++) {
+        await sleep(1100)
+        const began = Date.now()
+        answers = await Promise.all(Array.from({ length: 100 }, async (_, i) => (await createClient(i % 2 === 0 ? a : b)).status))
+        if (Date.now() - began < 1000) break
+        t.comment(`the burst took ${Date.now() - began} ms: tried again`)
+      }
       t.equal(answers.filter((s) => s === 200).length, 25, '25 accepted')
       t.equal(answers.filter((s) => s === 429).length, 75, 'the rest refused with 429')
     })

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type pg from 'pg'
 import { LOG_CHANNEL } from './world-log.js'
 
@@ -49,8 +50,11 @@ export interface CatalogueChange {
   /** Worlds in the catalogue now, and those of one tenant. */
   countWorlds(tenantId?: string): Promise<number>
   countTenants(): Promise<number>
-  /** A world, its start, and its log's first entry (a snapshot of its data now). */
-  addWorld(row: WorldRow, start: Buffer, snapshot: Buffer): Promise<void>
+  /**
+   * A world, its start (written once for the worlds that share it), and its log's first entry:
+   * its data now, or its start when `snapshot` is undefined (the two are the same).
+   */
+  addWorld(row: WorldRow, start: Buffer, snapshot: Buffer | undefined): Promise<void>
   addTenant(row: TenantRow): Promise<void>
   /** Deletes the worlds and their logs; answers those that were there. */
   deleteWorlds(ids: string[]): Promise<string[]>
@@ -61,6 +65,17 @@ export interface CatalogueChange {
 }
 
 const CATALOGUE_LOCK = 'catalogue'
+
+/** Each start's digest, computed once (the worlds made from the start-up fixture share one buffer). */
+const digests = new WeakMap<Buffer, string>()
+function digestOf (start: Buffer): string {
+  let digest = digests.get(start)
+  if (digest === undefined) {
+    digest = createHash('sha256').update(start).digest('hex')
+    digests.set(start, digest)
+  }
+  return digest
+}
 
 type TenantRecord = { tenant_id: string, name: string, max_worlds: number, created_at_ms: string, token_key: string }
 type WorldRecord = {
@@ -123,8 +138,10 @@ export class Catalogue {
 
   /** A world's start (what a reset returns it to), if it is still in the catalogue. */
   async start (worldId: string): Promise<Buffer | undefined> {
-    const { rows } = await this.pool.query<{ start: Buffer }>('SELECT start FROM sandbox_worlds WHERE world_id = $1', [worldId])
-    return rows[0]?.start
+    const { rows } = await this.pool.query<{ body: Buffer }>(
+      'SELECT s.body FROM sandbox_worlds w JOIN sandbox_world_starts s ON s.digest = w.start_digest WHERE w.world_id = $1', [worldId]
+    )
+    return rows[0]?.body
   }
 
   /** Writes the latest uses this instance saw (a later one written by another instance stays). */
@@ -170,6 +187,7 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
   const deleteLogs = async (ids: string[]) => {
     await client.query('DELETE FROM world_log WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM world_head WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM sandbox_world_starts s WHERE NOT EXISTS (SELECT 1 FROM sandbox_worlds w WHERE w.start_digest = s.digest)')
   }
   return {
     version,
@@ -183,12 +201,15 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
       return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM sandbox_tenants')).rows[0].n)
     },
     async addWorld (row, start, snapshot) {
+      const digest = digestOf(start)
+      const known = await client.query('SELECT 1 FROM sandbox_world_starts WHERE digest = $1', [digest])
+      if (known.rowCount === 0) await client.query('INSERT INTO sandbox_world_starts (digest, body) VALUES ($1, $2)', [digest, start])
       await client.query(
-        `INSERT INTO sandbox_worlds (world_id, name, tenant_id, token_key, source, start, ttl_ms, created_at_ms, last_used_ms)
+        `INSERT INTO sandbox_worlds (world_id, name, tenant_id, token_key, source, start_digest, ttl_ms, created_at_ms, last_used_ms)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, start, row.ttlMs, row.createdAtMs, row.lastUsedMs]
+        [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, digest, row.ttlMs, row.createdAtMs, row.lastUsedMs]
       )
-      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', $2, 'catalogue')", [row.id, snapshot])
+      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', $2, 'catalogue')", [row.id, snapshot ?? null])
       await client.query('INSERT INTO world_head (world_id, seq, snapshot_seq) VALUES ($1, 1, 1)', [row.id])
     },
     async addTenant (row) {

@@ -10,7 +10,8 @@ import pg from 'pg'
 export interface LogEntry {
   seq: number
   kind: 'snapshot' | 'commit'
-  body: Buffer
+  /** Null only for a world's start asked for without it (entriesAfter). */
+  body: Buffer | null
   /** The instruments the commit changed beside the data (see replica.ts). */
   effects: unknown
 }
@@ -20,8 +21,11 @@ export interface LogTurn {
   /** The log's last sequence number (0: empty). */
   readonly head: number
   entriesAfter(seq: number): Promise<LogEntry[]>
-  /** Appends one entry after the head; a snapshot makes every earlier entry unnecessary (they are deleted). */
-  append(kind: LogEntry['kind'], body: Buffer, effects?: unknown): Promise<number>
+  /**
+   * Appends one entry after the head; a snapshot makes every earlier entry unnecessary (they are
+   * deleted). A snapshot without a body is the world's start (a created world's: catalogue.ts).
+   */
+  append(kind: LogEntry['kind'], body: Buffer | undefined, effects?: unknown): Promise<number>
   commit(): Promise<void>
   rollback(): Promise<void>
 }
@@ -56,7 +60,16 @@ export function openPool ({ url, max = 10, onError }: PoolSettings): pg.Pool {
   return pool
 }
 
+/** A snapshot without a body is the world's start (migrations/postgres/002-catalogue.sql). */
 const ENTRIES_AFTER = `
+  SELECT l.seq, l.kind, coalesce(l.body, s.body) AS body, l.effects FROM world_log l
+  LEFT JOIN sandbox_worlds w ON l.body IS NULL AND w.world_id = l.world_id
+  LEFT JOIN sandbox_world_starts s ON s.digest = w.start_digest
+  WHERE l.world_id = $1 AND l.seq > $2
+    AND l.seq >= coalesce((SELECT snapshot_seq FROM world_head WHERE world_id = $1), 0)
+  ORDER BY l.seq`
+
+const ENTRIES_AFTER_WITHOUT_START = `
   SELECT seq, kind, body, effects FROM world_log
   WHERE world_id = $1 AND seq > $2
     AND seq >= coalesce((SELECT snapshot_seq FROM world_head WHERE world_id = $1), 0)
@@ -74,14 +87,13 @@ export async function headOf (queryable: Pick<pg.ClientBase, 'query'>, worldId: 
 export class WorldLog {
   constructor (readonly pool: pg.Pool, private readonly instance: string) {}
 
-  /** The world's last sequence number (0: no log yet). */
-  async head (worldId: string): Promise<number> {
-    return await headOf(this.pool, worldId)
-  }
-
-  /** Entries after `seq`, starting at the latest snapshot when `seq` is older than it. */
-  async entriesAfter (worldId: string, seq: number): Promise<LogEntry[]> {
-    const { rows } = await this.pool.query<EntryRow>(ENTRIES_AFTER, [worldId, seq])
+  /**
+   * Entries after `seq`, starting at the latest snapshot when `seq` is older than it; a snapshot
+   * that is the world's start comes with the start's body, or with none when `start` says the
+   * caller has it already.
+   */
+  async entriesAfter (worldId: string, seq: number, start: 'with' | 'without' = 'with'): Promise<LogEntry[]> {
+    const { rows } = await this.pool.query<EntryRow>(start === 'with' ? ENTRIES_AFTER : ENTRIES_AFTER_WITHOUT_START, [worldId, seq])
     return rows.map(entryOf)
   }
 
@@ -113,7 +125,7 @@ export class WorldLog {
           const seq = head + 1
           await client.query(
             'INSERT INTO world_log (world_id, seq, kind, body, effects, instance) VALUES ($1, $2, $3, $4, $5, $6)',
-            [worldId, seq, kind, body, effects === undefined ? null : JSON.stringify(effects), instance]
+            [worldId, seq, kind, body ?? null, effects === undefined ? null : JSON.stringify(effects), instance]
           )
           if (kind === 'snapshot') {
             await client.query('DELETE FROM world_log WHERE world_id = $1 AND seq < $2', [worldId, seq])

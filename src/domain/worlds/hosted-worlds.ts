@@ -5,7 +5,6 @@ import { ApiError, storageUnavailable, tenantQuotaReached, tooManyTenants } from
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
-import { pagesOf } from './starts.js'
 import { MAX_TENANTS, type Tenant } from './tenants.js'
 import type { World } from './world.js'
 
@@ -113,11 +112,12 @@ export class HostedWorlds implements SharedCatalogue {
     await this.change(async (change) => {
       if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()
       if (owner !== undefined && await change.countWorlds(owner.id) >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
-      await change.addWorld(row, start, pagesOf(world.db))
+      // its data is its start as a world opens it (with its own Client Ids), which every instance does alike
+      await change.addWorld(row, start, undefined)
       return true
     }, () => {
       register()
-      this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir }, 1))
+      this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true }, 1))
       this.held(world)
     })
   }
@@ -173,15 +173,15 @@ export class HostedWorlds implements SharedCatalogue {
 
   /** Makes this instance a replica of a world created elsewhere: its start, its log's snapshot and the commits since. */
   private async load (row: WorldRow): Promise<void> {
-    const [start, entries] = await Promise.all([this.catalogue.start(row.id), this.log.entriesAfter(row.id, 0)])
+    const [start, entries] = await Promise.all([this.catalogue.start(row.id), this.log.entriesAfter(row.id, 0, 'without')])
     // deleted meanwhile: the next reload will not list it
     if (start === undefined || entries.length === 0 || entries[0].kind !== 'snapshot') return
-    const db = openLogSnapshot(entries[0].body, this.options.migrationsDir)
+    const db = openLogSnapshot(entries[0].body ?? start, this.options.migrationsDir)
     const sql = new UnitOfWork(db)
-    for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body))
+    for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body ?? Buffer.alloc(0)))
     const world = this.registry.adopt({ ...row, start, db })
     applyEffects(world, entries.flatMap((entry) => (entry.effects ?? []) as Effect[]))
-    this.replicas.set(row.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir }, entries.at(-1)?.seq ?? 1))
+    this.replicas.set(row.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true }, entries.at(-1)?.seq ?? 1))
     this.held(world)
   }
 

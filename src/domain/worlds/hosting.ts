@@ -58,9 +58,9 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     if (entries.length === 0) {
       db = openDatabase({ file: ':memory:', migrationsDir: settings.migrationsDir })
     } else {
-      db = openLogSnapshot(entries[0].body, settings.migrationsDir)
+      db = openLogSnapshot(entries[0].body ?? Buffer.alloc(0), settings.migrationsDir)
       const sql = new UnitOfWork(db)
-      for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body))
+      for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body ?? Buffer.alloc(0)))
       for (const entry of entries) changes.push(...((entry.effects ?? []) as Effect[]))
     }
     const seq = entries.at(-1)?.seq ?? 0

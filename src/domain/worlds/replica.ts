@@ -30,6 +30,8 @@ export interface ReplicatedWorld {
   readonly db: Db
   readonly createBudget: SlidingWindow
   readonly clock: Clock
+  /** True while the data is the world's start, as a reset left it (nothing committed since). */
+  readonly atStart: boolean
   adoptDatabase(db: Db): void
 }
 
@@ -40,6 +42,8 @@ export interface WriteTurn {
 
 export interface ReplicaOptions {
   migrationsDir: string
+  /** The world's start is in the catalogue (a created world's): a reset to it is logged without its body. */
+  sharedStart?: boolean
   /** A commit of more steps than this is sent as a snapshot (a reset, a large fixture): replaying it would cost more. */
   maxCommitSteps?: number
   /** Commits after which a writer adds a snapshot, so a starting instance replays few. */
@@ -153,8 +157,10 @@ export class WorldReplica {
       // a commit that read the connection's scratch tables (a fixture loaded through staging) is sent as its result
       const asSnapshot = replaced || steps.length > this.maxCommitSteps || this.commitsSinceSnapshot >= this.snapshotEvery ||
         steps.some((step) => 'unreplayable' in step)
+      // a created world reset to its start: every instance has the start (catalogue.ts), and opens it alike
+      const startAgain = replaced && this.options.sharedStart === true && this.world.atStart
       const seq = asSnapshot
-        ? await turn.append('snapshot', pagesOf(this.world.db), effects)
+        ? await turn.append('snapshot', startAgain ? undefined : pagesOf(this.world.db), effects)
         : await turn.append('commit', encodeSteps(steps), effects)
       await turn.commit()
       this.applied = seq
@@ -173,11 +179,11 @@ export class WorldReplica {
   private replay (entries: LogEntry[]): void {
     for (const entry of entries) {
       if (entry.kind === 'snapshot') {
-        this.world.adoptDatabase(openLogSnapshot(entry.body, this.options.migrationsDir))
+        this.world.adoptDatabase(openLogSnapshot(entry.body ?? Buffer.alloc(0), this.options.migrationsDir))
         this.world.sql.requireCapture()
         this.commitsSinceSnapshot = 0
       } else {
-        this.world.sql.replay(decodeSteps(entry.body))
+        this.world.sql.replay(decodeSteps(entry.body ?? Buffer.alloc(0)))
         this.commitsSinceSnapshot++
       }
       applyEffects(this.world, (entry.effects ?? []) as Effect[])

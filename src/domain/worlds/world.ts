@@ -81,6 +81,8 @@ export class World {
   readonly examiner: ReturnType<typeof createExaminer>
   private data: WorldData
   private dataSource: string
+  /** True while the data is the world's start as a reset left it (any commit since clears it). */
+  private dataAtStart = false
   private readonly sessions: ReturnType<typeof createSessionRepository>
   /** Where this world's examiner sessions are kept (the process's database); worlds created later keep theirs there too. */
   readonly records: UnitOfWork
@@ -122,7 +124,10 @@ export class World {
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
-    data.sql.onCommit(({ clients }) => this.examiner?.noteChanges(clients))
+    data.sql.onCommit(({ clients }) => {
+      this.dataAtStart = false
+      this.examiner?.noteChanges(clients)
+    })
     data.adoptIntegrations()
     return data
   }
@@ -136,6 +141,7 @@ export class World {
       const old = this.data.db
       this.data = this.openData(db)
       old.close()
+      this.dataAtStart = next === undefined
     }
     this.dataSource = next?.source ?? this.options.start.source
   }
@@ -147,8 +153,12 @@ export class World {
   adoptDatabase (db: Db): void {
     const old = this.data.db
     this.data = this.openData(db)
+    this.dataAtStart = false
     if (old !== db && old.open) old.close()
   }
+
+  /** True while the data is the world's start as a reset left it, nothing committed since (replica.ts logs it without its body). */
+  get atStart (): boolean { return this.dataAtStart }
 
   /** The one way the world's data is written (replica.ts captures and replays its commits). */
   get sql (): UnitOfWork { return this.data.sql }
