@@ -169,7 +169,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerErrorHandling(app)
   if (hosted !== undefined) commitBeforeAnswering(app)
   if (hosted !== undefined) shareWorlds(app, hosted)
-  buildRequestContext(app, worlds, config)
+  buildRequestContext(app, worlds, config, hosted === undefined ? 'here' : 'after-replica')
   if (hosted !== undefined) waitForReplica(app, hosted)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)

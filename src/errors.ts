@@ -123,6 +123,11 @@ export const shuttingDown = () =>
 export const storageUnavailable = (detail: string) =>
   new ApiError(503, 'storage-unavailable', 'Service Unavailable', detail, undefined, false, { 'retry-after': '1' })
 
+/** What a step that needed PostgreSQL failed with: a refusal (a bound reached) as it is, anything else 503. */
+export const storageUnreachable = (e: unknown): ApiError => e instanceof ApiError
+  ? e
+  : storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${e instanceof Error ? e.message : String(e)}. Nothing was applied; retry in a moment`)
+
 /** A control call hosted mode does not yet share between instances. */
 export const notSharedWhenHosted = (what: string) =>
   new ApiError(501, 'not-shared-when-hosted', 'Not Implemented',

@@ -40,3 +40,14 @@ INSERT INTO sandbox_catalogue (only_row, version) VALUES (true, 0);
 
 -- A snapshot without a body is the world's start: a world begins so, and need not write its data twice.
 ALTER TABLE world_log ALTER COLUMN body DROP NOT NULL;
+
+-- The counts of each world's fault rules (the rules travel with the world's log): every instance
+-- counts a match and a hit here, so `times`, `every` and `probability` hold across instances.
+CREATE TABLE world_fault_counts (
+  world_id  text    NOT NULL,
+  rule_id   text    NOT NULL,
+  matched   bigint  NOT NULL DEFAULT 0,
+  hits      bigint  NOT NULL DEFAULT 0,
+  exhausted boolean NOT NULL DEFAULT false,
+  PRIMARY KEY (world_id, rule_id)
+);

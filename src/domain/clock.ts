@@ -66,6 +66,11 @@ export class Clock {
     this.changed()
   }
 
+  /** The setting as it stands (what adopt takes). */
+  setting (): ClockSetting {
+    return { offsetMs: this.offsetMs, frozenAt: this.frozenAt }
+  }
+
   /** Takes the setting another replica of the clock made. */
   adopt (setting: ClockSetting): void {
     this.offsetMs = setting.offsetMs

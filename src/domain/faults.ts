@@ -1,6 +1,6 @@
 import { conflict } from '../errors.js'
 import { compileGlob, type GlobMatcher } from './glob.js'
-import { seededRandom } from './random.js'
+import { seededDraw, seededRandom } from './random.js'
 
 /**
  * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, a
@@ -70,20 +70,66 @@ interface Compiled {
   random: () => number
 }
 
+/** The rules as every instance holds them (hosted mode): each change is sent to the others whole (worlds/replica.ts). */
+export interface FaultRules {
+  nextId: number
+  rules: Array<FaultInput & { id: string }>
+}
+
+/**
+ * Where the counts of rules shared by several instances are kept and decided (hosted mode), so
+ * `times`, `every` and `probability` hold across instances exactly: each step counts one, if the
+ * rule is not exhausted meanwhile (undefined when it is).
+ */
+export interface SharedFaultCounts {
+  /** Counts one match; the rule's matches so far. */
+  match(ruleId: string): Promise<number | undefined>
+  /** Counts one hit, exhausting the rule at its `times`; its hits so far. */
+  hit(ruleId: string, times: number | undefined): Promise<number | undefined>
+  /** Every rule's counts now. */
+  all(): Promise<Map<string, Pick<FaultRule, 'matched' | 'hits' | 'exhausted'>>>
+}
+
 export class Faults {
   private rules: Compiled[] = []
   private nextId = 1
+  private shared: SharedFaultCounts | undefined
+
+  /** Told of each change of the rules, with the rules after it (a replica sends them to the others). */
+  observer: ((rules: FaultRules) => void) | undefined
+
+  /** From now on the rules' counts are kept and decided there (hosted mode): decide with decideShared. */
+  share (counts: SharedFaultCounts): void {
+    this.shared = counts
+  }
+
+  get counted (): SharedFaultCounts | undefined {
+    return this.shared
+  }
+
+  /** The rules and what is needed to go on numbering them. */
+  state (): FaultRules {
+    return { nextId: this.nextId, rules: this.rules.map(({ rule }) => inputOf(rule)) }
+  }
+
+  /** Takes the rules another replica holds; a rule held here already keeps its counts. */
+  adopt (state: FaultRules): void {
+    const held = new Map(this.rules.map((c) => [c.rule.id, c]))
+    this.nextId = state.nextId
+    this.rules = state.rules.map((input) => held.get(input.id) ?? compile({ ...input, match: input.match ?? {}, matched: 0, hits: 0, exhausted: false }))
+  }
+
+  private changed (): void {
+    this.observer?.(this.state())
+  }
 
   add (input: FaultInput): FaultRule {
     if (this.rules.length >= MAX_FAULT_RULES) {
       throw conflict(`There are already ${MAX_FAULT_RULES} fault rules, the most kept at once; remove some (DELETE /_sandbox/faults/{id}) or all (DELETE /_sandbox/faults) first`)
     }
     const rule: FaultRule = { ...input, match: input.match ?? {}, id: `fault-${this.nextId++}`, matched: 0, hits: 0, exhausted: false }
-    this.rules.push({
-      rule,
-      path: rule.match.path === undefined ? undefined : compileGlob(rule.match.path),
-      random: seededRandom(input.seed ?? 1)
-    })
+    this.rules.push(compile(rule))
+    this.changed()
     return rule
   }
 
@@ -94,11 +140,24 @@ export class Faults {
   remove (id: string): boolean {
     const before = this.rules.length
     this.rules = this.rules.filter((c) => c.rule.id !== id)
-    return this.rules.length < before
+    if (this.rules.length === before) return false
+    this.changed()
+    return true
   }
 
   clear (): void {
+    if (this.rules.length === 0) return
     this.rules = []
+    this.changed()
+  }
+
+  /** The rules with their counts now (kept where they are shared, in hosted mode). */
+  async current (): Promise<FaultRule[]> {
+    if (this.shared !== undefined) {
+      const counts = await this.shared.all()
+      for (const { rule } of this.rules) Object.assign(rule, counts.get(rule.id) ?? {})
+    }
+    return this.list()
   }
 
   get active (): boolean {
@@ -119,6 +178,47 @@ export class Faults {
     }
     return undefined
   }
+
+  /**
+   * decide() for rules whose counts are shared (hosted mode): each step is counted where the counts
+   * are kept, and the probability's draw is the one of that match's turn (seededDraw), so the
+   * requests of every instance take the rules' turns as one instance's would.
+   */
+  async decideShared (req: FaultRequest): Promise<FaultRule | undefined> {
+    const counts = this.shared
+    if (counts === undefined) return this.decide(req)
+    for (const c of [...this.rules]) {
+      const { rule } = c
+      if (rule.exhausted || !matches(c, req)) continue
+      const matched = await counts.match(rule.id)
+      if (matched === undefined) {
+        rule.exhausted = true
+        continue
+      }
+      rule.matched = Math.max(rule.matched, matched)
+      if (rule.every !== undefined && matched % rule.every !== 0) continue
+      const turn = rule.every === undefined ? matched : matched / rule.every
+      if (rule.probability !== undefined && seededDraw(rule.seed ?? 1, turn) >= rule.probability) continue
+      const hits = await counts.hit(rule.id, rule.times)
+      if (hits === undefined) {
+        rule.exhausted = true
+        continue
+      }
+      rule.hits = Math.max(rule.hits, hits)
+      if (rule.times !== undefined && hits >= rule.times) rule.exhausted = true
+      return rule
+    }
+    return undefined
+  }
+}
+
+function compile (rule: FaultRule): Compiled {
+  return { rule, path: rule.match.path === undefined ? undefined : compileGlob(rule.match.path), random: seededRandom(rule.seed ?? 1) }
+}
+
+function inputOf (rule: FaultRule): FaultInput & { id: string } {
+  const { matched: _matched, hits: _hits, exhausted: _exhausted, ...input } = rule
+  return input
 }
 
 function matches (c: Compiled, req: FaultRequest): boolean {

@@ -106,13 +106,29 @@ function answerFault (request: FastifyRequest, reply: FastifyReply, rule: FaultR
 export function applyFaults (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void {
   const { world } = request
   if (!world.faults.active || !isVendor(request)) return done()
-  const rule = world.faults.decide({
-    method: request.method,
-    path: capPath(pathOf(request.url)),
-    version: request.routeOptions.config.apiVersion ?? versionOf(request.url),
-    clientId: claimedClientId(request),
-    agencyId: agencyOf(agencyParam(request))
-  })
+  actOnFault(request, reply, world.faults.decide(faultRequestOf(request)), done)
+}
+
+/**
+ * The same where the rules' counts are shared by several instances (hosted mode): decided where
+ * they are kept, once the request's world holds every rule made before it (a hook after the replica's).
+ * `failed` makes what the decision could not reach into the answer.
+ */
+export function applySharedFaults (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failed: (e: unknown) => Error): void {
+  const { world } = request
+  if (!world.faults.active || !isVendor(request)) return done()
+  world.faults.decideShared(faultRequestOf(request)).then((rule) => actOnFault(request, reply, rule, done), (e) => done(failed(e)))
+}
+
+const faultRequestOf = (request: FastifyRequest) => ({
+  method: request.method,
+  path: capPath(pathOf(request.url)),
+  version: request.routeOptions.config.apiVersion ?? versionOf(request.url),
+  clientId: claimedClientId(request),
+  agencyId: agencyOf(agencyParam(request))
+})
+
+function actOnFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRule | undefined, done: (error?: Error) => void): void {
   if (rule === undefined) return done()
   request.faultId = rule.id // already while a delay runs: a client that leaves then is journaled with it
   const apply = () => {

@@ -3,8 +3,9 @@ import type { Heads } from '../db/postgres/catalogue.js'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { WriteTurn } from '../domain/worlds/replica.js'
 import type { World } from '../domain/worlds/world.js'
-import { ApiError, notSharedWhenHosted, storageUnavailable, toResponse } from '../errors.js'
+import { notSharedWhenHosted, storageUnreachable, toResponse } from '../errors.js'
 import { OPERATIONS } from '../versions/operations.js'
+import { applySharedFaults } from './observe.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -21,11 +22,10 @@ declare module 'fastify' {
 const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
- * Control calls that change what each instance keeps for itself (its fault rules, simulator,
- * examiner sessions): hosted mode refuses them, as applied on one instance they would hold there only.
+ * Control calls that change what each instance keeps for itself (its simulator, examiner
+ * sessions): hosted mode refuses them, as applied on one instance they would hold there only.
  */
 const KEPT_PER_INSTANCE: ReadonlyArray<readonly [method: string, route: string, what: string]> = [
-  ['POST', '/_sandbox/faults', 'A fault rule'],
   ['POST', '/_sandbox/simulator', 'The activity simulator'],
   ['POST', '/_sandbox/sessions', 'An examiner session']
 ]
@@ -52,7 +52,7 @@ export function commitBeforeAnswering (app: FastifyInstance): void {
       await turn.commit()
       return payload
     } catch (e) {
-      const answer = toResponse(e instanceof ApiError ? e : storageUnavailable((e as Error).message))
+      const answer = toResponse(storageUnreachable(e))
       reply.code(answer.status).headers(answer.headers).header('content-type', answer.contentType)
       return answer.body
     }
@@ -84,6 +84,8 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
   // world id in the route's own hook: caught up on the first, then again if the route chose another
   app.addHook('onRequest', catchUp)
   app.addHook('preParsing', catchUp)
+  // a partner request's fault rules, once its world holds those made before it: their counts decided in PostgreSQL
+  app.addHook('onRequest', (request, reply, done) => applySharedFaults(request, reply, done, storageUnreachable))
   // refused before the body is validated: the answer is the same whatever the body says
   app.addHook('preValidation', async (request) => {
     if (READS.has(request.method)) return

@@ -27,7 +27,7 @@ declare module 'fastify' {
  * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
  * again; the route's operation and version come with the route (src/plugins/vendor.ts).
  */
-export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>): void {
+export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, faults: 'here' | 'after-replica' = 'here'): void {
   app.decorateRequest('world', null as unknown as World)
   app.decorateRequest('credentials', null)
   // A callback hook, not an async one: it runs on every request and most return at once.
@@ -42,7 +42,9 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
     const world = worlds.forClientId(credentials?.clientId)
     request.world = world
     world.touch()
-    applyFaults(request, reply, done)
+    // hosted mode: once the replica holds the rules made before the request (replication.ts)
+    if (faults === 'here') applyFaults(request, reply, done)
+    else done()
   })
 
   // And the one hook every answer passes last: dated by its world's clock, unless it is lost (observe.ts).

@@ -48,13 +48,16 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
  * With SANDBOX_TEST_DATABASE_URL (test/postgres.ts sets it), each app runs in hosted mode over a
  * PostgreSQL database of its own, created here and dropped after its test.
  */
+const overPostgresRun = (process.env.SANDBOX_TEST_DATABASE_URL ?? '') !== ''
+
 /**
- * Why a test of what hosted mode keeps per instance (fault rules, examiner sessions: refused
+ * Why a test of what hosted mode keeps per instance (the simulator, examiner sessions: refused
  * there with 501) is skipped in a run over PostgreSQL; false in a run over SQLite.
  */
-export const keptPerInstance: string | false = (process.env.SANDBOX_TEST_DATABASE_URL ?? '') === ''
-  ? false
-  : 'hosted mode keeps fault rules and examiner sessions per instance (501): test/hosted/two-instances.test.ts'
+export const keptPerInstance: string | false = overPostgresRun && 'hosted mode keeps the simulator and examiner sessions per instance (501): test/hosted/two-instances.test.ts'
+
+/** Why a test of the SQLite file itself (a restart over the same file) is skipped in a run over PostgreSQL. */
+export const overPostgres: string | false = overPostgresRun && 'a test of the SQLite file (each app over PostgreSQL has a database of its own)'
 
 async function hostedDatabase (t: Teardown): Promise<Partial<Config>> {
   const server = process.env.SANDBOX_TEST_DATABASE_URL

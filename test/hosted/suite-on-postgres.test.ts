@@ -1,9 +1,9 @@
 /**
- * The vendor API's tests, and those of created worlds and tenants, again, each app in hosted mode
- * over a PostgreSQL database of its own (test/helpers/app.ts reads SANDBOX_TEST_DATABASE_URL): the
- * same assertions hold over either store. The files listed use only what hosted mode shares (the
- * tests of what it keeps per instance skip themselves: keptPerInstance); the control calls it
- * refuses (fault rules, the simulator, sessions) are tested in two-instances.test.ts.
+ * The vendor API's tests, the control plane's, and those of created worlds and tenants, again,
+ * each app in hosted mode over a PostgreSQL database of its own (test/helpers/app.ts reads
+ * SANDBOX_TEST_DATABASE_URL): the same assertions hold over either store. The tests of what hosted
+ * mode keeps per instance skip themselves (keptPerInstance: the simulator and examiner sessions,
+ * which it refuses, as two-instances.test.ts checks), and so do those of the SQLite file itself.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -21,6 +21,9 @@ const FILES = [
   'test/fidelity/spec.test.ts',
   'test/routes/agencies.test.ts',
   'test/routes/clients.test.ts',
+  'test/routes/control.test.ts',
+  'test/routes/lost-answers.test.ts',
+  'test/routes/writes.test.ts',
   'test/versions/versions.test.ts',
   'test/worlds/tenants.test.ts',
   'test/worlds/worlds.test.ts'

@@ -142,10 +142,38 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       t.equal((await post(`${a}/_sandbox/worlds`, bearer(one.token))).status, 201, 'and the place it held is free on A')
     })
 
-    await t.test('an instance started later holds every world and tenant', async (t) => {
+    await t.test('an instance started later holds every world and tenant, with their clocks and fault rules', async (t) => {
+      // a reset that keeps them writes a snapshot, which ends the log before it: it carries them
+      const w2Routes = `/_sandbox/worlds/${w2.id}`
+      const put = await fetch(`${a}${w2Routes}/clock`, { method: 'PUT', headers: bearer(two.token), body: JSON.stringify({ now: '2031-05-04T03:02:01Z', frozen: true }) })
+      t.equal(put.status, 200, "w2's clock set on A")
+      t.equal((await post(`${a}${w2Routes}/faults`, bearer(two.token), { match: { path: '/vendor/agency/9999/**' }, effect: { status: 503 } })).status, 201, 'a rule added on A')
+      t.equal((await post(`${a}${w2Routes}/reset`, bearer(two.token), { keep: ['clock', 'faults'] })).status, 200, 'reset, keeping both')
       const c = await start()
+      t.same(await (await fetch(`${c}${w2Routes}/clock`, { headers: bearer(two.token) })).json(), { now: '2031-05-04T03:02:01.000Z', frozen: true }, "C has w2's clock")
+      t.same((await (await fetch(`${c}${w2Routes}/faults`, { headers: bearer(two.token) })).json() as Array<{ match: { path: string } }>).map((r) => r.match.path), ['/vendor/agency/9999/**'], "and w2's rule")
+      t.equal((await fetch(`${c}${w2Routes}/faults`, { method: 'DELETE', headers: bearer(two.token) })).status, 204, 'cleared on C')
+      t.equal((await fetch(`${c}${w2Routes}/clock`, { method: 'DELETE', headers: bearer(two.token) })).status, 200, 'real time again on C')
       t.equal((await fetch(`${c}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status, 200, "w2's Client Id is known on C")
       t.equal((await fetch(`${c}/_sandbox/worlds`, { headers: bearer(two.token) })).status, 200, "tenant two's token opens C")
+    })
+
+    await t.test('fault rules are every instance\'s, and their counts hold across instances', async (t) => {
+      const rules = `/_sandbox/worlds/${w2.id}/faults`
+      const added = await post(`${a}${rules}`, bearer(two.token), { match: { path: '/vendor/agencies' }, effect: { status: 503 }, times: 3 })
+      t.equal(added.status, 201, 'a rule added on A')
+      const answers = await Promise.all(Array.from({ length: 10 }, async (_, i) => (await fetch(`${i % 2 === 0 ? a : b}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status))
+      t.equal(answers.filter((s) => s === 503).length, 3, `times 3: three requests of ten over both instances answered by it (${answers.join(' ')})`)
+      t.equal((await fetch(`${b}/vendor/agencies?version=4.0`, { headers: basic(w1) })).status, 200, "another world's requests are not")
+      const listed = await (await fetch(`${b}${rules}`, { headers: bearer(two.token) })).json() as Array<{ hits: number, matched: number, exhausted: boolean }>
+      t.same(listed.map((r) => [r.hits, r.exhausted]), [[3, true]], 'B lists it with its three hits, exhausted')
+      const every = await post(`${b}${rules}`, bearer(two.token), { match: { path: '/vendor/agencies' }, effect: { status: 500 }, every: 2 })
+      t.equal(every.status, 201, 'a rule for every second request added on B')
+      const sequence: number[] = []
+      for (let i = 0; i < 6; i++) sequence.push((await fetch(`${i % 2 === 0 ? a : b}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status)
+      t.same(sequence, [200, 500, 200, 500, 200, 500], 'every second request, counted across both')
+      t.equal((await fetch(`${a}${rules}`, { method: 'DELETE', headers: bearer(two.token) })).status, 204, 'the rules cleared on A')
+      t.equal((await fetch(`${b}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status, 200, 'B no longer applies them')
     })
 
     await t.test('a tenant deleted on one instance is gone on the other, with its worlds', async (t) => {

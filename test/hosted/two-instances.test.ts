@@ -117,7 +117,7 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
     })
 
     await t.test('control calls each instance keeps for itself are refused, not applied to one', async (t) => {
-      for (const [method, path] of [['POST', '/_sandbox/faults'], ['POST', '/_sandbox/simulator'], ['POST', '/_sandbox/sessions']]) {
+      for (const [method, path] of [['POST', '/_sandbox/simulator'], ['POST', '/_sandbox/sessions']]) {
         const answer = await fetch(`${a}${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' })
         t.equal(answer.status, 501, `${method} ${path}: 501`)
       }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
-import { AGENCY, DEMO, NORTHWIND, build, demoFixture } from '../helpers/app.js'
+import { AGENCY, build, DEMO, demoFixture, NORTHWIND, overPostgres } from '../helpers/app.js'
 import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
 import { Clock } from '../../src/domain/clock.js'
 import type { FastifyInstance } from 'fastify'
@@ -159,7 +159,7 @@ t.test('disconnected agency: 202 pending, applied in order on reconnect, modifie
   t.equal(res.statusCode, 400)
 })
 
-t.test('pending writes survive a restart', async (t) => {
+t.test('pending writes survive a restart', { skip: overPostgres }, async (t) => {
   const { mkdtempSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
   const { join } = await import('node:path')

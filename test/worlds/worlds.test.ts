@@ -43,7 +43,7 @@ t.test('a world is created from the start-up fixture with Client Ids of its own'
   t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: basic(`abc@${world.id.replace(/.$/, '_')}`, '123') } })).statusCode, 401, 'a world that does not exist')
 })
 
-t.test("a world's writes, clock, faults and journal are its own", { skip: keptPerInstance }, async (t) => {
+t.test("a world's writes, clock, faults and journal are its own", async (t) => {
   const app = await build(t)
   const a = await createWorld(app)
   const b = await createWorld(app)

@@ -1,7 +1,8 @@
 import type { Catalogue, CatalogueChange, Heads, WorldRow } from '../../db/postgres/catalogue.js'
+import { FaultCounts } from '../../db/postgres/fault-counts.js'
 import type { WorldLog } from '../../db/postgres/world-log.js'
 import { UnitOfWork } from '../../db/index.js'
-import { ApiError, storageUnavailable, tenantQuotaReached, tooManyTenants } from '../../errors.js'
+import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
@@ -61,6 +62,7 @@ export class HostedWorlds implements SharedCatalogue {
   ) {
     this.realNow = options.realNow ?? Date.now
     this.replicas.set(defaultReplica.world.id, defaultReplica)
+    defaultReplica.world.faults.share(new FaultCounts(log.pool, defaultReplica.world.id))
     this.sweeper = setInterval(() => { void this.sweep().catch(() => undefined) }, options.sweepMs ?? 1000)
     this.sweeper.unref()
   }
@@ -78,7 +80,7 @@ export class HostedWorlds implements SharedCatalogue {
       if (this.realNow() >= this.nextExpiryMs) await this.sweep()
       return heads
     } catch (e) {
-      throw unavailable(e)
+      throw storageUnreachable(e)
     }
   }
 
@@ -117,8 +119,7 @@ export class HostedWorlds implements SharedCatalogue {
       return true
     }, () => {
       register()
-      this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true }, 1))
-      this.held(world)
+      this.held(world, 1)
     })
   }
 
@@ -181,12 +182,16 @@ export class HostedWorlds implements SharedCatalogue {
     for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body ?? Buffer.alloc(0)))
     const world = this.registry.adopt({ ...row, start, db })
     applyEffects(world, entries.flatMap((entry) => (entry.effects ?? []) as Effect[]))
-    this.replicas.set(row.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true }, entries.at(-1)?.seq ?? 1))
-    this.held(world)
+    this.held(world, entries.at(-1)?.seq ?? 1)
   }
 
-  /** A world is held here from now on: its use as written, and its expiry among those the next sweep waits for. */
-  private held (world: World): void {
+  /**
+   * A created world is held here from now on, its replica at the log's entry `applied`, its fault
+   * rules counted in PostgreSQL; its use as written, and its expiry among those the next sweep waits for.
+   */
+  private held (world: World, applied: number): void {
+    this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true }, applied))
+    world.faults.share(new FaultCounts(this.log.pool, world.id))
     this.usesWritten.set(world.id, world.lastUsedMs)
     this.nextExpiryMs = Math.min(this.nextExpiryMs, world.expiresAtMs ?? Infinity)
   }
@@ -210,7 +215,7 @@ export class HostedWorlds implements SharedCatalogue {
       try {
         outcome = await this.catalogue.change(async (change) => ({ changed: await run(change), result: undefined }))
       } catch (e) {
-        throw unavailable(e)
+        throw storageUnreachable(e)
       }
       apply()
       if (outcome.before === this.version) this.version = outcome.after
@@ -262,11 +267,4 @@ export class HostedWorlds implements SharedCatalogue {
       release()
     }
   }
-}
-
-/** A refusal (a bound reached) as it is; anything else a failure of PostgreSQL: 503. */
-function unavailable (e: unknown): ApiError {
-  if (e instanceof ApiError) return e
-  const reason = e instanceof Error ? e.message : String(e)
-  return storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${reason}. Nothing was applied; retry in a moment`)
 }

@@ -1,8 +1,9 @@
 import { migrate, type Db } from '../../db/database.js'
 import type { CapturedStep, UnitOfWork } from '../../db/index.js'
 import type { LogEntry, LogTurn, WorldLog } from '../../db/postgres/world-log.js'
-import { storageUnavailable } from '../../errors.js'
+import { storageUnreachable } from '../../errors.js'
 import type { Clock, ClockSetting } from '../clock.js'
+import type { FaultRules, Faults } from '../faults.js'
 import type { SlidingWindow, WindowChange } from '../sliding-window.js'
 import { openSnapshot, pagesOf } from './starts.js'
 
@@ -20,8 +21,8 @@ import { openSnapshot, pagesOf } from './starts.js'
  * The create-client rate window travels with the commits, so its limit holds across instances.
  */
 
-/** What a commit changed beside the data, in order: the create-client window's events, and the clock's setting. */
-export type Effect = WindowChange | readonly ['clock', ClockSetting]
+/** What a commit changed beside the data, in order: the create-client window's events, the clock's setting, the fault rules. */
+export type Effect = WindowChange | readonly ['clock', ClockSetting] | readonly ['faults', FaultRules]
 
 /** What a replica needs of its world. */
 export interface ReplicatedWorld {
@@ -30,6 +31,7 @@ export interface ReplicatedWorld {
   readonly db: Db
   readonly createBudget: SlidingWindow
   readonly clock: Clock
+  readonly faults: Faults
   /** True while the data is the world's start, as a reset left it (nothing committed since). */
   readonly atStart: boolean
   adoptDatabase(db: Db): void
@@ -100,7 +102,7 @@ export class WorldReplica {
       try {
         this.replay(await this.log.entriesAfter(this.world.id, this.stale ? 0 : this.applied))
       } catch (e) {
-        throw unavailable(e)
+        throw storageUnreachable(e)
       }
     })
   }
@@ -121,13 +123,14 @@ export class WorldReplica {
     } catch (e) {
       await turn?.rollback().catch(() => undefined)
       release()
-      throw unavailable(e)
+      throw storageUnreachable(e)
     }
     const sql = this.world.sql
     const changes: Effect[] = []
     sql.capture()
     this.world.createBudget.observer = (change) => changes.push(change)
     this.world.clock.observer = (setting) => changes.push(['clock', setting])
+    this.world.faults.observer = (rules) => changes.push(['faults', rules])
     let done = false
     return {
       commit: async () => {
@@ -136,6 +139,7 @@ export class WorldReplica {
         const steps = sql.takeCaptured()
         this.world.createBudget.observer = undefined
         this.world.clock.observer = undefined
+        this.world.faults.observer = undefined
         try {
           await this.append(turn, sql, steps, changes)
         } finally {
@@ -152,13 +156,15 @@ export class WorldReplica {
       await turn.rollback().catch(() => undefined)
       return
     }
-    const effects = changes.length === 0 ? undefined : changes
     try {
       // a commit that read the connection's scratch tables (a fixture loaded through staging) is sent as its result
       const asSnapshot = replaced || steps.length > this.maxCommitSteps || this.commitsSinceSnapshot >= this.snapshotEvery ||
         steps.some((step) => 'unreplayable' in step)
       // a created world reset to its start: every instance has the start (catalogue.ts), and opens it alike
       const startAgain = replaced && this.options.sharedStart === true && this.world.atStart
+      // a snapshot ends the log before it, effects included: it carries the instruments' whole state
+      const state: Effect[] = asSnapshot ? [['clock', this.world.clock.setting()], ['faults', this.world.faults.state()]] : []
+      const effects = changes.length === 0 && state.length === 0 ? undefined : [...changes, ...state]
       const seq = asSnapshot
         ? await turn.append('snapshot', startAgain ? undefined : pagesOf(this.world.db), effects)
         : await turn.append('commit', encodeSteps(steps), effects)
@@ -169,7 +175,7 @@ export class WorldReplica {
       // written here, not in the log: the replica is rebuilt from the log before it answers again
       this.stale = true
       await turn.rollback().catch(() => undefined)
-      throw unavailable(e)
+      throw storageUnreachable(e)
     } finally {
       this.world.sql.requireCapture()
     }
@@ -219,14 +225,10 @@ export function openLogSnapshot (body: Buffer, migrationsDir: string): Db {
 }
 
 /** Applies what another instance's commit changed beside the data. */
-export function applyEffects (world: Pick<ReplicatedWorld, 'clock' | 'createBudget'>, effects: readonly Effect[]): void {
+export function applyEffects (world: Pick<ReplicatedWorld, 'clock' | 'createBudget' | 'faults'>, effects: readonly Effect[]): void {
   for (const effect of effects) {
     if (effect[0] === 'clock') world.clock.adopt(effect[1])
+    else if (effect[0] === 'faults') world.faults.adopt(effect[1])
     else world.createBudget.apply(effect)
   }
-}
-
-function unavailable (e: unknown) {
-  const reason = e instanceof Error ? e.message : String(e)
-  return storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${reason}. Nothing was applied; retry in a moment`)
 }
