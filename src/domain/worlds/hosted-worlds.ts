@@ -6,7 +6,7 @@ import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError }
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
-import { MAX_TENANTS, type Tenant } from './tenants.js'
+import { MAX_TENANTS, type SharedCatalogue, type Tenant } from './tenants.js'
 import type { World } from './world.js'
 
 /**
@@ -18,17 +18,6 @@ import type { World } from './world.js'
  * A world's idleness is decided in PostgreSQL too: each instance writes the latest use it saw,
  * and the worlds idle past their time to live there are deleted for all.
  */
-
-/** What the registry asks of a catalogue shared by several instances (absent: the process's own). */
-export interface SharedCatalogue {
-  /** Brings the world to the latest data before it is copied. */
-  prepareCopy(world: World): Promise<void>
-  /** Adds the world where every instance sees it; `register` makes it this instance's, in the same turn. */
-  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
-  deleteWorld(id: string, apply: () => void): Promise<boolean>
-  addTenant(tenant: Tenant, register: () => void): Promise<void>
-  deleteTenant(id: string, apply: () => void): Promise<boolean>
-}
 
 export interface HostedWorldsOptions {
   migrationsDir: string

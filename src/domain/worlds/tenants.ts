@@ -1,6 +1,5 @@
-import { invalidField, tooManyTenants } from '../../errors.js'
+import { invalidField, tooManyTenants, type ApiError } from '../../errors.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import type { SharedCatalogue } from './hosted-worlds.js'
 import type { World } from './world.js'
 import { newId } from './world-ids.js'
 
@@ -30,6 +29,17 @@ export type TokenHolder = { kind: 'world', world: World } | { kind: 'tenant', te
 export interface NewTenant {
   name?: string
   maxWorlds?: number
+}
+
+/** What the registry and the tenants ask of a catalogue shared by several instances (hosted mode: hosted-worlds.ts; absent: the process's own). */
+export interface SharedCatalogue {
+  /** Brings the world to the latest data before it is copied. */
+  prepareCopy(world: World): Promise<void>
+  /** Adds the world where every instance sees it; `register` makes it this instance's, in the same turn. */
+  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
+  deleteWorld(id: string, apply: () => void): Promise<boolean>
+  addTenant(tenant: Tenant, register: () => void): Promise<void>
+  deleteTenant(id: string, apply: () => void): Promise<boolean>
 }
 
 /** What the tenants need of the worlds: their tokens, who owns which, and deleting one. */
