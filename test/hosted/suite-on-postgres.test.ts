@@ -13,6 +13,13 @@ import { ROOT } from '../../src/config.js'
 import { postgresBinaries, startScratchPostgres } from '../../scripts/scratch-postgres.js'
 
 const FILES = [
+  'test/app/auth.test.ts',
+  'test/app/errors.test.ts',
+  'test/app/limits.test.ts',
+  'test/http/body-buffers.test.ts',
+  'test/http/date-header.test.ts',
+  'test/read-model/batch-answers.test.ts',
+  'test/read-model/invalidation.test.ts',
   'test/fidelity/dotnet-binding.test.ts',
   'test/fidelity/observed-live.test.ts',
   'test/fidelity/our-choice.test.ts',
