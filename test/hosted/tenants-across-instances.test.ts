@@ -176,6 +176,32 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       t.equal((await fetch(`${b}/vendor/agencies?version=4.0`, { headers: basic(w2) })).status, 200, 'B no longer applies them')
     })
 
+    await t.test('PostgreSQL stopped: catalogue changes answer 503 with Retry-After and change nothing', async (t) => {
+      const before = await (await fetch(`${a}/_sandbox/worlds`, { headers: ADMIN })).json() as { worlds: Array<{ id: string }> }
+      postgres.stop()
+      try {
+        for (const [path, body] of [['/_sandbox/tenants', { name: 'while down' }], ['/_sandbox/worlds', {}]] as const) {
+          const answer = await post(`${b}${path}`, ADMIN, body)
+          t.equal(answer.status, 503, `POST ${path}: 503`)
+          t.equal(answer.headers.get('retry-after'), '1', 'with Retry-After')
+        }
+        const deleted = await fetch(`${a}/_sandbox/worlds/${w1.id}`, { method: 'DELETE', headers: ADMIN })
+        t.equal(deleted.status, 503, 'DELETE of a world: 503')
+      } finally {
+        postgres.start()
+      }
+      let after: { worlds: Array<{ id: string }> } | undefined
+      for (let i = 0; i < 50 && after === undefined; i++) {
+        const answer = await fetch(`${b}/_sandbox/worlds`, { headers: ADMIN })
+        if (answer.status === 200) after = await answer.json() as { worlds: Array<{ id: string }> }
+        else await sleep(200)
+      }
+      t.same(after?.worlds.map((w) => w.id), before.worlds.map((w) => w.id), 'once it is back, B lists the worlds there were: none added, none deleted')
+      const tenants = await (await fetch(`${a}/_sandbox/tenants`, { headers: ADMIN })).json() as { tenants: Array<{ name: string }> }
+      t.notOk(tenants.tenants.some((x) => x.name === 'while down'), 'and no tenant was added')
+      t.equal((await fetch(`${a}/vendor/agencies?version=4.0`, { headers: basic(w1) })).status, 200, 'w1 answers on A')
+    })
+
     await t.test('a tenant deleted on one instance is gone on the other, with its worlds', async (t) => {
       t.equal((await fetch(`${a}/_sandbox/tenants/${two.id}`, { method: 'DELETE', headers: ADMIN })).status, 204, 'deleted on A')
       t.equal((await fetch(`${b}/_sandbox/worlds`, { headers: bearer(two.token) })).status, 401, 'its token opens nothing on B')

@@ -227,21 +227,21 @@ export class HostedWorlds implements SharedCatalogue {
     }
     await this.catalogue.touch(uses)
     for (const [id, ms] of uses) this.usesWritten.set(id, ms)
-    // worlds created anywhere are held here too (from the next request on): when none here expires, none does
-    if (this.registry.list().some((world) => world.ttlMs > 0)) {
-      let expired: string[] = []
-      await this.change(async (change) => {
-        const now = this.realNow()
-        const idle: string[] = []
-        for (const { id, lastUsedMs, ttlMs } of await change.expiringWorlds()) {
-          const held = this.registry.get(id)
-          if (held !== undefined) held.lastUsedMs = Math.max(held.lastUsedMs, lastUsedMs)
-          if (Math.max(lastUsedMs, held?.lastUsedMs ?? 0) + ttlMs <= now) idle.push(id)
-        }
-        expired = await change.deleteWorlds(idle)
-        return expired.length > 0
-      }, () => this.forget(expired, () => { for (const id of expired) this.registry.delete(id) }))
-    }
+    // a world's use here is at most its latest anywhere: before the earliest expiry seen here, none
+    // of the worlds held here has expired (and those created elsewhere since, their creators sweep)
+    if (this.realNow() < this.nextExpiryMs) return
+    let expired: string[] = []
+    await this.change(async (change) => {
+      const now = this.realNow()
+      const idle: string[] = []
+      for (const { id, lastUsedMs, ttlMs } of await change.expiringWorlds()) {
+        const held = this.registry.get(id)
+        if (held !== undefined) held.lastUsedMs = Math.max(held.lastUsedMs, lastUsedMs)
+        if (Math.max(lastUsedMs, held?.lastUsedMs ?? 0) + ttlMs <= now) idle.push(id)
+      }
+      expired = await change.deleteWorlds(idle)
+      return expired.length > 0
+    }, () => this.forget(expired, () => { for (const id of expired) this.registry.delete(id) }))
     this.nextExpiryMs = Math.min(Infinity, ...this.registry.list().map((world) => world.expiresAtMs ?? Infinity))
   }
 
