@@ -202,11 +202,15 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     const { createFaker, generateClient } = await import('./fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
   }
+  // Read (and validated) only when the database is empty or on reset: starts stay fast. At start
+  // here, where nothing is answered yet; once requests are, on the fixture worker.
+  let answering = false
   const { world, startFixture, seededNow, fixtureMismatch } = await openDefaultWorld({
     db,
     records: records === undefined ? undefined : new UnitOfWork(records),
-    // Read (and validated) only when the database is empty or on reset: starts stay fast.
-    fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures, onFixtureWarning)),
+    fixture: options.fixture ?? (async () => answering
+      ? await fixtures.fixtureFile(config.fixtures, onFixtureWarning)
+      : (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures, onFixtureWarning)),
     fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
     fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
     reseed: config.resetOnStart,
@@ -217,6 +221,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     reports,
     checkpoint: (file) => fixtures.checkpoint(file)
   })
+  answering = true
   return new WorldRegistry(world, {
     limits: {
       maxWorlds: config.worlds.max,

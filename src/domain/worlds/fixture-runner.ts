@@ -1,6 +1,9 @@
+import { statSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
 import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
 import type { ReadMirror } from '../examiner/mirror-body.js'
+import type { Fixture } from '../../fixture/schema.js'
+import { loadFixtureFile } from '../../fixture/validate.js'
 import type { PreparedAgency } from '../world.js'
 import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
 import type { StateSource } from './state-document.js'
@@ -18,6 +21,8 @@ const IDLE_MS = 1_000
  * piling up under the next large body; a new worker starts in tens of milliseconds, off the loop.
  */
 const RETIRE_AFTER_BYTES = 1024 * 1024
+/** A start-up fixture file larger than a body may be (8 MiB) is read where it is asked for: the worker's heap is bounded for bodies. */
+const WORKER_FILE_BYTES = 8 * 1024 * 1024
 
 /** What a job that ran out of the worker's heap answers. */
 const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
@@ -88,6 +93,27 @@ export class FixtureRunner {
     return (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!.map(asBuffer)
   }
 
+  /**
+   * The start-up fixture file, read and validated on the worker (a reset to it over a database
+   * seeded before this start read it on the event loop: 65 to 130 ms for the demo); warnings go
+   * to `onWarning`, one call per line. A file that cannot be read there, is invalid, or is larger
+   * than a body may be is read here, so its errors are those of a read at start.
+   */
+  async fixtureFile (file: string, onWarning: (line: string) => void = () => {}): Promise<Fixture> {
+    let size = Number.POSITIVE_INFINITY
+    try {
+      size = statSync(file).size
+    } catch {}
+    if (this.options.workerFile !== undefined && size <= WORKER_FILE_BYTES) {
+      const read = await this.run({ kind: 'file', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() }, size >= RETIRE_AFTER_BYTES).catch(() => undefined)
+      if (read?.file !== undefined) {
+        for (const line of read.file.warnings) onWarning(line)
+        return read.file.fixture
+      }
+    }
+    return loadFixtureFile(file, onWarning)
+  }
+
   /** Folds a database file's write-ahead log into it from the worker's own connection (see checkpointFile). */
   async checkpoint (file: string): Promise<void> {
     await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() })
@@ -113,14 +139,14 @@ export class FixtureRunner {
     return { migrationsDir: this.options.migrationsDir, nowIso: new Date().toISOString() }
   }
 
-  private async run (job: FixtureJob): Promise<Extract<FixtureOutcome, { ok: true }>> {
+  private async run (job: FixtureJob, large = false): Promise<Extract<FixtureOutcome, { ok: true }>> {
     if (this.closed) throw shuttingDown()
-    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job)
+    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job, large)
     if (!outcome.ok) throw errorOf(outcome.error)
     return outcome
   }
 
-  private inWorker (job: FixtureJob): Promise<FixtureOutcome> {
+  private inWorker (job: FixtureJob, large: boolean): Promise<FixtureOutcome> {
     if (this.waiting.size >= MAX_FIXTURE_JOBS) {
       throw tooManyRequests(`${MAX_FIXTURE_JOBS} fixture documents are being read; send this one again in a moment`, 1)
     }
@@ -131,7 +157,7 @@ export class FixtureRunner {
     const { bytes } = job
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
     return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { kind: job.kind, large: job.kind === 'state' || bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
+      this.waiting.set(id, { kind: job.kind, large: large || job.kind === 'state' || bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
       worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
     })
   }
