@@ -166,10 +166,7 @@ export function runFixtureJob (job: FixtureJob): FixtureOutcome {
     // a fixture file that cannot be read or is invalid throws FixtureError: a failure, which the
     // runner answers by reading the file where it was asked (fixture-runner.ts fixtureFile)
     if (job.kind === 'file') return { ok: true, file: readFixtureFile(job.file!) }
-    if (job.kind === 'state') {
-      const source: StateSource = job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
-      return { ok: true, state: stateOfSource(source) }
-    }
+    if (job.kind === 'state') return { ok: true, state: [...stateOfSource(stateSourceOf(job))] }
     const body = parseJsonBody(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.maxValues)
     if (job.kind === 'reset') return { ok: true, reset: readResetBody(body, job.snapshot === true ? job.settings : undefined) }
     if (job.kind === 'mirror') return { ok: true, mirror: readMirrorBody(body) }
@@ -180,6 +177,9 @@ export function runFixtureJob (job: FixtureJob): FixtureOutcome {
     return { ok: false, error: { status: e.status, code: e.code, title: e.title, detail: e.detail, errors: e.errors, headers: e.headers } }
   }
 }
+
+/** Where a state job reads the world's data: its database file, or the snapshot sent as its bytes. */
+export const stateSourceOf = (job: FixtureJob): StateSource => job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
 
 /** The ApiError a refusal stands for. */
 export const errorOf = (shape: ErrorShape) => new ApiError(shape.status, shape.code, shape.title, shape.detail, shape.errors, false, shape.headers)
