@@ -44,13 +44,30 @@ t.test('a reader that takes nothing for the stall time gives the document up: it
   t.ok(stalled.destroyed)
   t.equal(runner.reading, 0, 'its place is free')
   // every place can be taken again, and a document read to its end frees its place too
-  const read = await Promise.all(Array.from({ length: MAX_FIXTURE_JOBS }, () => runner.state({ snapshot: snapshotOf(app.worlds.default.db) })))
-  const texts = await Promise.all(read.map(async (document) => {
+  const texts = await Promise.all(Array.from({ length: MAX_FIXTURE_JOBS }, async () => {
     const chunks: Buffer[] = []
-    for await (const chunk of document) chunks.push(chunk as Buffer)
+    for await (const chunk of await runner.state({ snapshot: snapshotOf(app.worlds.default.db) })) chunks.push(chunk as Buffer)
     return Buffer.concat(chunks).toString()
   }))
   t.ok(texts.every((text) => text === JSON.stringify(app.worlds.default.state())), 'each is the whole document')
   await sleep(10)
   t.equal(runner.reading, 0)
+})
+
+t.test('one document is written at a time: the next waits (in its place) until the one before is sent or given up', async (t) => {
+  const app = await build(t, { fixture: grownDemoFixture((_fixture, clients) => clients >= 3_000) })
+  const runner = new FixtureRunner({ workerFile: WORKER, migrationsDir: testConfig().migrationsDir, stateStallMs: 2_000 })
+  t.teardown(() => runner.close())
+  const events: string[] = []
+  const first = await runner.state({ snapshot: snapshotOf(app.worlds.default.db) })
+  first.on('error', () => events.push('the first given up'))
+  const second = runner.state({ snapshot: snapshotOf(app.worlds.default.db) }).then((document) => {
+    events.push('the second started')
+    return document
+  })
+  t.equal(runner.reading, 2, 'both hold a place')
+  const chunks: Buffer[] = []
+  for await (const chunk of await second) chunks.push(chunk as Buffer)
+  t.same(events, ['the first given up', 'the second started'], 'the second waited for the first, left unread')
+  t.equal(Buffer.concat(chunks).toString(), JSON.stringify(app.worlds.default.state()), 'then is the whole document')
 })
