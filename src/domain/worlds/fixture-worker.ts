@@ -52,7 +52,15 @@ port.on('message', (message: { id: number, job?: FixtureJob, pull?: true, cancel
     return nextPiece(id)
   }
   try {
-    port.postMessage({ id, outcome: runFixtureJob(job) })
+    const outcome = runFixtureJob(job)
+    // a snapshot (SQLite's memory backs it, which cannot move between threads) goes back as a copy
+    // of its own, moved: posted as it is, it was copied twice more (into the message, out of it)
+    const snapshot = outcome.ok ? outcome.world ?? outcome.reset : undefined
+    if (snapshot?.snapshot === undefined) return port.postMessage({ id, outcome })
+    const own = new Uint8Array(snapshot.snapshot.byteLength)
+    own.set(snapshot.snapshot)
+    snapshot.snapshot = own as Buffer
+    port.postMessage({ id, outcome }, [own.buffer])
   } catch (e) {
     port.postMessage({ id, failure: e instanceof Error ? e.message : String(e) })
   }
