@@ -71,3 +71,14 @@ t.test('one document is written at a time: the next waits (in its place) until t
   t.same(events, ['the first given up', 'the second started'], 'the second waited for the first, left unread')
   t.equal(Buffer.concat(chunks).toString(), JSON.stringify(app.worlds.default.state()), 'then is the whole document')
 })
+
+t.test('each piece received is counted (so that a scavenge per 8 MiB of them frees those sent, as for request bodies)', async (t) => {
+  const app = await build(t, { fixture: grownDemoFixture((_fixture, clients) => clients >= 3_000) })
+  let counted = 0
+  const runner = new FixtureRunner({ workerFile: WORKER, migrationsDir: testConfig().migrationsDir, countBytes: (bytes) => { counted += bytes } })
+  t.teardown(() => runner.close())
+  let read = 0
+  for await (const chunk of await runner.state({ snapshot: snapshotOf(app.worlds.default.db) })) read += (chunk as Buffer).byteLength
+  t.ok(read > 0)
+  t.equal(counted, read, 'every byte of the document')
+})

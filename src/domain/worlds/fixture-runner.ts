@@ -41,6 +41,8 @@ export interface FixtureRunnerOptions {
   migrationsDir: string
   /** STATE_STALL_MS, unless given (tests). */
   stateStallMs?: number
+  /** Told the bytes of each piece of a state document received (to free them soon after they are sent). */
+  countBytes?: (bytes: number) => void
 }
 
 interface Waiting {
@@ -145,6 +147,7 @@ export class FixtureRunner {
           else reject(error)
         },
         piece: (piece) => {
+          this.options.countBytes?.(piece.byteLength)
           stall = setTimeout(() => document.destroy(new Error(`the state document's reader took nothing for ${stallMs} ms`)), stallMs)
           stall.unref()
           document.push(piece)
