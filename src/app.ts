@@ -26,7 +26,7 @@ import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from '
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
 import { JSON_BODY_LIMIT, useJsonBodies } from './http/json-body.js'
-import { releaseBodyBuffers } from './http/body-buffers.js'
+import { BodyBytesCollector, exposedCollection, releaseBodyBuffers } from './http/body-buffers.js'
 
 export interface AppOptions {
   /** Use this fixture instead of reading config.fixtures (tests, programmatic starts). */
@@ -198,16 +198,24 @@ function workerFile (path: string): URL {
 /** The default world over the process's database, and the registry of the worlds created beside it. */
 async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void, records?: Db): Promise<WorldRegistry> {
   const reports = new ReportRunner({ workerFile: workerFile('domain/examiner/report-worker.js') })
-  const fixtures = new FixtureRunner({ workerFile: workerFile('domain/worlds/fixture-worker.js'), migrationsDir: config.migrationsDir })
+  // the pieces of state documents, like request bodies, are freed by a scavenge per 8 MiB of them
+  // (src/http/body-buffers.ts): left to V8, 30 MB of them waited for a full collection of 100 ms
+  const collect = options.collectBodyBuffers === true ? exposedCollection() : undefined
+  const pieces = collect === undefined ? undefined : new BodyBytesCollector(collect)
+  const fixtures = new FixtureRunner({ workerFile: workerFile('domain/worlds/fixture-worker.js'), migrationsDir: config.migrationsDir, countBytes: pieces === undefined ? undefined : (bytes) => pieces.count(bytes) })
   const loadFaker = async (seed: number) => {
     const { createFaker, generateClient } = await import('./fixture/generate.js')
     return { faker: createFaker(seed), generateClient }
   }
+  // Read (and validated) only when the database is empty or on reset: starts stay fast. At start
+  // here, where nothing is answered yet; once requests are, on the fixture worker.
+  let answering = false
   const { world, startFixture, seededNow, fixtureMismatch } = await openDefaultWorld({
     db,
     records: records === undefined ? undefined : new UnitOfWork(records),
-    // Read (and validated) only when the database is empty or on reset: starts stay fast.
-    fixture: options.fixture ?? (async () => (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures, onFixtureWarning)),
+    fixture: options.fixture ?? (async () => answering
+      ? await fixtures.fixtureFile(config.fixtures, onFixtureWarning)
+      : (await import('./fixture/validate.js')).loadFixtureFile(config.fixtures, onFixtureWarning)),
     fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
     fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
     reseed: config.resetOnStart,
@@ -218,6 +226,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     reports,
     checkpoint: (file) => fixtures.checkpoint(file)
   })
+  answering = true
   return new WorldRegistry(world, {
     limits: {
       maxWorlds: config.worlds.max,

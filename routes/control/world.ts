@@ -69,11 +69,13 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
     url: '/state',
     schema: { summary: 'The whole state as a fixture document; POST it to /_sandbox/reset to restore it' },
     handler: async (request, reply) => {
-      // sent piece by piece: the pieces are not joined into one more copy of the document
-      const pieces = await request.world.stateDocument(worlds.fixtures)
-      const length = pieces.reduce((n, piece) => n + piece.byteLength, 0)
-      reply.type('application/json; charset=utf-8').header('content-length', length)
-      return reply.send(pieces.length === 1 ? pieces[0] : Readable.from(pieces, { objectMode: false }))
+      // sent piece by piece: the pieces are not joined into one more copy of the document; a
+      // large world's are written as they are sent (chunked: its length is known at its end)
+      const document = await request.world.stateDocument(worlds.fixtures)
+      reply.type('application/json; charset=utf-8')
+      if (!Array.isArray(document)) return reply.send(document)
+      reply.header('content-length', document.reduce((n, piece) => n + piece.byteLength, 0))
+      return reply.send(document.length === 1 ? document[0] : Readable.from(document, { objectMode: false }))
     }
   })
 }

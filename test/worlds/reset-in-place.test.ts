@@ -66,3 +66,27 @@ t.test('a replacement whose data refers to a missing row is rolled back whole', 
   t.equal(again.statusCode, 200, 'the next reset works')
   t.equal(again.json().counts.clients, clientCount(demoFixture()))
 })
+
+t.test('a reset from a large fixture back to a small one leaves folding the log (the pages of the clients removed) to the worker too', async (t) => {
+  const app = await onFile(t)
+  const { db } = app.worlds.default
+  const { fixtures } = app.worlds
+  const folded: string[] = []
+  const checkpoint = fixtures.checkpoint.bind(fixtures)
+  fixtures.checkpoint = async (file) => {
+    folded.push(file)
+    await checkpoint(file)
+  }
+  const large = await app.inject({ method: 'POST', url: '/_sandbox/reset', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(largeFixture()) })
+  t.equal(large.statusCode, 200, large.body)
+  t.same(folded, [db.name], 'the large fixture loaded: by the worker')
+  const small = await app.inject({ method: 'POST', url: '/_sandbox/reset' })
+  t.equal(small.statusCode, 200, small.body)
+  t.equal(small.json().counts.clients, clientCount(demoFixture()), 'the start-up fixture\'s clients')
+  t.same(folded, [db.name, db.name], 'the large fixture\'s clients removed: by the worker')
+  const again = await app.inject({ method: 'POST', url: '/_sandbox/reset' })
+  t.equal(again.statusCode, 200)
+  t.equal(folded.length, 2, 'a small world reset to a small fixture: by its own commit, as before')
+  for (let i = 0; i < 200 && db.pragma('wal_autocheckpoint', { simple: true }) !== 1000; i++) await sleep(25)
+  t.equal(db.pragma('wal_autocheckpoint', { simple: true }), 1000, 'commits fold the log in again once the worker has')
+})

@@ -2,7 +2,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ApiError, badRequest, invalidField, validationFailed, type FieldError } from '../../errors.js'
 import { FixtureAgencySchema, type FixtureAgency } from '../../fixture/schema.js'
 import { pointerToPath } from '../../fixture/problems.js'
-import { fixtureFormValidator, fixtureFormWarnings, invalidFixture, validateFixture } from '../../fixture/validate.js'
+import { fixtureFormValidator, fixtureFormWarnings, invalidFixture, readFixtureFile, validateFixture, type LoadedFixture } from '../../fixture/validate.js'
 import { parseJsonBody } from '../../http/json-body.js'
 import { readMirrorBody, type ReadMirror } from '../examiner/mirror-body.js'
 import { WorldCreateBody } from '../../schemas/worlds.js'
@@ -130,10 +130,10 @@ export function readAgencyBody (body: unknown): { agency: PreparedAgency, warnin
  * A body to read on the worker: its bytes (parsed there, within the route's value budget); or, for
  * `state`, a world's data to write as a fixture document: its database file, or the snapshot
  * (SQLite's serialized form) of a database in memory as the bytes; for `checkpoint`, the database
- * file whose write-ahead log to fold into it.
+ * file whose write-ahead log to fold into it; for `file`, the start-up fixture file to read and validate.
  */
 export interface FixtureJob {
-  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state' | 'checkpoint'
+  kind: 'reset' | 'world' | 'mirror' | 'agency' | 'state' | 'checkpoint' | 'file'
   bytes: Uint8Array
   file?: string
   /** A reset of a world in memory: the fixture comes back as a snapshot, not as rows. */
@@ -153,7 +153,7 @@ export interface ErrorShape {
 }
 
 export type FixtureOutcome =
-  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array[] }
+  | { ok: true, reset?: ResetBody, world?: WorldBody, mirror?: ReadMirror, agency?: { agency: PreparedAgency, warnings: string[] }, state?: Uint8Array[], file?: LoadedFixture }
   | { ok: false, error: ErrorShape }
 
 /** Reads a body as the worker does: a refusal is an outcome, anything else thrown is a failure of the sandbox. */
@@ -163,10 +163,10 @@ export function runFixtureJob (job: FixtureJob): FixtureOutcome {
       checkpointFile(job.file!)
       return { ok: true }
     }
-    if (job.kind === 'state') {
-      const source: StateSource = job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
-      return { ok: true, state: stateOfSource(source) }
-    }
+    // a fixture file that cannot be read or is invalid throws FixtureError: a failure, which the
+    // runner answers by reading the file where it was asked (fixture-runner.ts fixtureFile)
+    if (job.kind === 'file') return { ok: true, file: readFixtureFile(job.file!) }
+    if (job.kind === 'state') return { ok: true, state: [...stateOfSource(stateSourceOf(job))] }
     const body = parseJsonBody(Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength), job.maxValues)
     if (job.kind === 'reset') return { ok: true, reset: readResetBody(body, job.snapshot === true ? job.settings : undefined) }
     if (job.kind === 'mirror') return { ok: true, mirror: readMirrorBody(body) }
@@ -177,6 +177,9 @@ export function runFixtureJob (job: FixtureJob): FixtureOutcome {
     return { ok: false, error: { status: e.status, code: e.code, title: e.title, detail: e.detail, errors: e.errors, headers: e.headers } }
   }
 }
+
+/** Where a state job reads the world's data: its database file, or the snapshot sent as its bytes. */
+export const stateSourceOf = (job: FixtureJob): StateSource => job.file === undefined ? { snapshot: job.bytes } : { file: job.file }
 
 /** The ApiError a refusal stands for. */
 export const errorOf = (shape: ErrorShape) => new ApiError(shape.status, shape.code, shape.title, shape.detail, shape.errors, false, shape.headers)

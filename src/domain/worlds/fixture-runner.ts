@@ -1,6 +1,10 @@
+import { statSync } from 'node:fs'
+import { Readable } from 'node:stream'
 import { Worker } from 'node:worker_threads'
 import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
 import type { ReadMirror } from '../examiner/mirror-body.js'
+import type { Fixture } from '../../fixture/schema.js'
+import { loadFixtureFile } from '../../fixture/validate.js'
 import type { PreparedAgency } from '../world.js'
 import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
 import type { StateSource } from './state-document.js'
@@ -18,6 +22,10 @@ const IDLE_MS = 1_000
  * piling up under the next large body; a new worker starts in tens of milliseconds, off the loop.
  */
 const RETIRE_AFTER_BYTES = 1024 * 1024
+/** A start-up fixture file larger than a body may be (8 MiB) is read where it is asked for: the worker's heap is bounded for bodies. */
+const WORKER_FILE_BYTES = 8 * 1024 * 1024
+/** A reader of a state document that takes no bytes for this long gives it up: its job's place and its read transaction end. */
+export const STATE_STALL_MS = 60_000
 
 /** What a job that ran out of the worker's heap answers. */
 const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
@@ -31,6 +39,10 @@ export interface FixtureRunnerOptions {
   /** The worker's module; absent: bodies are read on this thread (tests of the reading itself). */
   workerFile?: URL
   migrationsDir: string
+  /** STATE_STALL_MS, unless given (tests). */
+  stateStallMs?: number
+  /** Told the bytes of each piece of a state document received (to free them soon after they are sent). */
+  countBytes?: (bytes: number) => void
 }
 
 interface Waiting {
@@ -39,6 +51,9 @@ interface Waiting {
   large: boolean
   resolve: (outcome: FixtureOutcome) => void
   reject: (error: Error) => void
+  /** A state document's next piece, and its end (fixture-worker.ts). */
+  piece?: (piece: Buffer) => void
+  end?: () => void
 }
 
 /**
@@ -54,6 +69,8 @@ export class FixtureRunner {
   /** A large job ran since the worker started: it ends when nothing waits (RETIRE_AFTER_BYTES). */
   private retire = false
   private closed = false
+  /** Settles when the state document being written (if any) is done: see state(). */
+  private documentTurn = Promise.resolve()
 
   constructor (private readonly options: FixtureRunnerOptions) {}
 
@@ -82,10 +99,94 @@ export class FixtureRunner {
     return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
   }
 
-  /** A world's state document's JSON (state-document.ts), written from its database file or a snapshot of it; the pieces to answer one after the other. */
-  async state (source: StateSource): Promise<Buffer[]> {
-    const job = 'file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }
-    return (await this.run({ kind: 'state', ...job, maxValues: 0, settings: this.settings() })).state!.map(asBuffer)
+  /**
+   * A world's state document's JSON (state-document.ts), written from its database file or a
+   * snapshot of it on the worker a piece at a time as the answer is read: the first piece is
+   * written before this resolves (a document that cannot be written is an error, not an answer
+   * cut short), each next one when the reader has taken the last; one of the worker's jobs at once
+   * until the last is sent, or until its reader takes nothing for STATE_STALL_MS.
+   */
+  async state (source: StateSource): Promise<Readable> {
+    const job: FixtureJob = { kind: 'state', ...('file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }), maxValues: 0, settings: this.settings() }
+    if (this.options.workerFile === undefined) return Readable.from((await this.run(job)).state!.map(asBuffer))
+    if (this.closed) throw shuttingDown()
+    this.claimPlace()
+    const id = this.nextId++
+    const stallMs = this.options.stateStallMs ?? STATE_STALL_MS
+    // one document is written at a time, the others wait their turn (holding their places): three
+    // written at once took 30 to 40 MB more than one, and took as long in all on the one worker
+    const turn = this.documentTurn
+    let release!: () => void
+    this.documentTurn = new Promise<void>((resolve) => { release = resolve })
+    let worker: Worker | undefined
+    return await new Promise<Readable>((resolve, reject) => {
+      let stall: NodeJS.Timeout | undefined
+      let started = false
+      const document = new Readable({
+        read: () => {
+          clearTimeout(stall)
+          if (this.waiting.has(id)) worker?.postMessage({ id, pull: true })
+        },
+        destroy: (error, callback) => {
+          clearTimeout(stall)
+          release()
+          if (this.waiting.has(id)) {
+            worker?.postMessage({ id, cancel: true })
+            this.finish(id)
+          }
+          callback(error)
+        }
+      })
+      this.waiting.set(id, {
+        kind: 'state',
+        large: true,
+        resolve: () => {},
+        reject: (error) => {
+          release()
+          if (started) document.destroy(error)
+          else reject(error)
+        },
+        piece: (piece) => {
+          this.options.countBytes?.(piece.byteLength)
+          stall = setTimeout(() => document.destroy(new Error(`the state document's reader took nothing for ${stallMs} ms`)), stallMs)
+          stall.unref()
+          document.push(piece)
+          if (!started) resolve(document)
+          started = true
+        },
+        end: () => {
+          clearTimeout(stall)
+          release()
+          document.push(null)
+        }
+      })
+      void turn.then(() => {
+        if (!this.waiting.has(id)) return
+        worker = this.startWorker()
+        this.post(worker, id, job)
+      })
+    })
+  }
+
+  /**
+   * The start-up fixture file, read and validated on the worker (a reset to it over a database
+   * seeded before this start read it on the event loop: 65 to 130 ms for the demo); warnings go
+   * to `onWarning`, one call per line. A file that cannot be read there, is invalid, or is larger
+   * than a body may be is read here, so its errors are those of a read at start.
+   */
+  async fixtureFile (file: string, onWarning: (line: string) => void = () => {}): Promise<Fixture> {
+    let size = Number.POSITIVE_INFINITY
+    try {
+      size = statSync(file).size
+    } catch {}
+    if (this.options.workerFile !== undefined && size <= WORKER_FILE_BYTES) {
+      const read = await this.run({ kind: 'file', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() }, size >= RETIRE_AFTER_BYTES).catch(() => undefined)
+      if (read?.file !== undefined) {
+        for (const line of read.file.warnings) onWarning(line)
+        return read.file.fixture
+      }
+    }
+    return loadFixtureFile(file, onWarning)
   }
 
   /** Folds a database file's write-ahead log into it from the worker's own connection (see checkpointFile). */
@@ -113,27 +214,46 @@ export class FixtureRunner {
     return { migrationsDir: this.options.migrationsDir, nowIso: new Date().toISOString() }
   }
 
-  private async run (job: FixtureJob): Promise<Extract<FixtureOutcome, { ok: true }>> {
+  private async run (job: FixtureJob, large = false): Promise<Extract<FixtureOutcome, { ok: true }>> {
     if (this.closed) throw shuttingDown()
-    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job)
+    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job, large)
     if (!outcome.ok) throw errorOf(outcome.error)
     return outcome
   }
 
-  private inWorker (job: FixtureJob): Promise<FixtureOutcome> {
+  private inWorker (job: FixtureJob, large: boolean): Promise<FixtureOutcome> {
+    this.claimPlace()
+    const worker = this.startWorker()
+    const id = this.nextId++
+    return new Promise<FixtureOutcome>((resolve, reject) => {
+      this.waiting.set(id, { kind: job.kind, large: large || job.bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
+      this.post(worker, id, job)
+    })
+  }
+
+  private claimPlace (): void {
     if (this.waiting.size >= MAX_FIXTURE_JOBS) {
       throw tooManyRequests(`${MAX_FIXTURE_JOBS} fixture documents are being read; send this one again in a moment`, 1)
     }
-    const worker = this.startWorker()
-    const id = this.nextId++
+  }
+
+  private post (worker: Worker, id: number, job: FixtureJob): void {
     // bytes that own their whole memory (a large body always does) are moved, not copied (a
     // snapshot's, which SQLite's memory backs, are copied once as they are posted)
     const { bytes } = job
     const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
-    return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { kind: job.kind, large: job.kind === 'state' || bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
-      worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
-    })
+    worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
+  }
+
+  /** A job is done: the worker ends when nothing else waits and a large job ran, else when idle. */
+  private finish (id: number): void {
+    const job = this.waiting.get(id)
+    if (job === undefined) return
+    this.waiting.delete(id)
+    if (job.large) this.retire = true
+    if (this.waiting.size > 0) return
+    if (this.retire) void this.stopWorker()
+    else this.whenIdle()
   }
 
   private startWorker (): Worker {
@@ -143,16 +263,14 @@ export class FixtureRunner {
     // no loader flags of the parent (a test runner's TypeScript loader): the worker is plain JavaScript
     const worker = new Worker(this.options.workerFile!, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: FIXTURE_HEAP_MB, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
     worker.unref()
-    worker.on('message', (message: { id: number, outcome?: FixtureOutcome, failure?: string }) => {
+    worker.on('message', (message: { id: number, outcome?: FixtureOutcome, failure?: string, piece?: Uint8Array, end?: true }) => {
       const job = this.waiting.get(message.id)
       if (job === undefined) return
-      this.waiting.delete(message.id)
-      if (job.large) this.retire = true
-      if (message.outcome !== undefined) job.resolve(message.outcome)
+      if (message.piece !== undefined) return job.piece?.(asBuffer(message.piece))
+      this.finish(message.id)
+      if (message.end === true) job.end?.()
+      else if (message.outcome !== undefined) job.resolve(message.outcome)
       else job.reject(new Error(`the fixture could not be read: ${message.failure ?? 'unknown error'}`))
-      if (this.waiting.size > 0) return
-      if (this.retire) void this.stopWorker()
-      else this.whenIdle()
     })
     worker.on('error', (error: Error & { code?: string }) => {
       if (this.worker !== worker) return

@@ -52,7 +52,11 @@ const REFERRING_TABLES = ['subscriptions', 'offices', 'users', 'clients', 'polic
 /** Folds a database file's write-ahead log into it, elsewhere than on the event loop (the fixture worker). */
 export type Checkpoint = (file: string) => Promise<void>
 
-/** Clients above which a replacement's write-ahead log is folded into the file by the worker (an 8 MiB fixture has 2,400; the demo 340). */
+/**
+ * Clients above which a replacement's write-ahead log is folded into the file by the worker (an 8
+ * MiB fixture has 2,400; the demo 340): clients loaded, or removed (the log holds the pages of
+ * both; a reset from an 8 MiB fixture back to the demo folded 20 MB into the file on the event loop).
+ */
 const CHECKPOINT_ELSEWHERE_CLIENTS = 1_000
 /** SQLite's own bound on the write-ahead log, in pages, at which a commit folds the log into the file. */
 const AUTOCHECKPOINT_PAGES = 1000
@@ -106,15 +110,11 @@ export function inPlaceStart (startFixture: StartFixture, source: string, checkp
     swaps: false,
     async restore (data, clock, next) {
       if (next !== undefined && 'snapshot' in next) throw new Error('the default world loads a fixture in place, never a snapshot')
-      // only a large fixture's log is worth a worker (one started for each reset under traffic cost more than it saved)
-      const large = next !== undefined && next.fixture.agencies.reduce((n, a) => n + a.clients.length, 0) > CHECKPOINT_ELSEWHERE_CLIENTS
-      const hooks = replacingOn(data.db, large ? checkpoint : undefined)
-      if (next !== undefined) {
-        await loadWorldInTurns(data.repos, next.fixture, next.source, clock.iso(), undefined, hooks)
-      } else {
-        const { fixture, stamp } = await startFixture()
-        await loadWorldInTurns(data.repos, fixture, source, clock.iso(), stamp, hooks)
-      }
+      const { fixture, stamp } = next !== undefined ? { fixture: next.fixture, stamp: undefined } : await startFixture()
+      // only a large replacement's log is worth a worker (one started for each reset under traffic cost more than it saved)
+      const clients = Math.max(fixture.agencies.reduce((n, a) => n + a.clients.length, 0), data.repos.clients.countClients())
+      const hooks = replacingOn(data.db, clients > CHECKPOINT_ELSEWHERE_CLIENTS ? checkpoint : undefined)
+      await loadWorldInTurns(data.repos, fixture, next?.source ?? source, clock.iso(), stamp, hooks)
       return data.db
     }
   }

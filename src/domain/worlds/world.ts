@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream'
 import type { Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/index.js'
 import { createSessionRepository } from '../../db/sessions.js'
@@ -175,10 +176,11 @@ export class World {
   state () { return this.data.state() }
   /**
    * The whole data as a fixture document's JSON (GET /_sandbox/state). A small world's is written
-   * here; a larger one's on the fixture worker (state-document.ts), so that writing it does not
-   * hold the event loop (a world of 100,000 clients held it for seconds).
+   * here, whole; a larger one's on the fixture worker (state-document.ts), so that writing it does
+   * not hold the event loop (a world of 100,000 clients held it for seconds), a piece at a time as
+   * it is read.
    */
-  async stateDocument (fixtures: FixtureRunner): Promise<Buffer[]> {
+  async stateDocument (fixtures: FixtureRunner): Promise<Buffer[] | Readable> {
     const { db, repos } = this.data
     if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
     return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
