@@ -104,7 +104,7 @@ ${row('its first request on the other instance (B loads it: the catalogue, its s
 ${row('reset it (POST /_sandbox/worlds/{id}/reset)', overPg.reset, overSqlite.reset)}
 ${row('delete it (DELETE /_sandbox/worlds/{id})', overPg.remove, overSqlite.remove)}
 
-Over PostgreSQL, a world's creation writes its row with its start (the snapshot a reset returns to) and the first entry of its log (a snapshot of its data), about ${'1.7'} MB each for the demo fixture, under the catalogue's lock, before it answers; a reset writes a snapshot to the log.
+Over PostgreSQL, a world's creation writes, under the catalogue's lock and before it answers, its row and the first entry of its log, which names its start rather than holding a copy; the start itself (the snapshot a reset returns to, 1.7 MB for the demo fixture) is written once for every world made from the same fixture, by its digest. A reset to the start logs an entry without a body the same way; the other instance loads the world from its start and the commits since.
 `
     writeFileSync(values.out, text)
     console.log(text)
