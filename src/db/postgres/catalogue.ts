@@ -94,10 +94,12 @@ export class Catalogue {
 
   /** The catalogue's version and every world's log head, in one question. */
   async heads (queryable: Pick<pg.ClientBase, 'query'> = this.pool): Promise<Heads> {
-    const { rows } = await queryable.query<{ catalogue: string, worlds: Record<string, string> }>(
-      `SELECT (SELECT version FROM sandbox_catalogue) AS catalogue,
-              coalesce((SELECT json_object_agg(world_id, seq) FROM world_head), '{}') AS worlds`
-    )
+    // asked for every turn of a busy instance's event loop: prepared once on each connection
+    const { rows } = await queryable.query<{ catalogue: string, worlds: Record<string, string> }>({
+      name: 'sandbox-heads',
+      text: `SELECT (SELECT version FROM sandbox_catalogue) AS catalogue,
+                    coalesce((SELECT json_object_agg(world_id, seq) FROM world_head), '{}') AS worlds`
+    })
     const worlds = new Map<string, number>()
     for (const [id, seq] of Object.entries(rows[0].worlds)) worlds.set(id, Number(seq))
     return { catalogue: Number(rows[0].catalogue), worlds }
