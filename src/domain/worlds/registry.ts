@@ -1,11 +1,11 @@
 import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests, type ApiError } from '../../errors.js'
+import type { Db } from '../../db/database.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
 import { Tenants, type SharedCatalogue, type Tenant, type TokenHolder } from './tenants.js'
-import type { Db } from '../../db/database.js'
 import { World, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
@@ -223,8 +223,8 @@ export class WorldRegistry {
 
   /** Deletes a created world, in the shared catalogue first in hosted mode; false when there was none. */
   async remove (id: string): Promise<boolean> {
-    if (this.sharedCatalogue === undefined) return this.delete(id)
-    if (id === DEFAULT_WORLD_ID) return this.delete(id)
+    // the default world is never deleted: delete() answers why
+    if (this.sharedCatalogue === undefined || id === DEFAULT_WORLD_ID) return this.delete(id)
     return await this.sharedCatalogue.deleteWorld(id, () => this.delete(id))
   }
 
