@@ -1,6 +1,6 @@
 import { conflict } from '../errors.js'
 import { compileGlob, type GlobMatcher } from './glob.js'
-import { seededDraw, seededRandom } from './random.js'
+import { seededDraw } from './random.js'
 
 /**
  * Fault rules: make chosen vendor requests fail on purpose (a status and body, a delay, a
@@ -67,7 +67,6 @@ export const MAX_FAULT_RULES = 100
 interface Compiled {
   rule: FaultRule
   path: GlobMatcher | undefined
-  random: () => number
 }
 
 /** The rules as every instance holds them (hosted mode): each change is sent to the others whole (worlds/replica.ts). */
@@ -101,10 +100,6 @@ export class Faults {
   /** From now on the rules' counts are kept and decided there (hosted mode): decide with decideShared. */
   share (counts: SharedFaultCounts): void {
     this.shared = counts
-  }
-
-  get counted (): SharedFaultCounts | undefined {
-    return this.shared
   }
 
   /** The rules and what is needed to go on numbering them. */
@@ -171,7 +166,7 @@ export class Faults {
       if (rule.exhausted || !matches(c, req)) continue
       rule.matched++
       if (rule.every !== undefined && rule.matched % rule.every !== 0) continue
-      if (rule.probability !== undefined && c.random() >= rule.probability) continue
+      if (rule.probability !== undefined && seededDraw(rule.seed ?? 1, drawOf(rule, rule.matched)) >= rule.probability) continue
       rule.hits++
       if (rule.times !== undefined && rule.hits >= rule.times) rule.exhausted = true
       return rule
@@ -197,8 +192,7 @@ export class Faults {
       }
       rule.matched = Math.max(rule.matched, matched)
       if (rule.every !== undefined && matched % rule.every !== 0) continue
-      const turn = rule.every === undefined ? matched : matched / rule.every
-      if (rule.probability !== undefined && seededDraw(rule.seed ?? 1, turn) >= rule.probability) continue
+      if (rule.probability !== undefined && seededDraw(rule.seed ?? 1, drawOf(rule, matched)) >= rule.probability) continue
       const hits = await counts.hit(rule.id, rule.times)
       if (hits === undefined) {
         rule.exhausted = true
@@ -213,8 +207,11 @@ export class Faults {
 }
 
 function compile (rule: FaultRule): Compiled {
-  return { rule, path: rule.match.path === undefined ? undefined : compileGlob(rule.match.path), random: seededRandom(rule.seed ?? 1) }
+  return { rule, path: rule.match.path === undefined ? undefined : compileGlob(rule.match.path) }
 }
+
+/** Which draw of the rule's seeded sequence its `matched`-th match takes: one per match that passes `every`. */
+const drawOf = (rule: FaultRule, matched: number) => (rule.every === undefined ? matched : matched / rule.every)
 
 function inputOf (rule: FaultRule): FaultInput & { id: string } {
   const { matched: _matched, hits: _hits, exhausted: _exhausted, ...input } = rule
