@@ -185,7 +185,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
 }
 
 /**
- * A worker thread's module (the examiner's reports, fixture bodies), as compiled JavaScript:
+ * A worker process's module (the examiner's reports, fixture bodies), as compiled JavaScript:
  * beside this module when it runs from dist/src, else in the package's dist/src (this module is
  * in the bundled CLI, or is a source file under a TypeScript loader, which a worker should not
  * have to load: `npm run build` made it).

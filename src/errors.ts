@@ -119,6 +119,10 @@ export const unsupportedMediaType = (detail: string) =>
 export const shuttingDown = () =>
   new ApiError(503, 'shutting-down', 'Service Unavailable', 'The sandbox is shutting down; work in progress was stopped')
 
+/** A worker process (fixture bodies) ended before it answered, killed or crashed: nothing was applied. */
+export const workerStopped = (worker: string, how: string) =>
+  new ApiError(503, 'worker-stopped', 'Service Unavailable', `The sandbox's ${worker} stopped (${how}) before it answered; nothing was applied: send the request again`, undefined, false, { 'retry-after': '1' })
+
 /** The shared database (hosted mode) cannot be reached or failed a write: nothing was applied. */
 export const storageUnavailable = (detail: string) =>
   new ApiError(503, 'storage-unavailable', 'Service Unavailable', detail, undefined, false, { 'retry-after': '1' })

@@ -154,7 +154,7 @@ export interface JsonBodyOptions {
 }
 
 /**
- * Bodies carrying fixture documents larger than this are read on a worker thread: JSON.parse
+ * Bodies carrying fixture documents larger than this are read in a worker process: JSON.parse
  * alone held the event loop for over 150 ms for 8 MiB, validating it and loading it longer.
  */
 export const UNPARSED_JSON_BYTES = 256 * 1024

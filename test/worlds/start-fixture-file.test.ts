@@ -6,9 +6,11 @@
  */
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
+import { execFile } from 'node:child_process'
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { buildApp } from '../../src/app.js'
 import { FixtureRunner } from '../../src/domain/worlds/fixture-runner.js'
 import { ROOT } from '../../src/config.js'
@@ -49,16 +51,23 @@ t.test('a start-up fixture file made invalid after the start: the reset fails as
   t.equal((await app.inject({ url: '/_sandbox/health' })).statusCode, 200)
 })
 
-/** A fixture worker that answers every job with a fixture naming the file it was asked for, and one warning. */
-const STUB_WORKER = new URL('data:text/javascript,' + encodeURIComponent(`
-  import { parentPort } from 'node:worker_threads'
-  parentPort.on('message', ({ id, job }) => parentPort.postMessage({ id, outcome: { ok: true, file: { fixture: { readOnTheWorker: job.file }, warnings: ['from the worker'] } } }))
-`))
+/** A fixture worker (a module in `dir`) that answers every job with `answer` (JavaScript: an object of `id` and `job`). */
+function stubWorker (dir: string, answer: string): URL {
+  const file = join(dir, 'stub-worker.mjs')
+  writeFileSync(file, `
+    process.on('disconnect', () => process.exit(0))
+    process.on('message', ({ id, job }) => process.send(${answer}))
+  `)
+  return pathToFileURL(file)
+}
+
+/** The stub's answer: a fixture naming the file it was asked for, and one warning. */
+const READ_ON_THE_WORKER = "{ id, outcome: { ok: true, file: { fixture: { readOnTheWorker: job.file }, warnings: ['from the worker'] } } }"
 
 t.test('the runner asks its worker for a fixture file up to the body cap, with its warnings; a larger file is read where it is asked', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-start-fixture-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const runner = new FixtureRunner({ workerFile: STUB_WORKER, migrationsDir: testConfig().migrationsDir })
+  const runner = new FixtureRunner({ workerFile: stubWorker(dir, READ_ON_THE_WORKER), migrationsDir: testConfig().migrationsDir })
   t.teardown(() => runner.close())
   const demo = join(ROOT, 'fixtures', 'demo.json')
   const warnings: string[] = []
@@ -74,10 +83,7 @@ t.test('the runner asks its worker for a fixture file up to the body cap, with i
 t.test('a file the worker cannot read is read where it is asked: the same FixtureError as a read at start', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-start-fixture-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const failing = new URL('data:text/javascript,' + encodeURIComponent(`
-    import { parentPort } from 'node:worker_threads'
-    parentPort.on('message', ({ id }) => parentPort.postMessage({ id, failure: 'cannot' }))
-  `))
+  const failing = stubWorker(dir, "{ id, failure: 'cannot' }")
   const runner = new FixtureRunner({ workerFile: failing, migrationsDir: testConfig().migrationsDir })
   t.teardown(() => runner.close())
   const file = join(dir, 'fixture.json')
@@ -85,4 +91,20 @@ t.test('a file the worker cannot read is read where it is asked: the same Fixtur
   await t.rejects(runner.fixtureFile(file), { name: 'FixtureError', source: file, message: /agencies\[0\]\.agencyId/ })
   copyFileSync(join(ROOT, 'fixtures', 'demo.json'), file)
   t.equal((await runner.fixtureFile(file)).agencies.length, demoFixture().agencies.length, 'a valid one is read whole')
+})
+
+t.test('a command that waits only for the worker gets its answer: the worker process keeps it running while it has a job', async (t) => {
+  const dist = (path: string) => pathToFileURL(join(ROOT, 'dist', 'src', ...path.split('/'))).href
+  // nothing but the job keeps this process's event loop running (no server, no timer)
+  const script = `
+    import { FixtureRunner } from ${JSON.stringify(dist('domain/worlds/fixture-runner.js'))}
+    const runner = new FixtureRunner({ workerFile: new URL(${JSON.stringify(dist('domain/worlds/fixture-worker.js'))}), migrationsDir: ${JSON.stringify(testConfig().migrationsDir)} })
+    const fixture = await runner.fixtureFile(${JSON.stringify(join(ROOT, 'fixtures', 'demo.json'))})
+    console.log('agencies', fixture.agencies.length)
+  `
+  const done = await new Promise<{ code: number | null, stdout: string }>((resolve) => {
+    execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 }, (error, stdout) => resolve({ code: error === null ? 0 : (error.code as number | null) ?? null, stdout }))
+  })
+  t.equal(done.code, 0, 'the command ends by itself (13: it ended with the job unanswered)')
+  t.equal(done.stdout.trim(), `agencies ${demoFixture().agencies.length}`, 'with the fixture read on the worker')
 })

@@ -27,10 +27,10 @@ export interface ReportJob {
   horizonMs: number
 }
 
-/** A mirror's client list, the JSON text of [clientNumber, modifiedMs] pairs (synchronous: the worker waits for it). */
-export type MirrorClients = (agencyId: number) => string
+/** A mirror's client list, the JSON text of [clientNumber, modifiedMs] pairs. */
+export type MirrorClients = (agencyId: number) => Promise<string>
 
-/** An agency's clients as columns (sent without copying between threads). */
+/** An agency's clients as columns (compact to send to the worker: three typed arrays, not an object per client). */
 export interface ClientColumns {
   numbers: Float64Array
   deleted: Uint8Array
@@ -89,9 +89,7 @@ export function declaredMirrors (job: ReportJob, requests: readonly RecordedRequ
     upTo: m.upTo,
     postedMs: m.postedMs,
     after: m.postedSeq === null ? undefined : requests.filter((r) => r.logSeq === undefined || r.logSeq < m.postedSeq!).length,
-    get clients () {
-      return JSON.parse(mirrorClients(m.agencyId)) as Array<[number, number]>
-    }
+    clients: async () => JSON.parse(await mirrorClients(m.agencyId)) as Array<[number, number]>
   }))
 }
 
@@ -100,7 +98,7 @@ export async function runReportJob (job: ReportJob, clientsOf: (agencies: number
   const requests = sessionRequests(job)
   const mirrors = declaredMirrors(job, requests, mirrorClients)
   const columns = await clientsOf(syncAgencies(requests, mirrors))
-  return buildReport({ session: job.session, requests, mirrors, horizonMs: job.horizonMs, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
+  return await buildReport({ session: job.session, requests, mirrors, horizonMs: job.horizonMs, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
 }
 
 const EMPTY: ClientColumns = { numbers: new Float64Array(0), deleted: new Uint8Array(0), modifiedMs: new Float64Array(0) }

@@ -1,18 +1,15 @@
-import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads'
 import type { ClientVersion } from '../../db/clients.js'
 import { ApiError, insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
 import type { Report } from '../../schemas/examiner.js'
+import { WorkerProcess } from '../../worker-process.js'
 import { runReportJob, toColumns, type ClientColumns, type ReportJob } from './report-job.js'
 
 /** Reports waiting for the worker at most; one more is a 429 (each takes up to a second or so). */
 export const MAX_QUEUED_REPORTS = 16
 /** The report worker's heap bound: a report that needs more fails with a 507 instead of taking the process's memory. */
 export const REPORT_HEAP_MB = 256
-/**
- * The worker's young generation: small, as what it builds lives until the job ends (V8's default
- * for a large heap lets 30 MB of short-lived objects pile up beside it, in the sandbox's memory).
- */
-export const YOUNG_GENERATION_MB = 8
+/** The worker's young generation (semi-space) bound (see WorkerProcessOptions). */
+const SEMI_SPACE_MB = 4
 /** The worker ends when no report has come for this long, giving its heap back. */
 const IDLE_MS = 2_000
 
@@ -39,14 +36,13 @@ interface Running {
 }
 
 /**
- * Judges examiner sessions of every world, one report at a time, on a worker thread started on
- * first use: the event loop that answers partner requests never runs a report, a report's memory
- * is bounded by the worker's heap, and closing the process stops one in progress at once.
+ * Judges examiner sessions of every world, one report at a time, in a worker process
+ * (src/worker-process.ts) started on first use: the event loop that answers partner requests never
+ * runs a report, a report's memory is the worker's and bounded by its heap, and closing the
+ * sandbox stops one in progress at once.
  */
 export class ReportRunner {
-  private worker: Worker | undefined
-  /** Where mirror lists are put for the worker, which waits for them (report-worker.ts). */
-  private mirrorPort: MessagePort | undefined
+  private worker: WorkerProcess | undefined
   private readonly queue: Array<() => void> = []
   private busy = false
   private nextId = 1
@@ -68,7 +64,7 @@ export class ReportRunner {
       return runReportJob(
         job,
         async (agencies) => new Map(await Promise.all(agencies.map(async (a): Promise<[number, ClientColumns]> => [a, toColumns(await clientsOf(a))]))),
-        (agencyId) => mirrorBytes(agencyId)?.toString('utf8') ?? '[]'
+        async (agencyId) => mirrorBytes(agencyId)?.toString('utf8') ?? '[]'
       )
     }
     if (bounded && this.queue.length >= MAX_QUEUED_REPORTS) {
@@ -102,12 +98,10 @@ export class ReportRunner {
     this.idle = undefined
     const worker = this.worker
     this.worker = undefined
-    this.mirrorPort?.close()
-    this.mirrorPort = undefined
     this.closed = true
     this.failAll(shuttingDown())
     for (const waiting of this.queue.splice(0)) waiting()
-    if (worker !== undefined) await worker.terminate()
+    if (worker !== undefined) await worker.stop()
   }
 
   /** Ends the worker once no report has come for IDLE_MS, giving its heap back (the next report starts another). */
@@ -118,9 +112,7 @@ export class ReportRunner {
       const worker = this.worker
       if (this.busy || worker === undefined) return
       this.worker = undefined
-      this.mirrorPort?.close()
-      this.mirrorPort = undefined
-      void worker.terminate()
+      void worker.stop()
     }, IDLE_MS)
     this.idle.unref()
   }
@@ -137,72 +129,48 @@ export class ReportRunner {
   private inWorker (job: ReportJob, clientsOf: ClientsOf, mirrorBytes: MirrorBytes): Promise<Report> {
     const worker = this.startWorker()
     const id = this.nextId++
+    worker.busy(true)
     return new Promise<Report>((resolve, reject) => {
       this.running.set(id, { resolve, reject, clientsOf, mirrorBytes })
-      worker.postMessage({ type: 'job', id, job })
-    })
+      worker.send({ type: 'job', id, job })
+    }).finally(() => worker.busy(false))
   }
 
-  private startWorker (): Worker {
+  private startWorker (): WorkerProcess {
     if (this.worker !== undefined) return this.worker
-    const { port1, port2 } = new MessageChannel()
-    const worker = new Worker(this.options.workerFile!, {
-      // no loader flags of the parent (a test runner's TypeScript loader): the worker is plain JavaScript
-      execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: REPORT_HEAP_MB, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-      workerData: { mirrors: port2 },
-      transferList: [port2]
-    })
-    worker.unref()
-    port1.unref()
-    this.mirrorPort = port1
-    worker.on('message', (message: { type: string, id: number, agencies?: number[], agencyId?: number, signal?: Int32Array, report?: Report, message?: string }) => {
-      if (message.type === 'mirror') {
-        this.sendMirror(port1, message.signal!, this.running.get(message.id)?.mirrorBytes(message.agencyId!))
-        return
+    const worker: WorkerProcess = new WorkerProcess(this.options.workerFile!, {
+      heapMb: REPORT_HEAP_MB,
+      semiSpaceMb: SEMI_SPACE_MB,
+      onMessage: (received) => {
+        const message = received as { type: string, id: number, agencies?: number[], agencyId?: number, report?: Report, message?: string }
+        const job = this.running.get(message.id)
+        if (job === undefined) return
+        if (message.type === 'mirror') {
+          worker.send({ type: 'mirror', id: message.id, bytes: job.mirrorBytes(message.agencyId!) })
+        } else if (message.type === 'need') {
+          this.sendClients(worker, message.id, message.agencies ?? [], job)
+        } else {
+          this.running.delete(message.id)
+          if (message.type === 'done') job.resolve(message.report!)
+          else job.reject(reportFailed(message.message ?? 'unknown error'))
+        }
+      },
+      onEnd: (end) => {
+        // a worker stopped on purpose (idle, closing) had no report left; this one stopped by itself
+        if (this.worker !== worker) return
+        this.worker = undefined
+        this.failAll(end.outOfMemory
+          ? insufficientStorage(`The report needs more than the ${REPORT_HEAP_MB} MB the examiner may use; end sessions sooner, or post smaller mirrors (upTo)`)
+          : reportFailed(`its worker stopped: ${end.how}`))
       }
-      const job = this.running.get(message.id)
-      if (job === undefined) return
-      if (message.type === 'need') {
-        this.sendClients(worker, message.id, message.agencies ?? [], job)
-      } else {
-        this.running.delete(message.id)
-        if (message.type === 'done') job.resolve(message.report!)
-        else job.reject(reportFailed(message.message ?? 'unknown error'))
-      }
-    })
-    worker.on('error', (error: Error & { code?: string }) => {
-      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-        ? insufficientStorage(`The report needs more than the ${REPORT_HEAP_MB} MB the examiner may use; end sessions sooner, or post smaller mirrors (upTo)`)
-        : reportFailed(error.message))
-    })
-    worker.on('exit', () => {
-      // a worker stopped on purpose (idle, closing) had no report left; this one stopped by itself
-      if (this.worker !== worker) return
-      this.worker = undefined
-      this.failAll(reportFailed('its worker stopped'))
     })
     this.worker = worker
     return worker
   }
 
-  /** Puts a mirror list where the waiting worker reads it, then wakes it (always, so it never waits for nothing). */
-  private sendMirror (port: MessagePort, signal: Int32Array, bytes: Buffer | undefined): void {
-    try {
-      const whole = bytes !== undefined && bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
-      port.postMessage({ bytes }, whole ? [bytes.buffer as ArrayBuffer] : [])
-    } finally {
-      Atomics.store(signal, 0, 1)
-      Atomics.notify(signal, 0)
-    }
-  }
-
-  private sendClients (worker: Worker, id: number, agencies: number[], job: Running): void {
+  private sendClients (worker: WorkerProcess, id: number, agencies: number[], job: Running): void {
     Promise.all(agencies.map(async (agencyId): Promise<[number, ClientColumns]> => [agencyId, toColumns(await job.clientsOf(agencyId))])).then(
-      (clients) => {
-        const transfer = clients.flatMap(([, c]) => [c.numbers.buffer, c.deleted.buffer, c.modifiedMs.buffer]) as ArrayBuffer[]
-        worker.postMessage({ type: 'clients', id, clients }, transfer)
-      },
+      (clients) => worker.send({ type: 'clients', id, clients }),
       (e: unknown) => {
         this.running.delete(id)
         job.reject(e instanceof Error ? e : new Error(String(e)))

@@ -1,47 +1,50 @@
-import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads'
 import { runReportJob, type ClientColumns, type ReportJob } from './report-job.js'
 
 /**
- * The report worker: judges sessions away from the event loop that answers requests (a session
- * at its cap of 200,000 requests takes about a second), with a heap of its own and a bound on it.
- * Messages: {job, id} in; {need, id, agencies} out, answered by {clients, id}; {mirror, id,
- * agencyId, signal} out, answered on the mirror port (workerData.mirrors) while this thread waits
- * on `signal`; {done, id, report} or {failed, id, message} out.
+ * The report worker: a process of its own (report-runner.ts) that judges sessions away from the
+ * event loop that answers requests (a session at its cap of 200,000 requests takes about a second
+ * and some 80 MB of heap), with a bound on its heap. Messages: {job, id} in; {need, id, agencies}
+ * out, answered by {clients, id}; {mirror, id, agencyId} out, answered by {mirror, id, bytes} (one
+ * mirror's client list at a time, as the sync check reaches it, so a session's mirrors are never
+ * all in memory at once); {done, id, report} or {failed, id, message} out.
  */
 
-type Incoming = { type: 'job', id: number, job: ReportJob } | { type: 'clients', id: number, clients: Array<[number, ClientColumns]> }
+type Incoming =
+  | { type: 'job', id: number, job: ReportJob }
+  | { type: 'clients', id: number, clients: Array<[number, ClientColumns]> }
+  | { type: 'mirror', id: number, bytes?: Uint8Array }
 
-const waiting = new Map<number, (clients: Map<number, ClientColumns>) => void>()
-const port = parentPort
-if (port === null) throw new Error('report-worker.js runs as a worker thread')
-const mirrors = (workerData as { mirrors: MessagePort }).mirrors
+if (process.send === undefined) throw new Error('report-worker.js runs as a child process of the sandbox, with a channel to it')
+const send = (message: unknown) => process.send!(message)
+// the sandbox stopped it, or ended without stopping it (killed): nothing is left to answer
+process.on('disconnect', () => process.exit(0))
 
-/**
- * One mirror's client list, asked for when the sync check reaches it: this thread waits (it has
- * nothing else to do) until the main thread has put the bytes on the mirror port, so a session's
- * mirrors are never all in memory at once.
- */
-function mirrorClients (id: number, agencyId: number): string {
-  const signal = new Int32Array(new SharedArrayBuffer(4))
-  port!.postMessage({ type: 'mirror', id, agencyId, signal })
-  Atomics.wait(signal, 0, 0)
-  const answer = receiveMessageOnPort(mirrors)?.message as { bytes?: Uint8Array } | undefined
-  return answer?.bytes === undefined ? '[]' : Buffer.from(answer.bytes.buffer, answer.bytes.byteOffset, answer.bytes.byteLength).toString('utf8')
-}
+const waitingClients = new Map<number, (clients: Map<number, ClientColumns>) => void>()
+const waitingMirrors = new Map<number, (text: string) => void>()
 
-port.on('message', (message: Incoming) => {
+process.on('message', (message: Incoming) => {
+  const { id } = message
   if (message.type === 'clients') {
-    waiting.get(message.id)?.(new Map(message.clients))
-    waiting.delete(message.id)
+    waitingClients.get(id)?.(new Map(message.clients))
+    waitingClients.delete(id)
     return
   }
-  const { id, job } = message
+  if (message.type === 'mirror') {
+    const { bytes } = message
+    waitingMirrors.get(id)?.(bytes === undefined ? '[]' : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'))
+    waitingMirrors.delete(id)
+    return
+  }
   const clientsOf = (agencies: number[]) => new Promise<Map<number, ClientColumns>>((resolve) => {
-    waiting.set(id, resolve)
-    port.postMessage({ type: 'need', id, agencies })
+    waitingClients.set(id, resolve)
+    send({ type: 'need', id, agencies })
   })
-  runReportJob(job, clientsOf, (agencyId) => mirrorClients(id, agencyId)).then(
-    (report) => port.postMessage({ type: 'done', id, report }),
-    (e: unknown) => port.postMessage({ type: 'failed', id, message: e instanceof Error ? e.message : String(e) })
+  const mirrorClients = (agencyId: number) => new Promise<string>((resolve) => {
+    waitingMirrors.set(id, resolve)
+    send({ type: 'mirror', id, agencyId })
+  })
+  runReportJob(message.job, clientsOf, mirrorClients).then(
+    (report) => send({ type: 'done', id, report }),
+    (e: unknown) => send({ type: 'failed', id, message: e instanceof Error ? e.message : String(e) })
   )
 })

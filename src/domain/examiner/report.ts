@@ -27,11 +27,11 @@ export function verdictOf (findings: readonly Finding[]): Verdict {
 }
 
 /** Judges a session's requests with every rule of the catalogue. */
-export function buildReport ({ session, requests: recorded, mirrors, clientsOf, horizonMs }: ReportInput): Report {
+export async function buildReport ({ session, requests: recorded, mirrors, clientsOf, horizonMs }: ReportInput): Promise<Report> {
   // the world's changes the session saw place its requests in time for the sync check; the other rules judge requests only
   const requests = recorded.filter((r) => r.operation !== CLIENT_CHANGED)
   const traffic = trafficRules(requests)
-  const { sync, outcomes: syncOutcomes } = syncChecks(recorded, mirrors, clientsOf, horizonMs)
+  const { sync, outcomes: syncOutcomes } = await syncChecks(recorded, mirrors, clientsOf, horizonMs)
   const { coverage, outcomes: coverageOutcomes } = coverageOf(requests, traffic)
   const outcomes: RuleOutcomes = new Map([...traffic, ...syncOutcomes, ...coverageOutcomes])
   const findings: Finding[] = []

@@ -23,8 +23,8 @@ export interface DeclaredMirror {
   postedMs: number
   /** How many of the session's records came before it was posted (undefined: not known, posted before this was kept). */
   after?: number
-  /** [clientNumber, modifiedMs] as the partner stored them. */
-  clients: Array<[number, number]>
+  /** [clientNumber, modifiedMs] as the partner stored them: read when the sync check reaches the mirror, one mirror at a time. */
+  clients: () => Promise<Array<[number, number]>>
 }
 
 /** Every client of an agency, deleted too (a client's modifiedMs is its deletion time once deleted). */
@@ -169,7 +169,7 @@ function inferred (s: AgencySync, clients: readonly ClientVersion[], horizonMs: 
   }
 }
 
-function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], syncs: Map<number, AgencySync>, horizonMs: number,
+function declared (mirror: DeclaredMirror, mirrored: Array<[number, number]>, clients: readonly ClientVersion[], syncs: Map<number, AgencySync>, horizonMs: number,
   tallies: Record<'missing' | 'stale' | 'deletedKept' | 'unknown', Tally>): SyncCheck {
   // The agency as of the partner's last listing before it posted the mirror (else the post itself).
   const sync = syncs.get(mirror.agencyId)
@@ -181,7 +181,7 @@ function declared (mirror: DeclaredMirror, clients: readonly ClientVersion[], sy
   const asOf = lastListing ?? (mirror.after !== undefined ? { seq: mirror.after + 0.5 } : undefined)
   const upTo = mirror.upTo ?? Infinity
   const stored = new Map<number, number>()
-  for (const [n, modifiedMs] of mirror.clients) if (n <= upTo) stored.set(n, modifiedMs)
+  for (const [n, modifiedMs] of mirrored) if (n <= upTo) stored.set(n, modifiedMs)
   const sets = { missing: [] as number[], stale: [] as number[], deletedKept: [] as number[], unknown: [] as number[] }
   const known = new Set<number>()
   for (const c of clients) {
@@ -222,7 +222,7 @@ export function syncAgencies (requests: readonly RecordedRequest[], mirrors: rea
 }
 
 /** The sync section of the report and the sync rules' outcomes. */
-export function syncChecks (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[], clientsOf: ClientsOf, horizonMs: number): { sync: SyncCheck[], outcomes: RuleOutcomes } {
+export async function syncChecks (requests: readonly RecordedRequest[], mirrors: readonly DeclaredMirror[], clientsOf: ClientsOf, horizonMs: number): Promise<{ sync: SyncCheck[], outcomes: RuleOutcomes }> {
   const syncs = agencySyncs(requests)
   const cache = new Map<number, readonly ClientVersion[]>()
   const truth = (agencyId: number) => {
@@ -241,7 +241,7 @@ export function syncChecks (requests: readonly RecordedRequest[], mirrors: reado
     neverDeleted: new Tally()
   }
   const sync: SyncCheck[] = []
-  for (const mirror of mirrors) sync.push(declared(mirror, truth(mirror.agencyId), syncs, horizonMs, t))
+  for (const mirror of mirrors) sync.push(declared(mirror, await mirror.clients(), truth(mirror.agencyId), syncs, horizonMs, t))
   for (const s of [...syncs.values()].sort((a, b) => a.agencyId - b.agencyId)) {
     const check = inferred(s, truth(s.agencyId), horizonMs, { missed: t.missed, stale: t.staleReads, deletion: t.deletion, neverDeleted: t.neverDeleted })
     if (check !== undefined) sync.push(check)

@@ -17,8 +17,8 @@ import { stateOfSource, type StateSource } from './state-document.js'
  * /_sandbox/worlds: the JSON, the request's own fields, the fixture's validation, and the rows or
  * the database it becomes), agencies in fixture form (POST /_sandbox/agencies) and examiner
  * mirrors (mirror-body.ts). All of it grows with the body
- * (an 8 MiB fixture took seconds, a mirror of 250,000 clients over a second), so a large body is read on a
- * worker thread (fixture-runner.ts) and a small one where it arrives: the same functions either
+ * (an 8 MiB fixture took seconds, a mirror of 250,000 clients over a second), so a large body is read in a
+ * worker process (fixture-runner.ts) and a small one where it arrives: the same functions either
  * way, so both answer alike. The worker also writes large worlds' state documents (state-document.ts).
  */
 
@@ -142,7 +142,7 @@ export interface FixtureJob {
   settings: SnapshotSettings
 }
 
-/** An ApiError as it crosses between threads. */
+/** An ApiError as it crosses between processes. */
 export interface ErrorShape {
   status: number
   code: string

@@ -1,12 +1,11 @@
 import { statSync } from 'node:fs'
 import { Readable } from 'node:stream'
-import { Worker } from 'node:worker_threads'
-import { insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
+import { insufficientStorage, shuttingDown, tooManyRequests, workerStopped } from '../../errors.js'
 import type { ReadMirror } from '../examiner/mirror-body.js'
 import type { Fixture } from '../../fixture/schema.js'
 import { loadFixtureFile } from '../../fixture/validate.js'
+import { WorkerProcess } from '../../worker-process.js'
 import type { PreparedAgency } from '../world.js'
-import { YOUNG_GENERATION_MB } from '../examiner/report-runner.js'
 import type { StateSource } from './state-document.js'
 import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
 
@@ -14,12 +13,14 @@ import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type Rese
 export const MAX_FIXTURE_JOBS = 4
 /** The fixture worker's heap bound: a document that needs more is a 507, not the process's memory. */
 export const FIXTURE_HEAP_MB = 256
+/** The worker's young generation (semi-space) bound (see WorkerProcessOptions). */
+const SEMI_SPACE_MB = 4
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
 const IDLE_MS = 1_000
 /**
  * A body of this size or more (and a state document) ends the worker as soon as nothing else is
- * waiting: the heap it grew to (tens of MB for an 8 MiB fixture) goes back at once instead of
- * piling up under the next large body; a new worker starts in tens of milliseconds, off the loop.
+ * waiting: the memory it grew to (tens of MB for an 8 MiB fixture) goes back at once instead of
+ * piling up under the next large body; a new worker starts in about 150 ms, off the loop.
  */
 const RETIRE_AFTER_BYTES = 1024 * 1024
 /** A start-up fixture file larger than a body may be (8 MiB) is read where it is asked for: the worker's heap is bounded for bodies. */
@@ -32,7 +33,7 @@ const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === '
   ? `Writing the state document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; read the world's data in parts (the vendor API's listings) instead`
   : `Reading the document needs more than the ${FIXTURE_HEAP_MB} MB the sandbox gives it; send a smaller fixture, or load a large one at start (SANDBOX_FIXTURES)`)
 
-/** A Buffer crosses between threads as a plain Uint8Array. */
+/** A Buffer crosses between processes as a plain Uint8Array. */
 const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
 
 export interface FixtureRunnerOptions {
@@ -57,12 +58,13 @@ interface Waiting {
 }
 
 /**
- * Reads large fixture bodies (fixture-job.ts) on a worker thread started on first use: the event
- * loop that answers requests only hands over the bytes and takes back rows or a snapshot, whatever
- * the document's shape. Closing the process stops a body in progress at once.
+ * Reads large fixture bodies (fixture-job.ts) in a worker process (src/worker-process.ts) started
+ * on first use: the event loop that answers requests only hands over the bytes and takes back rows
+ * or a snapshot, whatever the document's shape; the 70 to 80 MB reading an 8 MiB document takes
+ * are the worker's. Closing the sandbox stops a body in progress at once.
  */
 export class FixtureRunner {
-  private worker: Worker | undefined
+  private worker: WorkerProcess | undefined
   private nextId = 1
   private readonly waiting = new Map<number, Waiting>()
   private idle: NodeJS.Timeout | undefined
@@ -118,20 +120,20 @@ export class FixtureRunner {
     const turn = this.documentTurn
     let release!: () => void
     this.documentTurn = new Promise<void>((resolve) => { release = resolve })
-    let worker: Worker | undefined
+    let worker: WorkerProcess | undefined
     return await new Promise<Readable>((resolve, reject) => {
       let stall: NodeJS.Timeout | undefined
       let started = false
       const document = new Readable({
         read: () => {
           clearTimeout(stall)
-          if (this.waiting.has(id)) worker?.postMessage({ id, pull: true })
+          if (this.waiting.has(id)) worker?.send({ id, pull: true })
         },
         destroy: (error, callback) => {
           clearTimeout(stall)
           release()
           if (this.waiting.has(id)) {
-            worker?.postMessage({ id, cancel: true })
+            worker?.send({ id, cancel: true })
             this.finish(id)
           }
           callback(error)
@@ -194,7 +196,7 @@ export class FixtureRunner {
     await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() })
   }
 
-  /** True while the worker thread is up (it ends when idle, and after a large job). */
+  /** True while the worker process is up (it ends when idle, and after a large job). */
   get running (): boolean {
     return this.worker !== undefined
   }
@@ -237,12 +239,9 @@ export class FixtureRunner {
     }
   }
 
-  private post (worker: Worker, id: number, job: FixtureJob): void {
-    // bytes that own their whole memory (a large body always does) are moved, not copied (a
-    // snapshot's, which SQLite's memory backs, are copied once as they are posted)
-    const { bytes } = job
-    const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer
-    worker.postMessage({ id, job }, whole ? [bytes.buffer as ArrayBuffer] : [])
+  private post (worker: WorkerProcess, id: number, job: FixtureJob): void {
+    worker.busy(true)
+    worker.send({ id, job })
   }
 
   /** A job is done: the worker ends when nothing else waits and a large job ran, else when idle. */
@@ -252,35 +251,34 @@ export class FixtureRunner {
     this.waiting.delete(id)
     if (job.large) this.retire = true
     if (this.waiting.size > 0) return
+    this.worker?.busy(false)
     if (this.retire) void this.stopWorker()
     else this.whenIdle()
   }
 
-  private startWorker (): Worker {
+  private startWorker (): WorkerProcess {
     if (this.idle !== undefined) clearTimeout(this.idle)
     this.idle = undefined
     if (this.worker !== undefined) return this.worker
-    // no loader flags of the parent (a test runner's TypeScript loader): the worker is plain JavaScript
-    const worker = new Worker(this.options.workerFile!, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: FIXTURE_HEAP_MB, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB } })
-    worker.unref()
-    worker.on('message', (message: { id: number, outcome?: FixtureOutcome, failure?: string, piece?: Uint8Array, end?: true }) => {
-      const job = this.waiting.get(message.id)
-      if (job === undefined) return
-      if (message.piece !== undefined) return job.piece?.(asBuffer(message.piece))
-      this.finish(message.id)
-      if (message.end === true) job.end?.()
-      else if (message.outcome !== undefined) job.resolve(message.outcome)
-      else job.reject(new Error(`the fixture could not be read: ${message.failure ?? 'unknown error'}`))
-    })
-    worker.on('error', (error: Error & { code?: string }) => {
-      if (this.worker !== worker) return
-      this.failAll(error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? outOfMemory : error)
-    })
-    worker.on('exit', () => {
-      // a worker stopped on purpose (idle, closing) failed its bodies then; this one stopped by itself
-      if (this.worker !== worker) return
-      this.worker = undefined
-      this.failAll(new Error('the fixture worker stopped'))
+    const worker: WorkerProcess = new WorkerProcess(this.options.workerFile!, {
+      heapMb: FIXTURE_HEAP_MB,
+      semiSpaceMb: SEMI_SPACE_MB,
+      onMessage: (received) => {
+        const message = received as { id: number, outcome?: FixtureOutcome, failure?: string, piece?: Uint8Array, end?: true }
+        const job = this.waiting.get(message.id)
+        if (job === undefined) return
+        if (message.piece !== undefined) return job.piece?.(asBuffer(message.piece))
+        this.finish(message.id)
+        if (message.end === true) job.end?.()
+        else if (message.outcome !== undefined) job.resolve(message.outcome)
+        else job.reject(new Error(`the fixture could not be read: ${message.failure ?? 'unknown error'}`))
+      },
+      onEnd: (end) => {
+        // a worker stopped on purpose (idle, closing) failed its bodies then; this one stopped by itself
+        if (this.worker !== worker) return
+        this.worker = undefined
+        this.failAll(end.outOfMemory ? outOfMemory : workerStopped('fixture worker', end.how))
+      }
     })
     this.worker = worker
     return worker
@@ -301,7 +299,7 @@ export class FixtureRunner {
     this.worker = undefined
     this.retire = false
     this.failAll(shuttingDown())
-    if (worker !== undefined) await worker.terminate()
+    if (worker !== undefined) await worker.stop()
   }
 
   private failAll (error: Error | typeof outOfMemory): void {

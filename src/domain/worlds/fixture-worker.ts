@@ -1,24 +1,26 @@
-import { parentPort } from 'node:worker_threads'
 import { runFixtureJob, stateSourceOf, type FixtureJob } from './fixture-job.js'
 import { stateOfSource } from './state-document.js'
 
 /**
- * The fixture worker: reads large bodies that carry fixture documents (parse, validation, and the
- * rows or database they become) away from the event loop that answers requests, with a heap of its
- * own and a bound on it. Messages: {id, job} in; {id, outcome} or {id, failure} out.
+ * The fixture worker: a process of its own (fixture-runner.ts) that reads large bodies that carry
+ * fixture documents (parse, validation, and the rows or database they become) away from the event
+ * loop that answers requests, with a heap of its own and a bound on it. Messages: {id, job} in;
+ * {id, outcome} or {id, failure} out.
  *
  * A state document is written a piece at a time as it is sent: {id, job} answers its first piece
  * ({id, piece}), each {id, pull} the next, and {id, end} follows the last; {id, cancel} gives it
- * up. Neither thread holds the whole document (27 MB for 100,000 clients, besides what writing it
+ * up. Neither process holds the whole document (27 MB for 100,000 clients, besides what writing it
  * took: three read at once took the process from 90 MB to 220).
  */
 
-const port = parentPort
-if (port === null) throw new Error('fixture-worker.js runs as a worker thread')
+if (process.send === undefined) throw new Error('fixture-worker.js runs as a child process of the sandbox, with a channel to it')
+const send = (message: unknown) => process.send!(message)
+// the sandbox stopped it, or ended without stopping it (killed): nothing is left to answer
+process.on('disconnect', () => process.exit(0))
 
 const documents = new Map<number, Generator<Buffer, void, undefined>>()
 
-/** The next piece of a state document, moved (not copied) when it owns its whole memory (a large one does). */
+/** The next piece of a state document. */
 function nextPiece (id: number): void {
   const pieces = documents.get(id)
   if (pieces === undefined) return
@@ -26,19 +28,17 @@ function nextPiece (id: number): void {
     const next = pieces.next()
     if (next.done === true) {
       documents.delete(id)
-      port!.postMessage({ id, end: true })
+      send({ id, end: true })
       return
     }
-    const piece = next.value
-    const whole = piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && piece.buffer instanceof ArrayBuffer
-    port!.postMessage({ id, piece }, whole ? [piece.buffer as ArrayBuffer] : [])
+    send({ id, piece: next.value })
   } catch (e) {
     documents.delete(id)
-    port!.postMessage({ id, failure: e instanceof Error ? e.message : String(e) })
+    send({ id, failure: e instanceof Error ? e.message : String(e) })
   }
 }
 
-port.on('message', (message: { id: number, job?: FixtureJob, pull?: true, cancel?: true }) => {
+process.on('message', (message: { id: number, job?: FixtureJob, pull?: true, cancel?: true }) => {
   const { id, job } = message
   if (message.pull === true) return nextPiece(id)
   if (message.cancel === true) {
@@ -52,16 +52,8 @@ port.on('message', (message: { id: number, job?: FixtureJob, pull?: true, cancel
     return nextPiece(id)
   }
   try {
-    const outcome = runFixtureJob(job)
-    // a snapshot (SQLite's memory backs it, which cannot move between threads) goes back as a copy
-    // of its own, moved: posted as it is, it was copied twice more (into the message, out of it)
-    const snapshot = outcome.ok ? outcome.world ?? outcome.reset : undefined
-    if (snapshot?.snapshot === undefined) return port.postMessage({ id, outcome })
-    const own = new Uint8Array(snapshot.snapshot.byteLength)
-    own.set(snapshot.snapshot)
-    snapshot.snapshot = own as Buffer
-    port.postMessage({ id, outcome }, [own.buffer])
+    send({ id, outcome: runFixtureJob(job) })
   } catch (e) {
-    port.postMessage({ id, failure: e instanceof Error ? e.message : String(e) })
+    send({ id, failure: e instanceof Error ? e.message : String(e) })
   }
 })

@@ -43,7 +43,7 @@ export interface RegistryOptions {
   startFixture: StartFixture
   loadFaker: WorldOptions['loadFaker']
   reports: WorldOptions['reports']
-  /** Where large fixture bodies are read (a worker thread). */
+  /** Where large fixture bodies are read (a worker process). */
   fixtures: FixtureRunner
   realNow?: () => number
   /** What this start did with the default world's database, for the start-up banner. */

@@ -22,7 +22,7 @@ const records: RecordedRequest[] = [
   request(3, T0 + 2000, { method: 'POST', operation: 'batchClients', clients: [1, 2] }),
   request(4, T0 + 3000, { operation: 'changedClients', query: { deleted: 'true' } })
 ]
-const mirror: DeclaredMirror = { agencyId: AGENCY, upTo: null, postedMs: T0 + 4000, after: 4, clients: [[1, T0], [2, T0 - 5000]] }
+const mirror: DeclaredMirror = { agencyId: AGENCY, upTo: null, postedMs: T0 + 4000, after: 4, clients: async () => [[1, T0], [2, T0 - 5000]] }
 const END = T0 + 5000
 
 /** Client 1 as the report finds it: changed again, or deleted, at `atMs`. */
@@ -36,13 +36,13 @@ const counts = (check: { missing: { count: number }, stale: { count: number }, d
 
 t.test('a client changed after the session ended is not judged', async (t) => {
   for (const deleted of [false, true]) {
-    const { sync, outcomes } = syncChecks(records, [mirror], clientsAfter(END + 10, deleted), END)
+    const { sync, outcomes } = await syncChecks(records, [mirror], clientsAfter(END + 10, deleted), END)
     t.same(sync.map(counts), [[0, 0, 0], [0, 0, 0]], `declared and inferred: nothing stale or missed (${deleted ? 'deleted' : 'changed'} after the end)`)
     t.same([...outcomes.values()].map((o) => o.tally.count), [...outcomes.values()].map(() => 0), 'no sync rule counts it')
   }
 })
 
 t.test('the same change within the session is judged: the check is not blind', async (t) => {
-  const { sync } = syncChecks(records, [mirror], clientsAfter(END - 10, false), END)
+  const { sync } = await syncChecks(records, [mirror], clientsAfter(END - 10, false), END)
   t.same(counts(sync[0]!), [0, 1, 0], 'declared: client 1 is older in the mirror than its change')
 })
