@@ -14,6 +14,11 @@ import { fileURLToPath } from 'node:url'
 const OUT_OF_MEMORY = /heap out of memory|Reached heap limit/
 /** A worker's error output kept to tell why it stopped (V8's report of its last collections comes first). */
 const ERROR_OUTPUT_CHARS = 16 * 1024
+/**
+ * A worker's young generation (semi-space) bound: what a job builds lives until it ends, so a
+ * larger one only lets short-lived objects pile up.
+ */
+const SEMI_SPACE_MB = 4
 
 /** Why a worker process ended by itself: out of its heap, or otherwise (a signal, an exit code). */
 export type WorkerEnd = { outOfMemory: true } | { outOfMemory: false, how: string }
@@ -21,8 +26,6 @@ export type WorkerEnd = { outOfMemory: true } | { outOfMemory: false, how: strin
 export interface WorkerProcessOptions {
   /** The old generation's bound: a job that needs more ends the process (WorkerEnd outOfMemory). */
   heapMb: number
-  /** The young generation's (semi-space) bound: what a job builds lives until it ends, so a large one only lets short-lived objects pile up. */
-  semiSpaceMb: number
   /** A message from the worker. */
   onMessage: (message: unknown) => void
   /** The process ended, stopped by nobody (never called after stop()). */
@@ -38,10 +41,10 @@ export class WorkerProcess {
   private readonly child: ChildProcess
   private stopped = false
 
-  constructor (file: URL, { heapMb, semiSpaceMb, onMessage, onEnd }: WorkerProcessOptions) {
+  constructor (file: URL, { heapMb, onMessage, onEnd }: WorkerProcessOptions) {
     this.child = fork(fileURLToPath(file), [], {
       // its heap bounded, and no flags of this process (a test runner's TypeScript loader): the worker is plain JavaScript
-      execArgv: [`--max-old-space-size=${heapMb}`, `--max-semi-space-size=${semiSpaceMb}`],
+      execArgv: [`--max-old-space-size=${heapMb}`, `--max-semi-space-size=${SEMI_SPACE_MB}`],
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'pipe', 'ipc']
     })

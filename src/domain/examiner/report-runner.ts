@@ -8,8 +8,6 @@ import { runReportJob, toColumns, type ClientColumns, type ReportJob } from './r
 export const MAX_QUEUED_REPORTS = 16
 /** The report worker's heap bound: a report that needs more fails with a 507 instead of taking the process's memory. */
 export const REPORT_HEAP_MB = 256
-/** The worker's young generation (semi-space) bound (see WorkerProcessOptions). */
-const SEMI_SPACE_MB = 4
 /** The worker ends when no report has come for this long, giving its heap back. */
 const IDLE_MS = 2_000
 
@@ -140,7 +138,6 @@ export class ReportRunner {
     if (this.worker !== undefined) return this.worker
     const worker: WorkerProcess = new WorkerProcess(this.options.workerFile!, {
       heapMb: REPORT_HEAP_MB,
-      semiSpaceMb: SEMI_SPACE_MB,
       onMessage: (received) => {
         const message = received as { type: string, id: number, agencies?: number[], agencyId?: number, report?: Report, message?: string }
         const job = this.running.get(message.id)

@@ -13,8 +13,6 @@ import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type Rese
 export const MAX_FIXTURE_JOBS = 4
 /** The fixture worker's heap bound: a document that needs more is a 507, not the process's memory. */
 export const FIXTURE_HEAP_MB = 256
-/** The worker's young generation (semi-space) bound (see WorkerProcessOptions). */
-const SEMI_SPACE_MB = 4
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
 const IDLE_MS = 1_000
 /**
@@ -262,7 +260,6 @@ export class FixtureRunner {
     if (this.worker !== undefined) return this.worker
     const worker: WorkerProcess = new WorkerProcess(this.options.workerFile!, {
       heapMb: FIXTURE_HEAP_MB,
-      semiSpaceMb: SEMI_SPACE_MB,
       onMessage: (received) => {
         const message = received as { id: number, outcome?: FixtureOutcome, failure?: string, piece?: Uint8Array, end?: true }
         const job = this.waiting.get(message.id)
