@@ -99,3 +99,14 @@ export class WorkerProcess {
     await exited
   }
 }
+
+/**
+ * In a worker process: the function that sends a message to the sandbox. The worker ends when its
+ * channel closes (the sandbox stopped it, or ended without stopping it: killed), as nothing is
+ * left to answer.
+ */
+export function sandboxChannel (module: string): (message: unknown) => void {
+  if (process.send === undefined) throw new Error(`${module} runs as a child process of the sandbox, with a channel to it`)
+  process.on('disconnect', () => process.exit(0))
+  return (message) => process.send!(message)
+}

@@ -4,33 +4,28 @@
  * is killed before it answers.
  */
 import t, { type Test } from 'tap'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { ROOT } from '../../src/config.js'
 import { ApiError } from '../../src/errors.js'
 import { ReportRunner } from '../../src/domain/examiner/report-runner.js'
 import type { ReportJob } from '../../src/domain/examiner/report-job.js'
 import { FixtureRunner } from '../../src/domain/worlds/fixture-runner.js'
 import { testConfig } from '../helpers/app.js'
-
-/** A worker module that runs `onJob` (JavaScript) for each job it is sent. */
-function workerThat (t: Test, onJob: string): URL {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-worker-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const file = join(dir, 'worker.mjs')
-  writeFileSync(file, `process.on('disconnect', () => process.exit(0))\nprocess.on('message', () => { ${onJob} })\n`)
-  return pathToFileURL(file)
-}
+import { runs } from '../helpers/process-tree.js'
+import { stubWorker } from '../helpers/stub-worker.js'
 
 function fixtureRunnerWith (t: Test, onJob: string): FixtureRunner {
-  const runner = new FixtureRunner({ workerFile: workerThat(t, onJob), migrationsDir: testConfig().migrationsDir })
+  const runner = new FixtureRunner({ workerFile: stubWorker(t, onJob), migrationsDir: testConfig().migrationsDir })
   t.teardown(() => runner.close())
   return runner
 }
 
 function reportRunnerWith (t: Test, onJob: string): ReportRunner {
-  const runner = new ReportRunner({ workerFile: workerThat(t, onJob) })
+  const runner = new ReportRunner({ workerFile: stubWorker(t, onJob) })
   t.teardown(() => runner.close())
   return runner
 }
@@ -77,3 +72,31 @@ t.test('a report worker killed before it answers: 503 with Retry-After, and the 
   t.match(failed.detail, /its worker stopped: SIGKILL/)
   t.equal((await failureOf(report(runner))).status, 503, 'the next report started a worker of its own')
 })
+
+t.test('a worker process ends with the sandbox, even one killed outright with a job in progress', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-orphan-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const pidFile = join(dir, 'worker.pid')
+  // a worker that notes its pid and never answers, its job waiting on a timer (which alone would
+  // keep a process running after its channel closed); a sandbox that waits for it
+  const worker = stubWorker(t, `setInterval(() => {}, 1000); import('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)))`)
+  const runnerModule = pathToFileURL(join(ROOT, 'dist', 'src', 'domain', 'worlds', 'fixture-runner.js')).href
+  const sandbox = spawn(process.execPath, ['--input-type=module', '-e', `
+    import { FixtureRunner } from ${JSON.stringify(runnerModule)}
+    await new FixtureRunner({ workerFile: new URL(${JSON.stringify(worker.href)}), migrationsDir: ${JSON.stringify(testConfig().migrationsDir)} }).agency(new Uint8Array(2), 10)
+  `], { stdio: 'ignore' })
+  t.teardown(() => { sandbox.kill('SIGKILL') })
+  const workerPid = await until(() => existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8')) : undefined)
+  t.ok(workerPid !== undefined && runs(workerPid), 'the worker runs its job')
+  sandbox.kill('SIGKILL')
+  t.ok(await until(() => runs(workerPid!) ? undefined : true), 'the worker is gone soon after the sandbox was killed')
+})
+
+/** The first value `probe` gives within 10 s, polling every 50 ms (undefined: none came). */
+async function until<T> (probe: () => T | undefined): Promise<T | undefined> {
+  for (const started = Date.now(); Date.now() - started < 10_000; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const value = probe()
+    if (value !== undefined) return value
+  }
+  return undefined
+}

@@ -15,6 +15,7 @@ import { buildApp } from '../../src/app.js'
 import { FixtureRunner } from '../../src/domain/worlds/fixture-runner.js'
 import { ROOT } from '../../src/config.js'
 import { demoFixture, grownDemoFixture, testConfig, type Teardown } from '../helpers/app.js'
+import { stubWorker } from '../helpers/stub-worker.js'
 
 /** A database file seeded from a copy of the demo fixture by one app, then opened by another (the data kept). */
 async function secondStart (t: Teardown): Promise<{ app: FastifyInstance, fixtureFile: string }> {
@@ -51,23 +52,13 @@ t.test('a start-up fixture file made invalid after the start: the reset fails as
   t.equal((await app.inject({ url: '/_sandbox/health' })).statusCode, 200)
 })
 
-/** A fixture worker (a module in `dir`) that answers every job with `answer` (JavaScript: an object of `id` and `job`). */
-function stubWorker (dir: string, answer: string): URL {
-  const file = join(dir, 'stub-worker.mjs')
-  writeFileSync(file, `
-    process.on('disconnect', () => process.exit(0))
-    process.on('message', ({ id, job }) => process.send(${answer}))
-  `)
-  return pathToFileURL(file)
-}
-
-/** The stub's answer: a fixture naming the file it was asked for, and one warning. */
-const READ_ON_THE_WORKER = "{ id, outcome: { ok: true, file: { fixture: { readOnTheWorker: job.file }, warnings: ['from the worker'] } } }"
+/** A stub fixture worker's answer: a fixture naming the file it was asked for, and one warning. */
+const READ_ON_THE_WORKER = "send({ id, outcome: { ok: true, file: { fixture: { readOnTheWorker: job.file }, warnings: ['from the worker'] } } })"
 
 t.test('the runner asks its worker for a fixture file up to the body cap, with its warnings; a larger file is read where it is asked', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-start-fixture-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const runner = new FixtureRunner({ workerFile: stubWorker(dir, READ_ON_THE_WORKER), migrationsDir: testConfig().migrationsDir })
+  const runner = new FixtureRunner({ workerFile: stubWorker(t, READ_ON_THE_WORKER), migrationsDir: testConfig().migrationsDir })
   t.teardown(() => runner.close())
   const demo = join(ROOT, 'fixtures', 'demo.json')
   const warnings: string[] = []
@@ -83,7 +74,7 @@ t.test('the runner asks its worker for a fixture file up to the body cap, with i
 t.test('a file the worker cannot read is read where it is asked: the same FixtureError as a read at start', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-start-fixture-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const failing = stubWorker(dir, "{ id, failure: 'cannot' }")
+  const failing = stubWorker(t, "send({ id, failure: 'cannot' })")
   const runner = new FixtureRunner({ workerFile: failing, migrationsDir: testConfig().migrationsDir })
   t.teardown(() => runner.close())
   const file = join(dir, 'fixture.json')

@@ -1,3 +1,4 @@
+import { sandboxChannel } from '../../worker-process.js'
 import { runReportJob, type ClientColumns, type ReportJob } from './report-job.js'
 
 /**
@@ -14,10 +15,7 @@ type Incoming =
   | { type: 'clients', id: number, clients: Array<[number, ClientColumns]> }
   | { type: 'mirror', id: number, bytes?: Uint8Array }
 
-if (process.send === undefined) throw new Error('report-worker.js runs as a child process of the sandbox, with a channel to it')
-const send = (message: unknown) => process.send!(message)
-// the sandbox stopped it, or ended without stopping it (killed): nothing is left to answer
-process.on('disconnect', () => process.exit(0))
+const send = sandboxChannel('report-worker.js')
 
 const waitingClients = new Map<number, (clients: Map<number, ClientColumns>) => void>()
 const waitingMirrors = new Map<number, (text: string) => void>()

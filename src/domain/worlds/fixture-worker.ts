@@ -1,3 +1,4 @@
+import { sandboxChannel } from '../../worker-process.js'
 import { runFixtureJob, stateSourceOf, type FixtureJob } from './fixture-job.js'
 import { stateOfSource } from './state-document.js'
 
@@ -13,10 +14,7 @@ import { stateOfSource } from './state-document.js'
  * took: three read at once took the process from 90 MB to 220).
  */
 
-if (process.send === undefined) throw new Error('fixture-worker.js runs as a child process of the sandbox, with a channel to it')
-const send = (message: unknown) => process.send!(message)
-// the sandbox stopped it, or ended without stopping it (killed): nothing is left to answer
-process.on('disconnect', () => process.exit(0))
+const send = sandboxChannel('fixture-worker.js')
 
 const documents = new Map<number, Generator<Buffer, void, undefined>>()
 
