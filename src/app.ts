@@ -78,7 +78,8 @@ export interface RegisteredRoute {
  */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   if (config.databaseUrl !== undefined && config.simulator !== undefined) {
-    throw new ConfigError('SANDBOX_SIMULATOR_RATE: the activity simulator is kept by each instance, so hosted mode (SANDBOX_DATABASE_URL) cannot start it')
+    // every instance would start it again at its own start, resetting the one the instances share
+    throw new ConfigError('SANDBOX_SIMULATOR_RATE: in hosted mode (SANDBOX_DATABASE_URL) the instances share one simulator per world; start it once with POST /_sandbox/simulator')
   }
   // The fixture file may be read before the logger exists (seeding at start) or later (the first
   // reset): its warnings are kept for the banner and logged once the logger is there.

@@ -11,7 +11,8 @@ export type { ChangeKind, SimulatorData } from './simulator-changes.js'
  * `modified`, deterministically from its seed. It runs in real time (a timer) or in clock
  * time (each clock advance makes the changes that period would have seen). Either way the
  * changes are made in turns of at most TURN_MS, one transaction each, so the event loop answers
- * other requests between them.
+ * other requests between them. In hosted mode its state travels with the world's log and one
+ * instance runs its timer (share, adopt, lead: see SimulatorSharing).
  */
 
 export interface SimulatorSettings {
@@ -28,6 +29,28 @@ export interface SimulatorStatus {
   settings: SimulatorSettings | null
   changes: number
   byKind: Record<string, number>
+}
+
+/** The simulator's whole state: what travels with a world's log in hosted mode (replica.ts), so every instance reports and continues the same simulator. */
+export interface SimulatorState {
+  settings: SimulatorSettings | null
+  changes: number
+  byKind: Record<string, number>
+  /** The fraction of a change the clock-time periods so far owe. */
+  carry: number
+}
+
+/**
+ * Hosted mode: one instance leads a world's real-time simulator at a time (a lease: the
+ * replica's world), and makes each turn's changes inside the world's write turn, so they reach
+ * PostgreSQL and every instance. A clock-time simulator's changes are made inside the advance's
+ * own write turn, by the instance that answers it.
+ */
+export interface SimulatorSharing {
+  /** Runs a turn's changes in the world's write turn, committed before it resolves. */
+  inWriteTurn: (work: () => void) => Promise<void>
+  /** Whether this instance seeks to lead (true while real-time settings run); `lead` is called with the outcome. */
+  seekLead: (wanted: boolean) => void
 }
 
 /** What one clock advance made: the changes of its period, and those past the cap it left out. */
@@ -56,6 +79,13 @@ interface Batch {
 
 const ignore = () => {}
 
+/** Whether two settings run the same simulator (whatever the order of their keys: adopted ones come back from PostgreSQL's jsonb). */
+function sameSettings (a: SimulatorSettings | null, b: SimulatorSettings | null): boolean {
+  if (a === null || b === null) return a === b
+  return a.ratePerMinute === b.ratePerMinute && a.seed === b.seed && (a.clockTime === true) === (b.clockTime === true) &&
+    String(a.agencies ?? 'all') === String(b.agencies ?? 'all')
+}
+
 export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (seed: number) => Promise<ChangeTools>) {
   let settings: SimulatorSettings | null = null
   let timer: NodeJS.Timeout | null = null
@@ -66,9 +96,18 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
   /** Changes waiting to be made, oldest first: clock advances (each answered when its changes are made) and real-time ticks. */
   let queue: Batch[] = []
   let turnScheduled = false
+  /** A real-time turn waiting for or holding the world's write turn (hosted mode). */
+  let sharedTurn: Promise<void> | undefined
+  let sharing: SimulatorSharing | undefined
+  /** Whether this instance runs the real-time timer: always on its own, only while it holds the lease when hosted. */
+  let leading = true
+  let observer: ((state: SimulatorState) => void) | undefined
+
+  const state = (): SimulatorState => ({ settings, changes, byKind: { ...byKind }, carry })
+  const realTime = () => settings !== null && settings.clockTime !== true
 
   function schedule (): void {
-    if (turnScheduled) return
+    if (turnScheduled || sharedTurn !== undefined) return
     turnScheduled = true
     setImmediate(turn)
   }
@@ -76,42 +115,98 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
   /** Makes waiting changes for at most TURN_MS, in one transaction, then lets the event loop run. */
   function turn (): void {
     turnScheduled = false
-    const started = performance.now()
-    try {
-      data().transaction(() => {
-        while (queue.length > 0) {
-          const batch = queue[0]
-          if (batch.made >= batch.count) {
-            queue.shift()
-            batch.done(batch.made)
-            continue
-          }
-          if (performance.now() - started >= TURN_MS) break
-          const at = new Date(Math.round(batch.fromMs + ((batch.made + 1) * (batch.toMs - batch.fromMs)) / batch.count)).toISOString()
-          const kind: ChangeKind | null = tools === null ? null : changeOnce(data, tools, at, settings?.agencies)
-          if (kind === null) {
-            // nothing to change (no active agency): the batch ends with what it made
-            queue.shift()
-            batch.done(batch.made)
-            continue
-          }
-          batch.made++
-          changes++
-          byKind[kind] = (byKind[kind] ?? 0) + 1
-        }
+    if (sharing !== undefined && realTime()) {
+      sharedTurn = sharing.inWriteTurn(makeChanges).catch(failWaiting).finally(() => {
+        sharedTurn = undefined
+        if (queue.length > 0) schedule()
       })
+      return
+    }
+    try {
+      makeChanges()
     } catch (e) {
-      const failed = queue
-      queue = []
-      for (const batch of failed) batch.fail(e instanceof Error ? e : new Error(String(e)))
+      failWaiting(e)
     }
     if (queue.length > 0) schedule()
   }
 
+  function failWaiting (e: unknown): void {
+    const failed = queue
+    queue = []
+    for (const batch of failed) batch.fail(e instanceof Error ? e : new Error(String(e)))
+  }
+
+  function makeChanges (): void {
+    const started = performance.now()
+    const before = changes
+    data().transaction(() => {
+      while (queue.length > 0) {
+        const batch = queue[0]
+        if (batch.made >= batch.count) {
+          queue.shift()
+          batch.done(batch.made)
+          continue
+        }
+        if (performance.now() - started >= TURN_MS) break
+        const at = new Date(Math.round(batch.fromMs + ((batch.made + 1) * (batch.toMs - batch.fromMs)) / batch.count)).toISOString()
+        const kind: ChangeKind | null = tools === null ? null : changeOnce(data, tools, at, settings?.agencies)
+        if (kind === null) {
+          // nothing to change (no active agency): the batch ends with what it made
+          queue.shift()
+          batch.done(batch.made)
+          continue
+        }
+        batch.made++
+        changes++
+        byKind[kind] = (byKind[kind] ?? 0) + 1
+      }
+    })
+    if (changes !== before) observer?.(state())
+  }
+
+  /** Runs the real-time timer while real-time settings run here and this instance leads; tells the lease what it seeks. */
+  function keepTimer (): void {
+    if (sharing !== undefined) {
+      sharing.seekLead(realTime())
+      // a lease given up is not held a moment later: it is granted anew when sought again
+      if (!realTime()) leading = false
+    }
+    const wanted = realTime() && leading
+    if (!wanted && timer !== null) {
+      clearInterval(timer)
+      timer = null
+    }
+    if (!wanted || timer !== null || settings === null) return
+    const interval = Math.max(10, Math.round(60_000 / settings.ratePerMinute))
+    const perTick = Math.max(1, Math.round((settings.ratePerMinute * interval) / 60_000))
+    timer = setInterval(() => {
+      // a tick whose changes are still being made is not piled up behind: its successor is skipped
+      if (queue.length > 0) return
+      if (tools === null) {
+        void ensureTools()
+        return
+      }
+      const now = clock.nowMs()
+      queue.push({ count: perTick, fromMs: now, toMs: now, made: 0, done: ignore, fail: ignore })
+      schedule()
+    }, interval)
+    timer.unref()
+  }
+
+  /**
+   * Loads the generator of settings adopted from another instance: from the seed and the changes
+   * made so far, so an instance that continues a simulator does not repeat the changes made before.
+   */
+  async function ensureTools (): Promise<void> {
+    const adopted = settings
+    if (tools !== null || adopted === null) return
+    const loaded = await loadFaker(adopted.seed + changes)
+    if (settings === adopted) tools ??= loaded
+  }
+
   function stop (): void {
-    if (timer !== null) clearInterval(timer)
-    timer = null
     settings = null
+    keepTimer()
     // an advance waiting for its changes is answered with those made so far
     const waiting = queue
     queue = []
@@ -129,23 +224,49 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
       changes = 0
       carry = 0
       for (const k of Object.keys(byKind)) delete byKind[k]
-      if (next.clockTime !== true) {
-        const interval = Math.max(10, Math.round(60_000 / next.ratePerMinute))
-        const perTick = Math.max(1, Math.round((next.ratePerMinute * interval) / 60_000))
-        timer = setInterval(() => {
-          // a tick whose changes are still being made is not piled up behind: its successor is skipped
-          if (queue.length > 0) return
-          const now = clock.nowMs()
-          queue.push({ count: perTick, fromMs: now, toMs: now, made: 0, done: ignore, fail: ignore })
-          schedule()
-        }, interval)
-        timer.unref()
-      }
+      keepTimer()
+      observer?.(state())
       return this.status()
     },
     stop (): SimulatorStatus {
       stop()
+      observer?.(state())
       return this.status()
+    },
+    /** Hosted mode: told of each change of the state while a write turn is open (replica.ts). */
+    get observer (): ((state: SimulatorState) => void) | undefined {
+      return observer
+    },
+    set observer (fn: ((state: SimulatorState) => void) | undefined) {
+      observer = fn
+    },
+    state,
+    /** Takes the state another instance committed: its settings and counts; the timer runs here only while this instance leads. */
+    adopt (next: SimulatorState): void {
+      if (!sameSettings(next.settings, settings)) {
+        // started again elsewhere (another rate, seed or agencies): this instance's timer and generator were the old one's
+        tools = null
+        if (timer !== null) clearInterval(timer)
+        timer = null
+      }
+      settings = next.settings
+      changes = next.changes
+      carry = next.carry
+      for (const k of Object.keys(byKind)) delete byKind[k]
+      Object.assign(byKind, next.byKind)
+      if (settings === null) stop()
+      else keepTimer()
+    },
+    /** Hosted mode: the timer runs only on the instance the lease names (lead). */
+    share (next: SimulatorSharing): void {
+      sharing = next
+      leading = false
+      keepTimer()
+    },
+    /** The lease was granted (true) or lost (false). */
+    lead (granted: boolean): void {
+      leading = granted
+      keepTimer()
     },
     /**
      * Clock-time mode: the changes of the period [from, to], spread over it, at most
@@ -155,6 +276,7 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
     async onAdvance (fromMs: number, toMs: number): Promise<CatchUp | undefined> {
       if (settings === null || settings.clockTime !== true) return undefined
       if (toMs <= fromMs) return { changes: 0, skipped: 0 }
+      await ensureTools()
       const exact = (settings.ratePerMinute * (toMs - fromMs)) / 60_000 + carry
       let count = Math.floor(exact)
       carry = exact - count

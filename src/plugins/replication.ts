@@ -22,11 +22,10 @@ declare module 'fastify' {
 const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 /**
- * Control calls that change what each instance keeps for itself (its simulator, examiner
- * sessions): hosted mode refuses them, as applied on one instance they would hold there only.
+ * Control calls that change what each instance keeps for itself (examiner sessions): hosted mode
+ * refuses them, as applied on one instance they would hold there only.
  */
 const KEPT_PER_INSTANCE: ReadonlyArray<readonly [method: string, route: string, what: string]> = [
-  ['POST', '/_sandbox/simulator', 'The activity simulator'],
   ['POST', '/_sandbox/sessions', 'An examiner session']
 ]
 

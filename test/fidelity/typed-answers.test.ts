@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { generateFixture } from '../../src/fixture/generate.js'
 import { NO_DATE } from '../../src/schemas/client.js'
-import { AGENCY, build, demoFixture, keptPerInstance } from '../helpers/app.js'
+import { AGENCY, build, demoFixture } from '../helpers/app.js'
 import { vendor } from '../helpers/fidelity.js'
 import { typedProblems } from '../helpers/typed-answers.js'
 import { createClientBody } from '../helpers/writes.js'
@@ -70,7 +70,7 @@ t.test(`${VALUE_TYPES} ${NON_OPTIONAL} ${V1_SAMPLE} every read of the demo data 
   }
 })
 
-t.test(`${VALUE_TYPES} ${NON_OPTIONAL} every read of a generated fixture, and of clients the agency side changes`, { skip: keptPerInstance }, async (t) => {
+t.test(`${VALUE_TYPES} ${NON_OPTIONAL} every read of a generated fixture, and of clients the agency side changes`, async (t) => {
   const fixture = generateFixture({ agencies: 1, clients: 60, seed: 11 })
   const app = await build(t, { fixture })
   const agencyId = fixture.agencies[0].agencyId

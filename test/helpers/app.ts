@@ -51,10 +51,10 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
 const overPostgresRun = (process.env.SANDBOX_TEST_DATABASE_URL ?? '') !== ''
 
 /**
- * Why a test of what hosted mode keeps per instance (the simulator, examiner sessions: refused
- * there with 501) is skipped in a run over PostgreSQL; false in a run over SQLite.
+ * Why a test of what hosted mode keeps per instance (examiner sessions: refused there with 501)
+ * is skipped in a run over PostgreSQL; false in a run over SQLite.
  */
-export const keptPerInstance: string | false = overPostgresRun && 'hosted mode keeps the simulator and examiner sessions per instance (501): test/hosted/two-instances.test.ts'
+export const keptPerInstance: string | false = overPostgresRun && 'hosted mode keeps examiner sessions per instance (501): test/hosted/two-instances.test.ts'
 
 /** Why a test of the SQLite file itself (a restart over the same file) is skipped in a run over PostgreSQL. */
 export const overPostgres: string | false = overPostgresRun && 'a test of the SQLite file (each app over PostgreSQL has a database of its own)'

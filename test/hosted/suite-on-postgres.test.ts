@@ -2,8 +2,8 @@
  * The vendor API's tests, the control plane's, and those of created worlds and tenants, again,
  * each app in hosted mode over a PostgreSQL database of its own (test/helpers/app.ts reads
  * SANDBOX_TEST_DATABASE_URL): the same assertions hold over either store. The tests of what hosted
- * mode keeps per instance skip themselves (keptPerInstance: the simulator and examiner sessions,
- * which it refuses, as two-instances.test.ts checks), and so do those of the SQLite file itself.
+ * mode keeps per instance skip themselves (keptPerInstance: examiner sessions, which it refuses,
+ * as two-instances.test.ts checks), and so do those of the SQLite file itself.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'

@@ -5,6 +5,7 @@ import { UnitOfWork } from '../../db/index.js'
 import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
+import type { Leases } from '../../db/postgres/leases.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
 import { MAX_TENANTS, type SharedCatalogue, type Tenant } from './tenants.js'
 import type { World } from './world.js'
@@ -21,6 +22,8 @@ import type { World } from './world.js'
 
 export interface HostedWorldsOptions {
   migrationsDir: string
+  /** Where the instances agree which of them runs each world's real-time simulator. */
+  leases?: Leases
   realNow?: () => number
   /** How often last uses are written and expired worlds deleted. */
   sweepMs?: number
@@ -170,8 +173,9 @@ export class HostedWorlds implements SharedCatalogue {
     const sql = new UnitOfWork(db)
     for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body ?? Buffer.alloc(0)))
     const world = this.registry.adopt({ ...row, start, db })
-    applyEffects(world, entries.flatMap((entry) => (entry.effects ?? []) as Effect[]))
+    // held first: a simulator the effects start runs under the replica's lease, never on its own
     this.held(world, entries.at(-1)?.seq ?? 1)
+    applyEffects(world, entries.flatMap((entry) => (entry.effects ?? []) as Effect[]))
   }
 
   /**
@@ -179,7 +183,7 @@ export class HostedWorlds implements SharedCatalogue {
    * rules counted in PostgreSQL; its use as written, and its expiry among those the next sweep waits for.
    */
   private held (world: World, applied: number): void {
-    this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true }, applied))
+    this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true, leases: this.options.leases }, applied))
     world.faults.share(new FaultCounts(this.log.pool, world.id))
     this.usesWritten.set(world.id, world.lastUsedMs)
     this.nextExpiryMs = Math.min(this.nextExpiryMs, world.expiresAtMs ?? Infinity)

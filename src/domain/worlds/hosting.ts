@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { Catalogue, CATALOGUE_NOTICE } from '../../db/postgres/catalogue.js'
+import { Leases } from '../../db/postgres/leases.js'
 import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
 import { FreshHeads, type ReplicaReads } from './fresh-heads.js'
 import { HostedWorlds } from './hosted-worlds.js'
@@ -65,6 +66,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     }
     const seq = entries.at(-1)?.seq ?? 0
     const starting = turn
+    const leases = new Leases({ url: settings.url, onError: report })
     let listener: Listener | undefined
     let hosted: HostedWorlds | undefined
     return {
@@ -73,11 +75,12 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         const world = worlds.default
         const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
         await starting.commit()
-        applyEffects(world, changes)
         const catalogue = new Catalogue(pool)
         const heads = new FreshHeads(async () => await catalogue.heads(), settings.reads)
-        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir }, applied)
-        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir })
+        const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir, leases }, applied)
+        // after the replica: a simulator the effects start runs under its lease, never on its own
+        applyEffects(world, changes)
+        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir, leases })
         worlds.share(hosted)
         await hosted.fresh()
         const shared = hosted
@@ -89,10 +92,14 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         }, report)
         return hosted
       },
-      abandon: async () => await starting.rollback(),
+      async abandon () {
+        await leases.close()
+        await starting.rollback()
+      },
       async close () {
         hosted?.close()
         await listener?.close()
+        await leases.close()
         await pool.end()
       }
     }

@@ -1,9 +1,11 @@
 import { migrate, type Db } from '../../db/database.js'
 import type { CapturedStep, UnitOfWork } from '../../db/index.js'
+import type { Leases } from '../../db/postgres/leases.js'
 import type { LogEntry, LogTurn, WorldLog } from '../../db/postgres/world-log.js'
 import { storageUnreachable } from '../../errors.js'
 import type { Clock, ClockSetting } from '../clock.js'
 import type { FaultRules, Faults } from '../faults.js'
+import type { Simulator, SimulatorState } from '../simulator.js'
 import type { SlidingWindow, WindowChange } from '../sliding-window.js'
 import { openSnapshot, pagesOf } from './starts.js'
 
@@ -18,11 +20,13 @@ import { openSnapshot, pagesOf } from './starts.js'
  *   the heads it was given (fresh-heads.ts: asked of PostgreSQL, one question shared by the
  *   requests of one turn) and replays what it lacks. So correctness never rests on a
  *   notification; notifications (hosting.ts) only replay commits before anyone asks for them.
- * The create-client rate window travels with the commits, so its limit holds across instances.
+ * The create-client rate window travels with the commits, so its limit holds across instances,
+ * and so do the clock, the fault rules and the simulator's state; one instance at a time (a lease)
+ * runs a real-time simulator, each of its turns a write turn.
  */
 
-/** What a commit changed beside the data, in order: the create-client window's events, the clock's setting, the fault rules. */
-export type Effect = WindowChange | readonly ['clock', ClockSetting] | readonly ['faults', FaultRules]
+/** What a commit changed beside the data, in order: the create-client window's events, the clock's setting, the fault rules, the simulator's state. */
+export type Effect = WindowChange | readonly ['clock', ClockSetting] | readonly ['faults', FaultRules] | readonly ['simulator', SimulatorState]
 
 /** What a replica needs of its world. */
 export interface ReplicatedWorld {
@@ -32,6 +36,7 @@ export interface ReplicatedWorld {
   readonly createBudget: SlidingWindow
   readonly clock: Clock
   readonly faults: Faults
+  readonly simulator: Pick<Simulator, 'observer' | 'state' | 'adopt' | 'share' | 'lead'>
   /** True while the data is the world's start, as a reset left it (nothing committed since). */
   readonly atStart: boolean
   adoptDatabase(db: Db): void
@@ -50,6 +55,8 @@ export interface ReplicaOptions {
   maxCommitSteps?: number
   /** Commits after which a writer adds a snapshot, so a starting instance replays few. */
   snapshotEvery?: number
+  /** Where the instances agree which of them runs the world's real-time simulator. */
+  leases?: Leases
 }
 
 /** Bytes as JSON: {"$bytes": base64}. */
@@ -86,6 +93,21 @@ export class WorldReplica {
     this.maxCommitSteps = options.maxCommitSteps ?? 2000
     this.snapshotEvery = options.snapshotEvery ?? 500
     world.sql.requireCapture()
+    const leases = options.leases
+    if (leases !== undefined) {
+      const key = `simulator:${world.id}`
+      world.simulator.share({
+        inWriteTurn: async (work) => {
+          const turn = await this.beginWrite()
+          try {
+            work()
+          } finally {
+            await turn.commit()
+          }
+        },
+        seekLead: (wanted) => leases.seek(key, wanted, (held) => world.simulator.lead(held))
+      })
+    }
   }
 
   /** The sequence number of the last entry replayed or written here. */
@@ -131,6 +153,7 @@ export class WorldReplica {
     this.world.createBudget.observer = (change) => changes.push(change)
     this.world.clock.observer = (setting) => changes.push(['clock', setting])
     this.world.faults.observer = (rules) => changes.push(['faults', rules])
+    this.world.simulator.observer = (state) => changes.push(['simulator', state])
     let done = false
     return {
       commit: async () => {
@@ -140,6 +163,7 @@ export class WorldReplica {
         this.world.createBudget.observer = undefined
         this.world.clock.observer = undefined
         this.world.faults.observer = undefined
+        this.world.simulator.observer = undefined
         try {
           await this.append(turn, sql, steps, changes)
         } finally {
@@ -163,7 +187,7 @@ export class WorldReplica {
       // a created world reset to its start: every instance has the start (catalogue.ts), and opens it alike
       const startAgain = replaced && this.options.sharedStart === true && this.world.atStart
       // a snapshot ends the log before it, effects included: it carries the instruments' whole state
-      const state: Effect[] = asSnapshot ? [['clock', this.world.clock.setting()], ['faults', this.world.faults.state()]] : []
+      const state: Effect[] = asSnapshot ? [['clock', this.world.clock.setting()], ['faults', this.world.faults.state()], ['simulator', this.world.simulator.state()]] : []
       const effects = changes.length === 0 && state.length === 0 ? undefined : [...changes, ...state]
       const seq = asSnapshot
         ? await turn.append('snapshot', startAgain ? undefined : pagesOf(this.world.db), effects)
@@ -225,10 +249,11 @@ export function openLogSnapshot (body: Buffer, migrationsDir: string): Db {
 }
 
 /** Applies what another instance's commit changed beside the data. */
-export function applyEffects (world: Pick<ReplicatedWorld, 'clock' | 'createBudget' | 'faults'>, effects: readonly Effect[]): void {
+export function applyEffects (world: Pick<ReplicatedWorld, 'clock' | 'createBudget' | 'faults' | 'simulator'>, effects: readonly Effect[]): void {
   for (const effect of effects) {
     if (effect[0] === 'clock') world.clock.adopt(effect[1])
     else if (effect[0] === 'faults') world.faults.adopt(effect[1])
+    else if (effect[0] === 'simulator') world.simulator.adopt(effect[1])
     else world.createBudget.apply(effect)
   }
 }

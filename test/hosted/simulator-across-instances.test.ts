@@ -1,0 +1,111 @@
+/**
+ * Hosted mode: a world's activity simulator is one for every instance. Started on one, it runs on
+ * exactly one of them (a lease in PostgreSQL), every instance reports the same state, a stop on
+ * any stops it, a clock-time simulator's changes are made by whichever instance advances the
+ * clock, and when the instance running a real-time simulator is killed, another takes it over.
+ */
+import t from 'tap'
+import pg from 'pg'
+import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
+import { serveProcess, type Served } from '../helpers/process.js'
+
+const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64') }
+const JSON_TYPE = { 'content-type': 'application/json' }
+const AGENCY = 1001
+
+t.setTimeout(240_000)
+
+interface Status { running: boolean, settings: { seed: number } | null, changes: number, byKind: Record<string, number> }
+
+const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+{
+  let postgres: ScratchPostgres
+  const instances: Served[] = []
+  t.before(async () => { if (skip === false) postgres = await startScratchPostgres() })
+  t.teardown(() => {
+    for (const served of instances) served.child.kill('SIGKILL')
+    postgres?.destroy()
+  })
+  const start = async () => {
+    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:' })
+    instances.push(served)
+    return served
+  }
+  const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+  const control = async (url: string, method: string, path: string, body?: unknown) => {
+    const answer = await fetch(`${url}/_sandbox${path}`, { method, headers: body === undefined ? {} : JSON_TYPE, body: body === undefined ? undefined : JSON.stringify(body) })
+    return { status: answer.status, json: await answer.json() as Record<string, unknown> }
+  }
+  const status = async (url: string) => (await control(url, 'GET', '/simulator')).json as unknown as Status
+
+  /** The instances whose commits made a running simulator's changes (the world's log names each commit's writer). */
+  const changers = async (seed: number): Promise<Map<string, number>> => {
+    const db = new pg.Client({ connectionString: postgres.url })
+    await db.connect()
+    const { rows } = await db.query<{ instance: string, effects: Array<[string, Status]> | null }>("SELECT instance, effects FROM world_log WHERE world_id = 'default' AND kind = 'commit' ORDER BY seq")
+    await db.end()
+    const counts = new Map<string, number>()
+    for (const row of rows) {
+      const made = (row.effects ?? []).some(([kind, state]) => kind === 'simulator' && state.settings?.seed === seed && state.changes > 0)
+      if (made) counts.set(row.instance, (counts.get(row.instance) ?? 0) + 1)
+    }
+    return counts
+  }
+  /** An instance's name in the log (host:pid:random), by its process. */
+  const pidOf = (instance: string) => Number(instance.split(':')[1])
+
+  t.test('one simulator per world across two instances', { timeout: 200_000, skip }, async (t) => {
+    const [a, b] = await Promise.all([start(), start()])
+
+    await t.test('real time: started on one, run by one of the two, the same state on both, stopped from either', async (t) => {
+      t.equal((await control(a.url, 'POST', '/simulator', { ratePerMinute: 1200, seed: 5 })).status, 200, 'started on A')
+      const onB = await status(b.url)
+      t.ok(onB.running, 'B reports it running')
+      t.same(onB.settings, { ratePerMinute: 1200, seed: 5 }, 'with the settings given to A')
+      await sleep(1500)
+      t.equal((await control(b.url, 'DELETE', '/simulator')).status, 200, 'stopped on B')
+      await sleep(300) // a turn the leader had begun commits
+      const [finalA, finalB] = [await status(a.url), await status(b.url)]
+      t.equal(finalA.running, false, 'A reports it stopped')
+      t.same(finalA, finalB, 'both report the same state')
+      t.ok(finalA.changes >= 10, `it made ${finalA.changes} changes in 1.5 s at 20 a second`)
+      const by = await changers(5)
+      t.equal(by.size, 1, `every change made by one instance (${[...by.entries()].map(([i, n]) => `${i}: ${n} commits`).join(', ')})`)
+      await sleep(1000)
+      t.equal((await status(a.url)).changes, finalA.changes, 'no change after the stop')
+    })
+
+    await t.test('clock time: the instance that advances the clock makes the changes, the other reads them', async (t) => {
+      t.equal((await control(a.url, 'PUT', '/clock', { now: '2031-01-01T00:00:00Z', frozen: true })).status, 200)
+      t.equal((await control(a.url, 'POST', '/simulator', { ratePerMinute: 6, seed: 7, clockTime: true, agencies: [AGENCY] })).status, 200, 'started on A')
+      const advanced = await control(b.url, 'POST', '/clock/advance', { seconds: 600 })
+      t.equal(advanced.status, 200, 'advanced on B')
+      t.same(advanced.json.simulator, { changes: 60, skipped: 0 }, 'B made the period\'s 60 changes')
+      t.equal((await status(a.url)).changes, 60, 'A reports them')
+      const changed = await (await fetch(`${a.url}/vendor/agency/${AGENCY}/clients?version=4.0&asOf=2030-12-31T23:59:59Z`, { headers: AUTH })).json() as number[]
+      t.ok(changed.length > 0, `A lists ${changed.length} clients changed in the period`)
+      t.equal((await control(a.url, 'DELETE', '/simulator')).status, 200)
+      t.equal((await control(a.url, 'DELETE', '/clock')).status, 200)
+    })
+
+    await t.test('the instance running a real-time simulator is killed: the other takes it over', async (t) => {
+      t.equal((await control(b.url, 'POST', '/simulator', { ratePerMinute: 1200, seed: 9 })).status, 200, 'started on B')
+      await sleep(1000)
+      const before = await changers(9)
+      t.equal(before.size, 1, `one instance runs it (${[...before.entries()].map(([i, n]) => `${i}: ${n} commits`).join(', ')})`)
+      const leader = [a, b].find((served) => served.child.pid === pidOf([...before.keys()][0]))
+      const survivor = leader === a ? b : a
+      t.ok(leader !== undefined, 'the log names one of the two')
+      leader?.child.kill('SIGKILL')
+      await leader?.exited
+      const since = (await status(survivor.url)).changes
+      await sleep(3000)
+      const after = await status(survivor.url)
+      t.ok(after.running, 'still running')
+      t.ok(after.changes > since + 10, `the survivor went on: ${since} changes at the kill, ${after.changes} 3 s later`)
+      const by = await changers(9)
+      t.ok((by.get([...by.keys()].find((i) => pidOf(i) === survivor.child.pid) ?? '') ?? 0) > 0, 'its own commits made them')
+      t.equal((await control(survivor.url, 'DELETE', '/simulator')).status, 200)
+    })
+  })
+}
