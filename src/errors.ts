@@ -132,6 +132,10 @@ export const storageUnreachable = (e: unknown): ApiError => e instanceof ApiErro
   ? e
   : storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${e instanceof Error ? e.message : String(e)}. Nothing was applied; retry in a moment`)
 
+/** Hosted mode: an instance alive did not ship its request journal in time, so a read would miss what it answered. */
+export const journalIncomplete = (instances: readonly string[]) =>
+  storageUnavailable(`The request journal of ${instances.length === 1 ? 'instance' : 'instances'} ${instances.join(', ')} did not reach the database in time, so the journal would miss what ${instances.length === 1 ? 'it' : 'they'} answered; retry in a moment`)
+
 /** A control call hosted mode does not yet share between instances. */
 export const notSharedWhenHosted = (what: string) =>
   new ApiError(501, 'not-shared-when-hosted', 'Not Implemented',

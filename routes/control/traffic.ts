@@ -76,9 +76,9 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
       .type('application/json; charset=utf-8').send(entries)
   })
 
-  app.delete('/requests', { schema: { summary: 'Clear the request journal (its entries and their memory)' } }, (request, reply) => {
-    request.world.journal.clear()
-    reply.code(204).send()
+  app.delete('/requests', { schema: { summary: 'Clear the request journal (its entries and their memory)' } }, async (request, reply) => {
+    await request.world.journal.clear()
+    return reply.code(204).send()
   })
 
   app.post('/faults', { schema: { summary: 'Add a fault rule', body: FaultInputBody } }, (request, reply) => {

@@ -44,6 +44,24 @@ export interface JournalFilter {
   limit?: number
 }
 
+/** Where a journal is read and cleared when the instances share it (hosted mode: worlds/shared-journals.ts). */
+export interface JournalSharing {
+  listJson(f: JournalFilter): Promise<string>
+  clear(): Promise<void>
+}
+
+/** An entry as shipped to the shared journal: what its filters select by, and its JSON text without the id. */
+export interface EntryText {
+  id: number
+  atMs: number
+  method: string
+  path: string
+  agencyId: number | null
+  status: number
+  /** The entry's JSON text without its id. */
+  text: string
+}
+
 /** Default byte budget: with 1,000 entries of 16 KiB bodies it stays about 16 MiB, well inside the 200 MB target. */
 export const DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
 /** A JSON body is kept whole up to this many characters of text, else its first characters. */
@@ -134,6 +152,25 @@ export function capWarnings (warnings: readonly string[]): string[] {
   return kept
 }
 
+/**
+ * The items whose path the glob matches, in order, giving other requests their turn every
+ * QUERY_WORK_PER_TURN units of work (the shared journal's reads: its other filters are the database's).
+ */
+export async function matchingPaths<T extends { path: string }> (items: readonly T[], glob: string): Promise<T[]> {
+  const match = compileGlob(glob)
+  const out: T[] = []
+  let work = 0
+  for (const item of items) {
+    work += item.path.length * (1 + match.words)
+    if (match(item.path)) out.push(item)
+    if (work >= QUERY_WORK_PER_TURN) {
+      work = 0
+      await nextTurn()
+    }
+  }
+  return out
+}
+
 export class Journal {
   private slots: (Slot | undefined)[]
   /** Index of the oldest entry. */
@@ -141,9 +178,15 @@ export class Journal {
   private count = 0
   private accounted = 0
   private nextId = 1
+  private sharing: JournalSharing | undefined
 
   constructor (readonly capacity: number, readonly budgetBytes: number = DEFAULT_JOURNAL_BYTES) {
     this.slots = new Array<Slot | undefined>(Math.max(0, capacity))
+  }
+
+  /** Hosted mode: reads and clears go to the journal the instances share; this one keeps what this instance answered until it is shipped. */
+  share (sharing: JournalSharing): void {
+    this.sharing = sharing
   }
 
   /** Entries kept now. */
@@ -235,20 +278,34 @@ export class Journal {
    * than the text itself.
    */
   async listJson (f: JournalFilter = {}): Promise<string> {
-    const parts: string[] = []
-    for (const slot of await this.select(f)) {
-      const head = JSON.stringify({ id: slot.id, ...this.describe(slot) })
-      if (slot.body === undefined) parts.push(head)
-      else parts.push(`${head.slice(0, -1)},"body":${'json' in slot.body ? slot.body.json : JSON.stringify(slot.body.about)}}`)
-    }
-    return `[${parts.join(',')}]`
+    if (this.sharing !== undefined) return await this.sharing.listJson(f)
+    return `[${(await this.select(f)).map((slot) => `{"id":${slot.id},${this.text(slot).slice(1)}`).join(',')}]`
   }
 
-  /** Drops every entry (and the references to them) and starts counting from zero; ids keep rising. */
-  clear (): void {
+  /** An entry's JSON text without its id. */
+  private text (slot: Slot): string {
+    const head = JSON.stringify(this.describe(slot))
+    if (slot.body === undefined) return head
+    return `${head.slice(0, -1)},"body":${'json' in slot.body ? slot.body.json : JSON.stringify(slot.body.about)}}`
+  }
+
+  /** The entries after local id `id`, oldest first, as text (what an instance ships to the shared journal). */
+  async textsAfter (id: number): Promise<EntryText[]> {
+    return (await this.select({ since: String(id) })).map((slot) => {
+      const e = this.describe(slot)
+      return { id: slot.id, atMs: slot.atMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, text: this.text(slot) }
+    })
+  }
+
+  /**
+   * Drops every entry (and the references to them) and starts counting from zero; ids keep rising.
+   * Shared, the entries every instance answered before it are gone once it resolves.
+   */
+  async clear (): Promise<void> {
     this.slots = new Array<Slot | undefined>(Math.max(0, this.capacity))
     this.head = 0
     this.count = 0
     this.accounted = 0
+    await this.sharing?.clear()
   }
 }

@@ -6,6 +6,7 @@ import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError }
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
 import type { Leases } from '../../db/postgres/leases.js'
+import type { SharedJournals } from './shared-journals.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
 import { MAX_TENANTS, type SharedCatalogue, type Tenant } from './tenants.js'
 import type { World } from './world.js'
@@ -24,6 +25,8 @@ export interface HostedWorldsOptions {
   migrationsDir: string
   /** Where the instances agree which of them runs each world's real-time simulator. */
   leases?: Leases
+  /** The request journals of every instance, read as one. */
+  journals?: SharedJournals
   realNow?: () => number
   /** How often last uses are written and expired worlds deleted. */
   sweepMs?: number
@@ -55,6 +58,7 @@ export class HostedWorlds implements SharedCatalogue {
     this.realNow = options.realNow ?? Date.now
     this.replicas.set(defaultReplica.world.id, defaultReplica)
     defaultReplica.world.faults.share(new FaultCounts(log.pool, defaultReplica.world.id))
+    options.journals?.add(registry.default.id, registry.default.journal)
     this.sweeper = setInterval(() => { void this.sweep().catch(() => undefined) }, options.sweepMs ?? 1000)
     this.sweeper.unref()
   }
@@ -185,6 +189,7 @@ export class HostedWorlds implements SharedCatalogue {
   private held (world: World, applied: number): void {
     this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true, leases: this.options.leases }, applied))
     world.faults.share(new FaultCounts(this.log.pool, world.id))
+    this.options.journals?.add(world.id, world.journal)
     this.usesWritten.set(world.id, world.lastUsedMs)
     this.nextExpiryMs = Math.min(this.nextExpiryMs, world.expiresAtMs ?? Infinity)
   }
@@ -193,6 +198,7 @@ export class HostedWorlds implements SharedCatalogue {
     apply()
     for (const id of ids) {
       this.replicas.delete(id)
+      this.options.journals?.remove(id)
       this.usesWritten.delete(id)
     }
   }

@@ -5,10 +5,12 @@ import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { Catalogue, CATALOGUE_NOTICE } from '../../db/postgres/catalogue.js'
+import { JOURNAL_CHANNEL, JournalStore } from '../../db/postgres/journal-store.js'
 import { Leases } from '../../db/postgres/leases.js'
 import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
 import { FreshHeads, type ReplicaReads } from './fresh-heads.js'
 import { HostedWorlds } from './hosted-worlds.js'
+import { SharedJournals } from './shared-journals.js'
 import type { WorldRegistry } from './registry.js'
 import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
 import { pagesOf } from './starts.js'
@@ -51,7 +53,8 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
   let turn: LogTurn | undefined
   try {
     await migratePostgres(pool, settings.postgresMigrationsDir)
-    const log = new WorldLog(pool, `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`)
+    const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+    const log = new WorldLog(pool, instance)
     turn = await log.turn(DEFAULT_WORLD_ID)
     const entries = await turn.entriesAfter(0)
     let db: Db
@@ -67,6 +70,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     const seq = entries.at(-1)?.seq ?? 0
     const starting = turn
     const leases = new Leases({ url: settings.url, onError: report })
+    const journals = new SharedJournals(new JournalStore(pool, instance), report)
     let listener: Listener | undefined
     let hosted: HostedWorlds | undefined
     return {
@@ -80,26 +84,38 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir, leases }, applied)
         // after the replica: a simulator the effects start runs under its lease, never on its own
         applyEffects(world, changes)
-        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir, leases })
+        await journals.start()
+        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir, leases, journals })
         worlds.share(hosted)
         await hosted.fresh()
         const shared = hosted
         listener = new Listener(settings.url, {
           onCommit: (name, announced) => shared.announced(name === CATALOGUE_NOTICE ? undefined : name, announced),
-          // once listening, the heads: whatever was committed while the connection was down is not missed
-          onUp: async (client) => heads.listenerUp(await catalogue.heads(client)),
-          onDown: () => heads.listenerDown()
+          onJournalRead: () => journals.heard(),
+          // once listening, the heads: whatever was committed while the connection was down is not missed;
+          // and the journal is shipped, in case a read was announced meanwhile
+          onUp: async (client) => {
+            heads.listenerUp(await catalogue.heads(client))
+            journals.listenerUp()
+            journals.heard()
+          },
+          onDown: () => {
+            heads.listenerDown()
+            journals.listenerDown()
+          }
         }, report)
         return hosted
       },
       async abandon () {
         await leases.close()
+        await journals.close()
         await starting.rollback()
       },
       async close () {
         hosted?.close()
         await listener?.close()
         await leases.close()
+        await journals.close()
         await pool.end()
       }
     }
@@ -113,6 +129,8 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
 interface ListenerEvents {
   /** A commit to a world's log, or a change of the catalogue (CATALOGUE_NOTICE). */
   onCommit: (name: string, seq: number) => void
+  /** A reader announced a read of the request journal (journal-store.ts). */
+  onJournalRead: () => void
   onUp: (client: pg.Client) => Promise<void>
   onDown: () => void
 }
@@ -146,12 +164,17 @@ class Listener {
     client.on('error', again)
     client.on('end', () => again())
     client.on('notification', (message) => {
+      if (message.channel === JOURNAL_CHANNEL) {
+        this.events.onJournalRead()
+        return
+      }
       const [name, seq] = (message.payload ?? '').split(' ')
       if (name !== undefined && seq !== undefined) this.events.onCommit(name, Number(seq))
     })
     try {
       await client.connect()
       await client.query(`LISTEN ${LOG_CHANNEL}`)
+      await client.query(`LISTEN ${JOURNAL_CHANNEL}`)
       await this.events.onUp(client)
     } catch (e) {
       again(e as Error)

@@ -222,7 +222,7 @@ export class World {
     if (!keeps('simulator')) this.simulator.stop()
     if (!keeps('clock')) this.clock.reset()
     if (!keeps('data')) await this.restoreData(next)
-    if (!keeps('journal')) this.journal.clear()
+    if (!keeps('journal')) await this.journal.clear()
     if (!keeps('faults')) this.faults.clear()
     if (!keeps('rateWindows')) this.createBudget.clear()
   }

@@ -1,0 +1,134 @@
+import type pg from 'pg'
+
+/**
+ * The request journals of every instance in PostgreSQL (migrations/postgres/003-journal.sql):
+ * entries shipped by the instance that answered them, read by any instance once every instance
+ * alive has shipped what it had answered before the read began.
+ */
+
+/** The channel a reader announces its number on: every instance ships its entries when it hears it. */
+export const JOURNAL_CHANNEL = 'sandbox_journal_wanted'
+/** An instance not seen for this long (by the database's clock) is not waited for: it ended. */
+const ALIVE = "interval '3 seconds'"
+const LAST_READ = 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FROM journal_reads'
+
+/** One entry as shipped: what the journal's filters select by, and its JSON text without the id. */
+export interface ShippedEntry {
+  worldId: string
+  atMs: number
+  method: string
+  path: string
+  agencyId: number | null
+  status: number
+  entry: string
+}
+
+/** What a read selects in the database (the path glob is matched by the reader). */
+export interface StoredFilter {
+  method?: string
+  agencyId?: number
+  status?: number
+  sinceId?: number
+  sinceMs?: number
+}
+
+/** The entries kept per world: the newest, within both bounds (the local journal's). */
+export interface JournalBounds {
+  capacity: number
+  budgetBytes: number
+}
+
+export class JournalStore {
+  constructor (private readonly pool: pg.Pool, readonly instance: string) {}
+
+  /** This instance is alive, with nothing to ship for the reads before now. */
+  async register (): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO journal_instances (instance, shipped_read) VALUES ($1, (${LAST_READ}))
+       ON CONFLICT (instance) DO UPDATE SET seen = now()`, [this.instance])
+  }
+
+  /** This instance is still alive. */
+  async beat (): Promise<void> {
+    await this.pool.query('UPDATE journal_instances SET seen = now() WHERE instance = $1', [this.instance])
+  }
+
+  async unregister (): Promise<void> {
+    await this.pool.query('DELETE FROM journal_instances WHERE instance = $1', [this.instance])
+  }
+
+  /** The last read announced: what a ship that collects its entries after asking covers. */
+  async lastRead (): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(LAST_READ)
+    return Number(rows[0].n)
+  }
+
+  /**
+   * Appends entries (in the order given) and records that this instance shipped for the reads up
+   * to `read`; then keeps each world's newest entries within its bounds. One ship at a time, of
+   * any instance: ids are given and committed in one order.
+   */
+  async ship (read: number, entries: readonly ShippedEntry[], bounds: (worldId: string) => JournalBounds): Promise<void> {
+    const client = await this.pool.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('journal'))")
+      if (entries.length > 0) {
+        await client.query(
+          `INSERT INTO journal_entries (world_id, at_ms, method, path, agency_id, status, entry, bytes)
+           SELECT w, a, m, p, g, s, e, octet_length(e) FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[])
+             WITH ORDINALITY AS x(w, a, m, p, g, s, e, i) ORDER BY i`,
+          [entries.map((e) => e.worldId), entries.map((e) => e.atMs), entries.map((e) => e.method), entries.map((e) => e.path),
+            entries.map((e) => e.agencyId), entries.map((e) => e.status), entries.map((e) => e.entry)]
+        )
+        for (const worldId of new Set(entries.map((e) => e.worldId))) {
+          const { capacity, budgetBytes } = bounds(worldId)
+          await client.query(
+            `DELETE FROM journal_entries WHERE world_id = $1 AND id <= (
+               SELECT id FROM (SELECT id, row_number() OVER w AS n, sum(bytes) OVER w AS total FROM journal_entries
+                               WHERE world_id = $1 WINDOW w AS (ORDER BY id DESC)) newest
+               WHERE n > $2 OR total > $3 ORDER BY id DESC LIMIT 1)`, [worldId, capacity, budgetBytes])
+        }
+      }
+      await client.query(
+        `INSERT INTO journal_instances (instance, shipped_read) VALUES ($1, $2)
+         ON CONFLICT (instance) DO UPDATE SET seen = now(), shipped_read = greatest(journal_instances.shipped_read, $2)`,
+        [this.instance, read])
+      await client.query('COMMIT')
+      client.release()
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      client.release(e as Error)
+      throw e
+    }
+  }
+
+  /** A new read: its number, announced to every instance listening. */
+  async announceRead (): Promise<number> {
+    const { rows } = await this.pool.query<{ n: string }>(`SELECT nextval('journal_reads') AS n, pg_notify('${JOURNAL_CHANNEL}', '') AS _`)
+    return Number(rows[0].n)
+  }
+
+  /** The instances alive that have not shipped for the read `read` yet. */
+  async behind (read: number): Promise<string[]> {
+    const { rows } = await this.pool.query<{ instance: string }>(
+      `SELECT instance FROM journal_instances WHERE shipped_read < $1 AND seen > now() - ${ALIVE}`, [read])
+    return rows.map((r) => r.instance)
+  }
+
+  /** A world's entries the filter selects, oldest first. */
+  async entries (worldId: string, f: StoredFilter): Promise<Array<{ id: string, path: string, entry: string }>> {
+    const { rows } = await this.pool.query<{ id: string, path: string, entry: string }>(
+      `SELECT id, path, entry FROM journal_entries WHERE world_id = $1
+         AND ($2::text IS NULL OR method = $2) AND ($3::bigint IS NULL OR agency_id = $3)
+         AND ($4::int IS NULL OR status = $4) AND ($5::bigint IS NULL OR id > $5) AND ($6::float8 IS NULL OR at_ms > $6)
+       ORDER BY id`,
+      [worldId, f.method ?? null, f.agencyId ?? null, f.status ?? null, f.sinceId ?? null, f.sinceMs ?? null])
+    return rows
+  }
+
+  /** Forgets a world's entries up to the newest shipped now. */
+  async clear (worldId: string): Promise<void> {
+    await this.pool.query('DELETE FROM journal_entries WHERE world_id = $1', [worldId])
+  }
+}

@@ -1,0 +1,144 @@
+import type { JournalStore, ShippedEntry } from '../../db/postgres/journal-store.js'
+import { journalIncomplete, storageUnreachable } from '../../errors.js'
+import { matchingPaths, type Journal, type JournalFilter } from '../journal.js'
+
+/**
+ * Hosted mode: the request journals of every instance read as one (db/postgres/journal-store.ts).
+ * Each instance journals what it answers in its worlds' journals, in memory, as on its own, and
+ * ships the entries to PostgreSQL when a reader anywhere announces a read (or every second while
+ * its listening connection is down, when it cannot hear one). A read announces itself, ships this
+ * instance's entries, waits until every instance alive has shipped for it, then reads: every
+ * request answered anywhere before the read began is in its answer.
+ */
+
+/** How often an instance says it is alive (and ships, while it cannot hear announcements). */
+const BEAT_MS = 1000
+/** How long a read waits for the instances alive to ship before it answers 503. */
+const WAIT_MS = 2500
+/** Between two looks at which instances have shipped. */
+const POLL_MS = 5
+
+export class SharedJournals {
+  /** The journal of each world held here, by world id, and the last local id shipped from it. */
+  private readonly journals = new Map<string, { journal: Journal, shipped: number }>()
+  private shipping: Promise<void> = Promise.resolve()
+  private listening = false
+  private readonly timer: NodeJS.Timeout
+
+  constructor (private readonly store: JournalStore, private readonly report: (message: string) => void) {
+    this.timer = setInterval(() => { void this.beat() }, BEAT_MS)
+    this.timer.unref()
+  }
+
+  async start (): Promise<void> {
+    await this.store.register()
+  }
+
+  /** A world held here from now on: its journal is read and cleared through the shared one. */
+  add (worldId: string, journal: Journal): void {
+    this.journals.set(worldId, { journal, shipped: 0 })
+    journal.share({
+      listJson: async (f) => await this.listJson(worldId, f),
+      clear: async () => await this.clear(worldId)
+    })
+  }
+
+  remove (worldId: string): void {
+    this.journals.delete(worldId)
+  }
+
+  /** A reader announced a read (the listening connection heard it). */
+  heard (): void {
+    void this.ship().catch((e: Error) => this.report(`shipping the request journal: ${e.message}`))
+  }
+
+  listenerUp (): void {
+    this.listening = true
+  }
+
+  listenerDown (): void {
+    this.listening = false
+  }
+
+  async close (): Promise<void> {
+    clearInterval(this.timer)
+    await this.shipping.catch(() => undefined)
+    await this.store.unregister().catch(() => undefined)
+  }
+
+  private async beat (): Promise<void> {
+    try {
+      if (this.listening) await this.store.beat()
+      else await this.ship()
+    } catch (e) {
+      this.report(`the request journal's heartbeat: ${(e as Error).message}`)
+    }
+  }
+
+  /** Ships what this instance answered since its last ship, one ship at a time. */
+  async ship (): Promise<void> {
+    const next = this.shipping.catch(() => undefined).then(async () => await this.shipOnce())
+    this.shipping = next
+    await next
+  }
+
+  private async shipOnce (): Promise<void> {
+    // asked before the entries are collected: every read announced by then began before they were
+    const read = await this.store.lastRead()
+    const entries: ShippedEntry[] = []
+    const reached = new Map<string, number>()
+    for (const [worldId, held] of this.journals) {
+      const texts = await held.journal.textsAfter(held.shipped)
+      if (texts.length === 0) continue
+      reached.set(worldId, texts[texts.length - 1].id)
+      for (const e of texts) entries.push({ worldId, atMs: e.atMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, entry: e.text })
+    }
+    await this.store.ship(read, entries, (worldId) => {
+      const journal = this.journals.get(worldId)?.journal
+      return { capacity: journal?.capacity ?? 0, budgetBytes: journal?.budgetBytes ?? 0 }
+    })
+    for (const [worldId, id] of reached) {
+      const held = this.journals.get(worldId)
+      if (held !== undefined) held.shipped = Math.max(held.shipped, id)
+    }
+  }
+
+  /** Announces a read and waits until every instance alive has shipped for it. */
+  private async synced (): Promise<void> {
+    try {
+      const read = await this.store.announceRead()
+      await this.ship()
+      const deadline = Date.now() + WAIT_MS
+      for (;;) {
+        const behind = await this.store.behind(read)
+        if (behind.length === 0) return
+        if (Date.now() > deadline) throw journalIncomplete(behind)
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+      }
+    } catch (e) {
+      throw storageUnreachable(e)
+    }
+  }
+
+  private async listJson (worldId: string, f: JournalFilter): Promise<string> {
+    await this.synced()
+    const sinceId = f.since !== undefined && /^\d+$/.test(f.since) ? Number(f.since) : undefined
+    const sinceMs = f.since !== undefined && sinceId === undefined ? Date.parse(f.since) : undefined
+    let rows = await this.store.entries(worldId, {
+      method: f.method?.toUpperCase(),
+      agencyId: f.agencyId,
+      status: f.status,
+      sinceId,
+      sinceMs: sinceMs === undefined || Number.isNaN(sinceMs) ? undefined : sinceMs
+    }).catch((e: unknown) => { throw storageUnreachable(e) })
+    if (f.path !== undefined) rows = await matchingPaths(rows, f.path)
+    if (f.limit !== undefined) rows = rows.slice(Math.max(0, rows.length - f.limit))
+    return `[${rows.map((row) => `{"id":${row.id},${row.entry.slice(1)}`).join(',')}]`
+  }
+
+  /** Forgets the world's entries every instance answered before now. */
+  private async clear (worldId: string): Promise<void> {
+    await this.synced()
+    await this.store.clear(worldId).catch((e: unknown) => { throw storageUnreachable(e) })
+  }
+}

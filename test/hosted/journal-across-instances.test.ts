@@ -1,0 +1,109 @@
+/**
+ * Hosted mode: the request journal is one for every instance. A read on either lists every
+ * request answered on both before it began, with the same ids on both; `since` misses nothing; a
+ * clear or a reset on one empties it for both, the requests the other answered just before
+ * included; with the listening connections cut, reads still hold everything; an instance killed
+ * outright delays a read by at most a few seconds, then is no longer waited for.
+ */
+import t from 'tap'
+import pg from 'pg'
+import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
+import { serveProcess, type Served } from '../helpers/process.js'
+import { logNote } from '../helpers/writes.js'
+
+const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64') }
+const AGENCY = 1001
+
+t.setTimeout(240_000)
+
+interface Entry { id: number, method: string, path: string, query: Record<string, string>, status: number }
+
+const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+{
+  let postgres: ScratchPostgres
+  const instances: Served[] = []
+  t.before(async () => { if (skip === false) postgres = await startScratchPostgres() })
+  t.teardown(() => {
+    for (const served of instances) served.child.kill('SIGKILL')
+    postgres?.destroy()
+  })
+  const start = async () => {
+    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:' })
+    instances.push(served)
+    return served
+  }
+  const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+  /** A partner read, told apart from the others by its `n`. */
+  const read = async (url: string, n: number) => {
+    const answer = await fetch(`${url}/vendor/agency/${AGENCY}/client/1001?version=4.0&n=${n}`, { headers: AUTH })
+    await answer.arrayBuffer()
+    return answer.status
+  }
+  const journal = async (url: string, query = '') => {
+    const answer = await fetch(`${url}/_sandbox/requests${query}`)
+    return { status: answer.status, entries: (answer.status === 200 ? await answer.json() : []) as Entry[] }
+  }
+  const numbers = (entries: Entry[]) => entries.map((e) => Number(e.query.n))
+
+  t.test('one request journal for two instances', { timeout: 200_000, skip }, async (t) => {
+    const [a, b] = await Promise.all([start(), start()])
+
+    await t.test('a read on either lists what both answered, with the same ids', async (t) => {
+      for (let n = 1; n <= 10; n++) t.equal(await read(n % 2 === 0 ? a.url : b.url, n), 200)
+      const onA = await journal(a.url)
+      t.equal(onA.status, 200)
+      t.same(numbers(onA.entries).sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'A lists the ten requests, the five B answered among them')
+      const onB = await journal(b.url)
+      t.same(onB.entries, onA.entries, 'B lists the same entries, with the same ids')
+      t.same(numbers(onA.entries.filter((e) => e.query.n !== undefined && Number(e.query.n) % 2 === 1)), [1, 3, 5, 7, 9], 'each instance\'s own in the order it answered them')
+    })
+
+    await t.test('since, the filters and limit as on one instance', async (t) => {
+      const last = (await journal(b.url)).entries.at(-1)!.id
+      for (const n of [11, 12, 13]) await read(a.url, n)
+      t.same(numbers((await journal(b.url, `?since=${last}`)).entries), [11, 12, 13], 'since: exactly the requests after it')
+      const note = await fetch(`${b.url}/vendor/agency/${AGENCY}/client/1001/log?version=4.0`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify(logNote()) })
+      t.equal(note.status, 200)
+      const posts = (await journal(a.url, '?method=post')).entries
+      t.same(posts.map((e) => e.path), [`/vendor/agency/${AGENCY}/client/1001/log`], 'method: the log note B answered')
+      t.same((await journal(a.url, '?path=**/log')).entries.map((e) => e.id), posts.map((e) => e.id), 'path glob')
+      t.same(numbers((await journal(a.url, '?limit=2&method=GET')).entries), [12, 13], 'limit keeps the newest')
+    })
+
+    await t.test('a clear on one empties the journal for both, what the other answered just before included', async (t) => {
+      for (let n = 20; n < 25; n++) await read(b.url, n)
+      t.equal((await fetch(`${a.url}/_sandbox/requests`, { method: 'DELETE' })).status, 204, 'cleared on A')
+      t.same((await journal(a.url)).entries, [], 'empty on A')
+      t.same((await journal(b.url)).entries, [], 'empty on B')
+      await read(b.url, 30)
+      t.same(numbers((await journal(a.url)).entries), [30], 'what came after is listed')
+      await read(a.url, 31)
+      t.equal((await fetch(`${b.url}/_sandbox/reset`, { method: 'POST' })).status, 200, 'reset on B')
+      t.same((await journal(a.url)).entries, [], 'a reset empties it too')
+    })
+
+    await t.test('the listening connections cut: reads still list what the other answered', async (t) => {
+      const admin = new pg.Client({ connectionString: postgres.url })
+      await admin.connect()
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agency-sandbox listener'")
+      await admin.end()
+      await sleep(100)
+      for (let n = 40; n < 44; n++) await read(b.url, n)
+      const cut = await journal(a.url)
+      t.equal(cut.status, 200)
+      t.same(numbers(cut.entries), [40, 41, 42, 43], 'B shipped without hearing the read')
+    })
+
+    await t.test('an instance killed outright is waited for a few seconds at most', async (t) => {
+      await read(a.url, 51)
+      b.child.kill('SIGKILL')
+      await b.exited
+      const began = Date.now()
+      let answer = await journal(a.url)
+      if (answer.status === 503) answer = await journal(a.url)
+      t.equal(answer.status, 200, `answered after ${Date.now() - began} ms`)
+      t.ok(Date.now() - began < 10_000, 'within seconds')
+      t.ok(numbers(answer.entries).includes(51), 'with what the survivor answered')
+    })
+  })
+}
