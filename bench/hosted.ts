@@ -125,6 +125,29 @@ async function visibility (data: BenchData, a: ServerProcess, b: ServerProcess) 
   return { ...summarize(Float64Array.from(delays)), samples: delays.length, staleFirstReads }
 }
 
+/**
+ * The shared request journal: ten reads answered by A and B in turn, then the journal read on A
+ * (every instance ships its entries before the read is answered): how long the read takes, and
+ * how many of the ten it missed.
+ */
+async function journalReads (data: BenchData, a: ServerProcess, b: ServerProcess) {
+  const authorization = 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64')
+  const took: number[] = []
+  let missing = 0
+  for (let round = 0; round < 100; round++) {
+    for (let i = 0; i < 10; i++) {
+      const read = await fetch(`${(i % 2 === 0 ? a : b).origin}/vendor/agency/${data.agencyId}/clients?version=4.0&round=${round}`, { headers: { authorization } })
+      await read.arrayBuffer()
+    }
+    const began = performance.now()
+    const answer = await fetch(`${a.origin}/_sandbox/requests?limit=10`)
+    const entries = await answer.json() as Array<{ query: Record<string, string> }>
+    took.push(performance.now() - began)
+    missing += 10 - entries.filter((e) => e.query.round === String(round)).length
+  }
+  return { ...summarize(Float64Array.from(took)), samples: took.length, missing }
+}
+
 /** Debian's nginx, round-robin over the instances; retries only what HTTP calls idempotent (nginx's default). */
 async function startNginx (upstreams: ServerProcess[]): Promise<{ origin: string, stop: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-nginx-'))
@@ -200,6 +223,8 @@ async function main (): Promise<void> {
     const seenNotified = await visibility(data, a, n)
     log(`visible on N (notified): p50 ${seenNotified.p50Ms.toFixed(1)} ms, p99 ${seenNotified.p99Ms.toFixed(1)} ms; first reads that missed it: ${seenNotified.staleFirstReads}`)
     n.child.kill('SIGKILL')
+    const journal = await journalReads(data, a, b)
+    log(`journal read on A of what A and B answered: p50 ${journal.p50Ms.toFixed(1)} ms, p99 ${journal.p99Ms.toFixed(1)} ms; entries missed: ${journal.missing}`)
 
     const getClient = scenarios.find((s) => s.id === 'get-client')!
     const nginx = await startNginx([a, b])
@@ -226,6 +251,7 @@ async function main (): Promise<void> {
       createOverSqlite,
       seen,
       seenNotified,
+      journal,
       startup: { seeded: a.startupMs, fromLog: b.startupMs },
       nginx: { one: rateOf(one), two: rateOf(two) },
       killed: { reads: readsKilled.result, writes: writesKilled.result },
@@ -247,6 +273,7 @@ type Figures = {
   createOverSqlite: Awaited<ReturnType<typeof creates>>
   seen: Awaited<ReturnType<typeof visibility>>
   seenNotified: Awaited<ReturnType<typeof visibility>>
+  journal: Awaited<ReturnType<typeof journalReads>>
   startup: { seeded: number, fromLog: number }
   nginx: { one: number, two: number }
   killed: { reads: { requests: number, errors: number, statuses: Record<string, number> }, writes: { requests: number, errors: number, statuses: Record<string, number> } }
@@ -303,6 +330,7 @@ ${readTable(f.manyRows)}
 | the same over SQLite: p50 / p99 | ${ms(f.createOverSqlite.p50Ms)} / ${ms(f.createOverSqlite.p99Ms)} ms |
 | created on A, answered by B (strict): p50 / p99 after A's acknowledgement | ${ms(f.seen.p50Ms)} / ${ms(f.seen.p99Ms)} ms over ${f.seen.samples} creates |
 | created on A, answered by N (notified): p50 / p99 | ${ms(f.seenNotified.p50Ms)} / ${ms(f.seenNotified.p99Ms)} ms over ${f.seenNotified.samples} creates |
+| the request journal read on A after ten reads answered by A and B in turn: p50 / p99 of the read (every instance ships first) | ${ms(f.journal.p50Ms)} / ${ms(f.journal.p99Ms)} ms over ${f.journal.samples} reads; entries missed: ${f.journal.missing} of ${f.journal.samples * 10} |
 | first instance over an empty database (seeds the log from the fixture) | ${f.startup.seeded.toFixed(0)} ms to healthy |
 | second instance (replays the log) | ${f.startup.fromLog.toFixed(0)} ms to healthy |
 

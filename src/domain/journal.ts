@@ -54,6 +54,8 @@ export interface JournalSharing {
 export interface EntryText {
   id: number
   atMs: number
+  /** The wall clock's time of the answer: the shared journal orders the entries of all instances by it. */
+  realMs: number
   method: string
   path: string
   agencyId: number | null
@@ -101,6 +103,7 @@ export interface JournalInput {
 interface Slot {
   id: number
   atMs: number
+  realMs: number
   bytes: number
   body: RecordedBody | undefined
   describe: (() => EntryDescription) | undefined
@@ -210,7 +213,7 @@ export class Journal {
     if (this.capacity === 0 || bytes > this.budgetBytes) return 0
     while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
     const id = this.nextId++
-    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, bytes, body: input.body, describe: input.describe, entry: undefined }
+    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, realMs: Date.now(), bytes, body: input.body, describe: input.describe, entry: undefined }
     this.count++
     this.accounted += bytes
     return id
@@ -293,7 +296,7 @@ export class Journal {
   async textsAfter (id: number): Promise<EntryText[]> {
     return (await this.select({ since: String(id) })).map((slot) => {
       const e = this.describe(slot)
-      return { id: slot.id, atMs: slot.atMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, text: this.text(slot) }
+      return { id: slot.id, atMs: slot.atMs, realMs: slot.realMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, text: this.text(slot) }
     })
   }
 

@@ -20,6 +20,7 @@ function fakeStore (behind: () => string[] = () => []) {
     lastRead: async () => 7,
     ship: async (_read: number, entries: readonly ShippedEntry[]) => { calls.push('ship'); shipped.push(...entries) },
     announceRead: async () => 8,
+    publish: async () => { calls.push('publish') },
     behind: async () => behind(),
     entries: async () => shipped.map((e, i) => ({ id: String(i + 1), path: e.path, entry: e.entry })),
     clear: async () => { shipped.length = 0 }

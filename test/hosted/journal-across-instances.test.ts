@@ -52,10 +52,12 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       for (let n = 1; n <= 10; n++) t.equal(await read(n % 2 === 0 ? a.url : b.url, n), 200)
       const onA = await journal(a.url)
       t.equal(onA.status, 200)
-      t.same(numbers(onA.entries).sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'A lists the ten requests, the five B answered among them')
+      t.same(numbers(onA.entries), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'A lists the ten requests, the five B answered among them, in the order they were answered')
       const onB = await journal(b.url)
       t.same(onB.entries, onA.entries, 'B lists the same entries, with the same ids')
-      t.same(numbers(onA.entries.filter((e) => e.query.n !== undefined && Number(e.query.n) % 2 === 1)), [1, 3, 5, 7, 9], 'each instance\'s own in the order it answered them')
+      t.ok(onA.entries.every((e, i) => i === 0 || e.id > onA.entries[i - 1].id), 'ids rise in that order')
+      for (let n = 101; n <= 110; n++) t.equal(await read(n % 2 === 0 ? a.url : b.url, n), 200)
+      t.same(numbers((await journal(b.url, '?limit=4')).entries), [107, 108, 109, 110], 'limit keeps the newest answered, whichever instance answered them')
     })
 
     await t.test('since, the filters and limit as on one instance', async (t) => {

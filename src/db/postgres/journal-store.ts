@@ -2,8 +2,9 @@ import type pg from 'pg'
 
 /**
  * The request journals of every instance in PostgreSQL (migrations/postgres/003-journal.sql):
- * entries shipped by the instance that answered them, read by any instance once every instance
- * alive has shipped what it had answered before the read began.
+ * entries shipped by the instance that answered them, moved into one journal in the order they
+ * were answered and read by any instance once every instance alive has shipped what it had
+ * answered before the read began.
  */
 
 /** The channel a reader announces its number on: every instance ships its entries when it hears it. */
@@ -14,6 +15,9 @@ const LAST_READ = 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FR
 
 /** One entry as shipped: what the journal's filters select by, and its JSON text without the id. */
 export interface ShippedEntry {
+  /** Its id in the journal of the instance that answered, and when that was (its wall clock). */
+  localId: number
+  realMs: number
   worldId: string
   atMs: number
   method: string
@@ -64,36 +68,64 @@ export class JournalStore {
   }
 
   /**
-   * Appends entries (in the order given) and records that this instance shipped for the reads up
-   * to `read`; then keeps each world's newest entries within its bounds. One ship at a time, of
-   * any instance: ids are given and committed in one order.
+   * Ships entries (each with its order here and the time it was answered) and records that this
+   * instance shipped for the reads up to `read`. Until a reader moves them, this instance's
+   * shipped entries of a world are kept within its journal's capacity (the newest).
    */
-  async ship (read: number, entries: readonly ShippedEntry[], bounds: (worldId: string) => JournalBounds): Promise<void> {
+  async ship (read: number, entries: readonly ShippedEntry[], capacity: (worldId: string) => number): Promise<void> {
     const client = await this.pool.connect()
     try {
       await client.query('BEGIN')
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('journal'))")
       if (entries.length > 0) {
+        const column = <K extends keyof ShippedEntry>(key: K) => entries.map((e) => e[key])
         await client.query(
-          `INSERT INTO journal_entries (world_id, at_ms, method, path, agency_id, status, entry, bytes)
-           SELECT w, a, m, p, g, s, e, octet_length(e) FROM unnest($1::text[], $2::float8[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[])
-             WITH ORDINALITY AS x(w, a, m, p, g, s, e, i) ORDER BY i`,
-          [entries.map((e) => e.worldId), entries.map((e) => e.atMs), entries.map((e) => e.method), entries.map((e) => e.path),
-            entries.map((e) => e.agencyId), entries.map((e) => e.status), entries.map((e) => e.entry)]
+          `INSERT INTO journal_shipped (instance, local_id, real_ms, world_id, at_ms, method, path, agency_id, status, entry)
+           SELECT $1, * FROM unnest($2::bigint[], $3::float8[], $4::text[], $5::float8[], $6::text[], $7::text[], $8::bigint[], $9::int[], $10::text[])`,
+          [this.instance, column('localId'), column('realMs'), column('worldId'), column('atMs'), column('method'), column('path'),
+            column('agencyId'), column('status'), column('entry')]
         )
-        for (const worldId of new Set(entries.map((e) => e.worldId))) {
-          const { capacity, budgetBytes } = bounds(worldId)
-          await client.query(
-            `DELETE FROM journal_entries WHERE world_id = $1 AND id <= (
-               SELECT id FROM (SELECT id, row_number() OVER w AS n, sum(bytes) OVER w AS total FROM journal_entries
-                               WHERE world_id = $1 WINDOW w AS (ORDER BY id DESC)) newest
-               WHERE n > $2 OR total > $3 ORDER BY id DESC LIMIT 1)`, [worldId, capacity, budgetBytes])
+        const newest = new Map(entries.map((e) => [e.worldId, e.localId]))
+        for (const [worldId, localId] of newest) {
+          await client.query('DELETE FROM journal_shipped WHERE instance = $1 AND world_id = $2 AND local_id <= $3', [this.instance, worldId, localId - capacity(worldId)])
         }
       }
       await client.query(
         `INSERT INTO journal_instances (instance, shipped_read) VALUES ($1, $2)
          ON CONFLICT (instance) DO UPDATE SET seen = now(), shipped_read = greatest(journal_instances.shipped_read, $2)`,
         [this.instance, read])
+      await client.query('COMMIT')
+      client.release()
+    } catch (e) {
+      await client.query('ROLLBACK').catch(() => undefined)
+      client.release(e as Error)
+      throw e
+    }
+  }
+
+  /**
+   * Moves every entry shipped into the journal, in the order the requests were answered (each
+   * instance's in its own order), then keeps each world's newest within its bounds. One move at a
+   * time, of any instance: ids are given and committed in one order.
+   */
+  async publish (bounds: (worldId: string) => JournalBounds): Promise<void> {
+    const client = await this.pool.connect()
+    try {
+      await client.query('BEGIN')
+      await client.query("SELECT pg_advisory_xact_lock(hashtext('journal'))")
+      const { rows } = await client.query<{ world_id: string }>(
+        `WITH moved AS (DELETE FROM journal_shipped RETURNING *),
+         added AS (INSERT INTO journal_entries (world_id, at_ms, method, path, agency_id, status, entry, bytes)
+           SELECT world_id, at_ms, method, path, agency_id, status, entry, octet_length(entry) FROM moved
+           ORDER BY real_ms, instance, local_id RETURNING world_id)
+         SELECT DISTINCT world_id FROM added`)
+      for (const { world_id: worldId } of rows) {
+        const { capacity, budgetBytes } = bounds(worldId)
+        await client.query(
+          `DELETE FROM journal_entries WHERE world_id = $1 AND id <= (
+             SELECT id FROM (SELECT id, row_number() OVER w AS n, sum(bytes) OVER w AS total FROM journal_entries
+                             WHERE world_id = $1 WINDOW w AS (ORDER BY id DESC)) newest
+             WHERE n > $2 OR total > $3 ORDER BY id DESC LIMIT 1)`, [worldId, capacity, budgetBytes])
+      }
       await client.query('COMMIT')
       client.release()
     } catch (e) {
@@ -127,8 +159,8 @@ export class JournalStore {
     return rows
   }
 
-  /** Forgets a world's entries up to the newest shipped now. */
+  /** Forgets a world's entries, those shipped and not yet moved included. */
   async clear (worldId: string): Promise<void> {
-    await this.pool.query('DELETE FROM journal_entries WHERE world_id = $1', [worldId])
+    await this.pool.query('WITH shipped AS (DELETE FROM journal_shipped WHERE world_id = $1) DELETE FROM journal_entries WHERE world_id = $1', [worldId])
   }
 }

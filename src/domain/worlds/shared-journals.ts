@@ -7,8 +7,9 @@ import { matchingPaths, type Journal, type JournalFilter } from '../journal.js'
  * Each instance journals what it answers in its worlds' journals, in memory, as on its own, and
  * ships the entries to PostgreSQL when a reader anywhere announces a read (or every second while
  * its listening connection is down, when it cannot hear one). A read announces itself, ships this
- * instance's entries, waits until every instance alive has shipped for it, then reads: every
- * request answered anywhere before the read began is in its answer.
+ * instance's entries, waits until every instance alive has shipped for it, moves what was shipped
+ * into the journal in the order it was answered, then reads: every request answered anywhere
+ * before the read began is in its answer, in order.
  */
 
 /** How often an instance says it is alive (and ships, while it cannot hear announcements). */
@@ -91,12 +92,11 @@ export class SharedJournals {
       const texts = await held.journal.textsAfter(held.shipped)
       if (texts.length === 0) continue
       reached.set(worldId, texts[texts.length - 1].id)
-      for (const e of texts) entries.push({ worldId, atMs: e.atMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, entry: e.text })
+      for (const e of texts) {
+        entries.push({ localId: e.id, realMs: e.realMs, worldId, atMs: e.atMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, entry: e.text })
+      }
     }
-    await this.store.ship(read, entries, (worldId) => {
-      const journal = this.journals.get(worldId)?.journal
-      return { capacity: journal?.capacity ?? 0, budgetBytes: journal?.budgetBytes ?? 0 }
-    })
+    await this.store.ship(read, entries, (worldId) => this.journals.get(worldId)?.journal.capacity ?? 0)
     for (const [worldId, id] of reached) {
       const held = this.journals.get(worldId)
       if (held !== undefined) held.shipped = Math.max(held.shipped, id)
@@ -111,10 +111,14 @@ export class SharedJournals {
       const deadline = Date.now() + WAIT_MS
       for (;;) {
         const behind = await this.store.behind(read)
-        if (behind.length === 0) return
+        if (behind.length === 0) break
         if (Date.now() > deadline) throw journalIncomplete(behind)
         await new Promise((resolve) => setTimeout(resolve, POLL_MS))
       }
+      await this.store.publish((worldId) => {
+        const journal = this.journals.get(worldId)?.journal
+        return { capacity: journal?.capacity ?? 0, budgetBytes: journal?.budgetBytes ?? 0 }
+      })
     } catch (e) {
       throw storageUnreachable(e)
     }
