@@ -7,8 +7,7 @@
  */
 import t from 'tap'
 import pg from 'pg'
-import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
-import { serveProcess, type Served } from '../helpers/process.js'
+import { hostedInstances, sleep, withoutPostgres } from '../helpers/hosted.js'
 import { logNote } from '../helpers/writes.js'
 
 const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64') }
@@ -18,21 +17,10 @@ t.setTimeout(240_000)
 
 interface Entry { id: number, method: string, path: string, query: Record<string, string>, status: number }
 
-const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+const skip = withoutPostgres
 {
-  let postgres: ScratchPostgres
-  const instances: Served[] = []
-  t.before(async () => { if (skip === false) postgres = await startScratchPostgres() })
-  t.teardown(() => {
-    for (const served of instances) served.child.kill('SIGKILL')
-    postgres?.destroy()
-  })
-  const start = async () => {
-    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:' })
-    instances.push(served)
-    return served
-  }
-  const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+  const cluster = hostedInstances(t)
+  const start = async () => await cluster.start()
   /** A partner read, told apart from the others by its `n`. */
   const read = async (url: string, n: number) => {
     const answer = await fetch(`${url}/vendor/agency/${AGENCY}/client/1001?version=4.0&n=${n}`, { headers: AUTH })
@@ -85,7 +73,7 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
     })
 
     await t.test('the listening connections cut: reads still list what the other answered', async (t) => {
-      const admin = new pg.Client({ connectionString: postgres.url })
+      const admin = new pg.Client({ connectionString: cluster.url() })
       await admin.connect()
       await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agency-sandbox listener'")
       await admin.end()

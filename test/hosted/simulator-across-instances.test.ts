@@ -6,8 +6,7 @@
  */
 import t from 'tap'
 import pg from 'pg'
-import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
-import { serveProcess, type Served } from '../helpers/process.js'
+import { hostedInstances, sleep, withoutPostgres } from '../helpers/hosted.js'
 
 const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64') }
 const JSON_TYPE = { 'content-type': 'application/json' }
@@ -17,21 +16,10 @@ t.setTimeout(240_000)
 
 interface Status { running: boolean, settings: { seed: number } | null, changes: number, byKind: Record<string, number> }
 
-const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+const skip = withoutPostgres
 {
-  let postgres: ScratchPostgres
-  const instances: Served[] = []
-  t.before(async () => { if (skip === false) postgres = await startScratchPostgres() })
-  t.teardown(() => {
-    for (const served of instances) served.child.kill('SIGKILL')
-    postgres?.destroy()
-  })
-  const start = async () => {
-    const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_DB: ':memory:' })
-    instances.push(served)
-    return served
-  }
-  const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+  const cluster = hostedInstances(t)
+  const start = async () => await cluster.start()
   const control = async (url: string, method: string, path: string, body?: unknown) => {
     const answer = await fetch(`${url}/_sandbox${path}`, { method, headers: body === undefined ? {} : JSON_TYPE, body: body === undefined ? undefined : JSON.stringify(body) })
     return { status: answer.status, json: await answer.json() as Record<string, unknown> }
@@ -40,7 +28,7 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
 
   /** The instances whose commits made a running simulator's changes (the world's log names each commit's writer). */
   const changers = async (seed: number): Promise<Map<string, number>> => {
-    const db = new pg.Client({ connectionString: postgres.url })
+    const db = new pg.Client({ connectionString: cluster.url() })
     await db.connect()
     const { rows } = await db.query<{ instance: string, effects: Array<[string, Status]> | null }>("SELECT instance, effects FROM world_log WHERE world_id = 'default' AND kind = 'commit' ORDER BY seq")
     await db.end()

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
-import { LOG_CHANNEL } from './world-log.js'
+import { inTransaction, LOG_CHANNEL } from './world-log.js'
 
 /**
  * The catalogue of a hosted sandbox (migrations/postgres/002-catalogue.sql): its tenants and the
@@ -162,9 +162,7 @@ export class Catalogue {
    * the change's own result.
    */
   async change<T> (run: (change: CatalogueChange) => Promise<{ changed: boolean, result: T }>): Promise<{ before: number, after: number, result: T }> {
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    return await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [CATALOGUE_LOCK])
       const before = Number((await client.query<{ version: string }>('SELECT version FROM sandbox_catalogue')).rows[0].version)
       const { changed, result } = await run(changeOn(client, before))
@@ -174,14 +172,8 @@ export class Catalogue {
         await client.query('UPDATE sandbox_catalogue SET version = $1', [after])
         await client.query('SELECT pg_notify($1, $2)', [LOG_CHANNEL, `${CATALOGUE_NOTICE} ${after}`])
       }
-      await client.query('COMMIT')
-      client.release()
       return { before, after, result }
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      client.release(e as Error)
-      throw e
-    }
+    })
   }
 }
 

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { inTransaction } from './world-log.js'
 
 /**
  * The request journals of every instance in PostgreSQL (migrations/postgres/003-journal.sql):
@@ -52,9 +53,10 @@ export class JournalStore {
        ON CONFLICT (instance) DO UPDATE SET seen = now()`, [this.instance])
   }
 
-  /** This instance is still alive. */
+  /** This instance is still alive (listed again, as behind every read, if its row was lost). */
   async beat (): Promise<void> {
-    await this.pool.query('UPDATE journal_instances SET seen = now() WHERE instance = $1', [this.instance])
+    await this.pool.query(
+      'INSERT INTO journal_instances (instance, shipped_read) VALUES ($1, 0) ON CONFLICT (instance) DO UPDATE SET seen = now()', [this.instance])
   }
 
   async unregister (): Promise<void> {
@@ -73,9 +75,7 @@ export class JournalStore {
    * shipped entries of a world are kept within its journal's capacity (the newest).
    */
   async ship (read: number, entries: readonly ShippedEntry[], capacity: (worldId: string) => number): Promise<void> {
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    await inTransaction(this.pool, async (client) => {
       if (entries.length > 0) {
         const column = <K extends keyof ShippedEntry>(key: K) => entries.map((e) => e[key])
         await client.query(
@@ -93,13 +93,7 @@ export class JournalStore {
         `INSERT INTO journal_instances (instance, shipped_read) VALUES ($1, $2)
          ON CONFLICT (instance) DO UPDATE SET seen = now(), shipped_read = greatest(journal_instances.shipped_read, $2)`,
         [this.instance, read])
-      await client.query('COMMIT')
-      client.release()
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      client.release(e as Error)
-      throw e
-    }
+    })
   }
 
   /**
@@ -108,9 +102,7 @@ export class JournalStore {
    * time, of any instance: ids are given and committed in one order.
    */
   async publish (bounds: (worldId: string) => JournalBounds): Promise<void> {
-    const client = await this.pool.connect()
-    try {
-      await client.query('BEGIN')
+    await inTransaction(this.pool, async (client) => {
       await client.query("SELECT pg_advisory_xact_lock(hashtext('journal'))")
       const { rows } = await client.query<{ world_id: string }>(
         `WITH moved AS (DELETE FROM journal_shipped RETURNING *),
@@ -126,13 +118,7 @@ export class JournalStore {
                              WHERE world_id = $1 WINDOW w AS (ORDER BY id DESC)) newest
              WHERE n > $2 OR total > $3 ORDER BY id DESC LIMIT 1)`, [worldId, capacity, budgetBytes])
       }
-      await client.query('COMMIT')
-      client.release()
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined)
-      client.release(e as Error)
-      throw e
-    }
+    })
   }
 
   /** A new read: its number, announced to every instance listening. */

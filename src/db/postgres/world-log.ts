@@ -60,6 +60,25 @@ export function openPool ({ url, max = 10, onError }: PoolSettings): pg.Pool {
   return pool
 }
 
+/**
+ * Runs `run` in one transaction on a connection of the pool: committed when it resolves, rolled
+ * back when it throws (a connection that failed is not given back to the pool).
+ */
+export async function inTransaction<T> (pool: pg.Pool, run: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect()
+  try {
+    await client.query('BEGIN')
+    const result = await run(client)
+    await client.query('COMMIT')
+    client.release()
+    return result
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => undefined)
+    client.release(e as Error)
+    throw e
+  }
+}
+
 /** A snapshot without a body is the world's start (migrations/postgres/002-catalogue.sql). */
 const ENTRIES_AFTER = `
   SELECT l.seq, l.kind, coalesce(l.body, s.body) AS body, l.effects FROM world_log l

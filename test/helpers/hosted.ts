@@ -1,0 +1,31 @@
+import type { Test } from 'tap'
+import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
+import { serveProcess, type Served } from './process.js'
+
+/** Why a test of two instances over PostgreSQL is skipped: the server is not installed here. */
+export const withoutPostgres = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+
+/**
+ * A throw-away PostgreSQL cluster for the test file, and `serve` processes over it in hosted
+ * mode, all killed and removed at its end.
+ */
+export function hostedInstances (t: Test) {
+  let postgres: ScratchPostgres | undefined
+  const instances: Served[] = []
+  t.before(async () => { if (withoutPostgres === false) postgres = await startScratchPostgres() })
+  t.teardown(() => {
+    for (const served of instances) served.child.kill('SIGKILL')
+    postgres?.destroy()
+  })
+  return {
+    /** The cluster's URL (once the file's tests run). */
+    url: () => postgres!.url,
+    async start (env: Record<string, string> = {}): Promise<Served> {
+      const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres!.url, SANDBOX_DB: ':memory:', ...env })
+      instances.push(served)
+      return served
+    }
+  }
+}
+
+export const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
