@@ -41,9 +41,9 @@ export interface SimulatorState {
 }
 
 /**
- * Hosted mode: one instance leads a world's real-time simulator at a time (a lease: the
- * replica's world), and makes each turn's changes inside the world's write turn, so they reach
- * PostgreSQL and every instance. A clock-time simulator's changes are made inside the advance's
+ * Hosted mode: one instance leads a world's real-time simulator at a time (it holds a lease in
+ * PostgreSQL: replica.ts, db/postgres/leases.ts), and makes each turn's changes inside the
+ * world's write turn, so they reach PostgreSQL and every instance. A clock-time simulator's changes are made inside the advance's
  * own write turn, by the instance that answers it.
  */
 export interface SimulatorSharing {

@@ -2,8 +2,9 @@
  * Hosted mode: the request journal is one for every instance. A read on either lists every
  * request answered on both before it began, with the same ids on both; `since` misses nothing; a
  * clear or a reset on one empties it for both, the requests the other answered just before
- * included; with the listening connections cut, reads still hold everything; an instance killed
- * outright delays a read by at most a few seconds, then is no longer waited for.
+ * included; with the listening connections cut, reads still hold everything; a created world's
+ * journal is its own on both and is deleted with it; an instance killed outright delays a read by
+ * at most a few seconds, then is no longer waited for.
  */
 import t from 'tap'
 import pg from 'pg'
@@ -27,8 +28,8 @@ const skip = withoutPostgres
     await answer.arrayBuffer()
     return answer.status
   }
-  const journal = async (url: string, query = '') => {
-    const answer = await fetch(`${url}/_sandbox/requests${query}`)
+  const journal = async (url: string, query = '', world = '') => {
+    const answer = await fetch(`${url}/_sandbox${world}/requests${query}`)
     return { status: answer.status, entries: (answer.status === 200 ? await answer.json() : []) as Entry[] }
   }
   const numbers = (entries: Entry[]) => entries.map((e) => Number(e.query.n))
@@ -82,6 +83,24 @@ const skip = withoutPostgres
       const cut = await journal(a.url)
       t.equal(cut.status, 200)
       t.same(numbers(cut.entries), [40, 41, 42, 43], 'B shipped without hearing the read')
+    })
+
+    await t.test('a created world\'s journal is its own on both, and goes with it', async (t) => {
+      const created = await fetch(`${a.url}/_sandbox/worlds`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      t.equal(created.status, 201, 'a world created on A')
+      const world = await created.json() as { id: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+      const { clientId, clientSecret } = world.integrations[0]
+      const inWorld = { authorization: 'Basic ' + Buffer.from(`${clientId}:${clientSecret}`).toString('base64') }
+      for (const url of [a.url, b.url]) t.equal((await fetch(`${url}/vendor/agencies?version=4.0&world=1`, { headers: inWorld })).status, 200)
+      const listed = (await journal(b.url, '', `/worlds/${world.id}`)).entries
+      t.same(listed.map((e) => e.path), ['/vendor/agencies', '/vendor/agencies'], 'the world\'s journal lists the two, answered by A and B')
+      t.notOk((await journal(b.url)).entries.some((e) => e.query.world === '1'), 'the default world\'s does not')
+      t.equal((await fetch(`${b.url}/_sandbox/worlds/${world.id}`, { method: 'DELETE' })).status, 204, 'deleted on B')
+      const db = new pg.Client({ connectionString: cluster.url() })
+      await db.connect()
+      const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM journal_entries WHERE world_id = $1', [world.id])
+      await db.end()
+      t.equal(Number(rows[0].n), 0, 'its entries are gone from the database')
     })
 
     await t.test('an instance killed outright is waited for a few seconds at most', async (t) => {

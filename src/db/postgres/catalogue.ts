@@ -182,6 +182,8 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
     await client.query('DELETE FROM world_log WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM world_head WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM world_fault_counts WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM journal_entries WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM journal_shipped WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM sandbox_world_starts s WHERE NOT EXISTS (SELECT 1 FROM sandbox_worlds w WHERE w.start_digest = s.digest)')
   }
   return {
