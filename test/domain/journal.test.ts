@@ -55,7 +55,7 @@ t.test('the journal is bounded in bytes as well as entries; the oldest go first;
   t.same((await counted.list()).map((e) => e.path), ['/vendor/2', '/vendor/3', '/vendor/4'], 'the entry count still bounds it')
   t.equal(counted.bytes, 3 * (ENTRY_OVERHEAD_BYTES + 2 * '/vendor/0'.length))
 
-  journal.clear()
+  await journal.clear()
   t.equal(journal.size, 0)
   t.equal(journal.bytes, 0)
   t.same((await journal.list()), [])

@@ -13,7 +13,6 @@ function fakeStore (behind: () => string[] = () => []) {
   const calls: string[] = []
   const shipped: ShippedEntry[] = []
   const store = {
-    instance: 'here',
     register: async () => { calls.push('register') },
     beat: async () => { calls.push('beat') },
     unregister: async () => { calls.push('unregister') },

@@ -44,7 +44,7 @@ export interface JournalBounds {
 }
 
 export class JournalStore {
-  constructor (private readonly pool: pg.Pool, readonly instance: string) {}
+  constructor (private readonly pool: pg.Pool, private readonly instance: string) {}
 
   /** This instance is alive, with nothing to ship for the reads before now. */
   async register (): Promise<void> {

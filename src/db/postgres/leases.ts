@@ -40,11 +40,6 @@ export class Leases {
     this.again()
   }
 
-  /** Whether this instance holds the key now. */
-  holds (key: string): boolean {
-    return this.held.has(key)
-  }
-
   async close (): Promise<void> {
     this.closed = true
     clearInterval(this.timer)
