@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks'
 import { compileGlob } from './glob.js'
 
 /**
@@ -54,7 +55,10 @@ export interface JournalSharing {
 export interface EntryText {
   id: number
   atMs: number
-  /** The wall clock's time of the answer: the shared journal orders the entries of all instances by it. */
+  /**
+   * The wall clock's time of the answer, to the microsecond: the shared journal orders the entries
+   * of all instances by it (requests answered one after another within a millisecond included).
+   */
   realMs: number
   method: string
   path: string
@@ -213,7 +217,7 @@ export class Journal {
     if (this.capacity === 0 || bytes > this.budgetBytes) return 0
     while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
     const id = this.nextId++
-    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, realMs: Date.now(), bytes, body: input.body, describe: input.describe, entry: undefined }
+    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, realMs: performance.timeOrigin + performance.now(), bytes, body: input.body, describe: input.describe, entry: undefined }
     this.count++
     this.accounted += bytes
     return id
