@@ -56,8 +56,10 @@ export interface EntryText {
   id: number
   atMs: number
   /**
-   * The wall clock's time of the answer, to the microsecond: the shared journal orders the entries
-   * of all instances by it (requests answered one after another within a millisecond included).
+   * What the shared journal orders the entries of all instances by: the wall clock's time the
+   * request arrived, to the microsecond, or that of an entry recorded before it here if later (so
+   * each instance's entries keep their order). A request sent after another's answer arrived after
+   * it was answered, so it comes after it, whichever instances answered the two.
    */
   realMs: number
   method: string
@@ -102,6 +104,8 @@ export interface JournalInput {
   url: string
   warnings: readonly string[]
   body?: RecordedBody
+  /** How long ago the request arrived, in milliseconds (default: now): what the shared journal orders entries by. */
+  durationMs?: number
 }
 
 interface Slot {
@@ -185,6 +189,8 @@ export class Journal {
   private count = 0
   private accounted = 0
   private nextId = 1
+  /** The order key of the entry recorded last (see EntryText.realMs). */
+  private lastOrderMs = 0
   private sharing: JournalSharing | undefined
 
   constructor (readonly capacity: number, readonly budgetBytes: number = DEFAULT_JOURNAL_BYTES) {
@@ -217,7 +223,8 @@ export class Journal {
     if (this.capacity === 0 || bytes > this.budgetBytes) return 0
     while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
     const id = this.nextId++
-    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, realMs: performance.timeOrigin + performance.now(), bytes, body: input.body, describe: input.describe, entry: undefined }
+    this.lastOrderMs = Math.max(this.lastOrderMs, performance.timeOrigin + performance.now() - (input.durationMs ?? 0))
+    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, realMs: this.lastOrderMs, bytes, body: input.body, describe: input.describe, entry: undefined }
     this.count++
     this.accounted += bytes
     return id

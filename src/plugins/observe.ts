@@ -162,6 +162,7 @@ function record (request: FastifyRequest, status: number, durationMs: number, re
   const journalId = world.journal.record({
     url,
     warnings,
+    durationMs,
     body: journalBody(request),
     describe: () => {
       const path = pathOf(url)
