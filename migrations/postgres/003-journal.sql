@@ -2,7 +2,7 @@
 -- requests it answers in its own memory and ships them to journal_shipped when a journal is read:
 -- the reader takes a number from journal_reads and announces it, waits until every instance alive
 -- has shipped what it had answered by then (journal_instances.shipped_read), then moves what was
--- shipped into journal_entries in the order the requests were answered, under one lock, and reads.
+-- shipped into journal_entries in the order the requests arrived, under one lock, and reads.
 -- Ids are given in that move, so they rise in the order of the answers and a reader polling with
 -- `since` misses none.
 CREATE SEQUENCE journal_reads;
@@ -23,8 +23,8 @@ CREATE TABLE journal_entries (
 );
 CREATE INDEX journal_entries_world ON journal_entries (world_id, id);
 
--- Entries shipped and not yet moved into journal_entries: `real_ms` is when the instance answered
--- (its wall clock), `local_id` its order there.
+-- Entries shipped and not yet moved into journal_entries: `real_ms` is when the request arrived
+-- (the instance's wall clock; never before an entry it recorded earlier), `local_id` its order there.
 CREATE TABLE journal_shipped (
   instance  text             NOT NULL,
   local_id  bigint           NOT NULL,

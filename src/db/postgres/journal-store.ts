@@ -16,7 +16,7 @@ const LAST_READ = 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS n FR
 
 /** One entry as shipped: what the journal's filters select by, and its JSON text without the id. */
 export interface ShippedEntry {
-  /** Its id in the journal of the instance that answered, and when that was (its wall clock). */
+  /** Its id in the journal of the instance that answered, and when the request arrived (see EntryText.realMs). */
   localId: number
   realMs: number
   worldId: string
@@ -97,7 +97,7 @@ export class JournalStore {
   }
 
   /**
-   * Moves every entry shipped into the journal, in the order the requests were answered (each
+   * Moves every entry shipped into the journal, in the order the requests arrived (each
    * instance's in its own order), then keeps each world's newest within its bounds. One move at a
    * time, of any instance: ids are given and committed in one order.
    */

@@ -8,7 +8,7 @@ import { matchingPaths, type Journal, type JournalFilter } from '../journal.js'
  * ships the entries to PostgreSQL when a reader anywhere announces a read (or every second while
  * its listening connection is down, when it cannot hear one). A read announces itself, ships this
  * instance's entries, waits until every instance alive has shipped for it, moves what was shipped
- * into the journal in the order it was answered, then reads: every request answered anywhere
+ * into the journal in the order the requests arrived, then reads: every request answered anywhere
  * before the read began is in its answer, in order.
  */
 
