@@ -61,7 +61,7 @@ async function timeReport (requests: number): Promise<void> {
   try {
     const { examiner } = app.worlds.default
     const live = (await app.inject({ method: 'GET', url: `/vendor/agency/${AGENCY}/clients?version=4.0`, headers: { authorization: AUTH } })).json() as number[]
-    const { id } = examiner.start({ name: 'report bench', clientId: 'abc' })
+    const { id } = await examiner.start({ name: 'report bench', clientId: 'abc' })
     const startMs = Date.now()
     const seeded = performance.now()
     for (let i = 0; i < requests; i++) examiner.record(syntheticRequest(i, startMs, live))
@@ -106,7 +106,7 @@ async function recordingCost (): Promise<void> {
     const perRound = 100_000
     const costs: number[] = []
     for (let round = 0; round < 6; round++) {
-      const { id } = world.examiner.start({ name: `cost ${round}`, clientId: 'abc' })
+      const { id } = await world.examiner.start({ name: `cost ${round}`, clientId: 'abc' })
       const before = process.cpuUsage()
       for (let i = 0; i < perRound; i++) {
         examineRequest(world, requests[i % requests.length], { atMs: world.clock.nowMs(), status: 200, elapsedMs: 0.4, journalId: i + 1, clientId: 'abc', warnings: [] })

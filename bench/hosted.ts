@@ -20,6 +20,7 @@ import { median, rateOf, summarize } from './stats.js'
  * - create client over PostgreSQL: latency at 20 creates a second (under the limit of 25);
  * - a write on instance A read on instance B: the delay from A's acknowledgement until B answers
  *   it, by another client, and reads by the writer's own next request that missed it;
+ * - the shared request journal and examiner sessions: reads and counts after requests answered by both;
  * - two instances behind nginx against one: throughput, and errors when one is killed mid-run.
  * Everything on 127.0.0.1, every load bounded in time.
  */
@@ -148,6 +149,47 @@ async function journalReads (data: BenchData, a: ServerProcess, b: ServerProcess
   return { ...summarize(Float64Array.from(took)), samples: took.length, missing }
 }
 
+/**
+ * Examiner sessions shared by the instances: get client on A with no session open and with one
+ * recording every request, in turn (each session then ended: the time its end and report take);
+ * then a session's count read on A after ten reads answered by A and B in turn (how long, and how
+ * many of the ten it missed).
+ */
+async function sessions (data: BenchData, scenarios: Scenario[], a: ServerProcess, b: ServerProcess) {
+  const control = async (origin: string, method: string, path: string) => {
+    const answer = await fetch(`${origin}/_sandbox${path}`, method === 'POST' ? { method, headers: { 'content-type': 'application/json' }, body: '{}' } : { method })
+    const text = await answer.text()
+    if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${text}`)
+    return (text === '' ? {} : JSON.parse(text)) as { id: number, recorded: number }
+  }
+  const getClient = scenarios.find((s) => s.id === 'get-client')!
+  const rates = { without: [] as number[], recording: [] as number[] }
+  const ends: Array<{ ms: number, recorded: number }> = []
+  for (let run = 0; run < RUNS; run++) {
+    rates.without.push(rateOf((await runLoad(job(a.origin, data, getClient), a.pid)).result))
+    const { id } = await control(a.origin, 'POST', '/sessions')
+    rates.recording.push(rateOf((await runLoad(job(a.origin, data, getClient), a.pid)).result))
+    const recorded = (await control(b.origin, 'GET', `/sessions/${id}`)).recorded
+    const began = performance.now()
+    await control(b.origin, 'POST', `/sessions/${id}/end`)
+    ends.push({ ms: performance.now() - began, recorded })
+    await control(a.origin, 'DELETE', `/sessions/${id}`)
+  }
+  const authorization = 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64')
+  const { id } = await control(a.origin, 'POST', '/sessions')
+  const took: number[] = []
+  let missing = 0
+  for (let round = 1; round <= 100; round++) {
+    for (let i = 0; i < 10; i++) await (await fetch(`${(i % 2 === 0 ? a : b).origin}/vendor/agency/${data.agencyId}/clients?version=4.0`, { headers: { authorization } })).arrayBuffer()
+    const began = performance.now()
+    const { recorded } = await control(a.origin, 'GET', `/sessions/${id}`)
+    took.push(performance.now() - began)
+    missing += round * 10 - recorded
+  }
+  await control(a.origin, 'DELETE', `/sessions/${id}`)
+  return { without: median(rates.without), recording: median(rates.recording), ends, count: { ...summarize(Float64Array.from(took)), samples: took.length, missing } }
+}
+
 /** Debian's nginx, round-robin over the instances; retries only what HTTP calls idempotent (nginx's default). */
 async function startNginx (upstreams: ServerProcess[]): Promise<{ origin: string, stop: () => void }> {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-nginx-'))
@@ -225,6 +267,8 @@ async function main (): Promise<void> {
     n.child.kill('SIGKILL')
     const journal = await journalReads(data, a, b)
     log(`journal read on A of what A and B answered: p50 ${journal.p50Ms.toFixed(1)} ms, p99 ${journal.p99Ms.toFixed(1)} ms; entries missed: ${journal.missing}`)
+    const examined = await sessions(data, scenarios, a, b)
+    log(`get client on A: ${examined.without.toFixed(0)}/s, ${examined.recording.toFixed(0)}/s while a session records; ends ${examined.ends.map((e) => `${e.recorded} requests in ${e.ms.toFixed(0)} ms`).join(', ')}; count p50 ${examined.count.p50Ms.toFixed(1)} ms, p99 ${examined.count.p99Ms.toFixed(1)} ms, missed ${examined.count.missing}`)
 
     const getClient = scenarios.find((s) => s.id === 'get-client')!
     const nginx = await startNginx([a, b])
@@ -252,6 +296,7 @@ async function main (): Promise<void> {
       seen,
       seenNotified,
       journal,
+      examined,
       startup: { seeded: a.startupMs, fromLog: b.startupMs },
       nginx: { one: rateOf(one), two: rateOf(two) },
       killed: { reads: readsKilled.result, writes: writesKilled.result },
@@ -274,6 +319,7 @@ type Figures = {
   seen: Awaited<ReturnType<typeof visibility>>
   seenNotified: Awaited<ReturnType<typeof visibility>>
   journal: Awaited<ReturnType<typeof journalReads>>
+  examined: Awaited<ReturnType<typeof sessions>>
   startup: { seeded: number, fromLog: number }
   nginx: { one: number, two: number }
   killed: { reads: { requests: number, errors: number, statuses: Record<string, number> }, writes: { requests: number, errors: number, statuses: Record<string, number> } }
@@ -331,6 +377,9 @@ ${readTable(f.manyRows)}
 | created on A, answered by B (strict): p50 / p99 after A's acknowledgement | ${ms(f.seen.p50Ms)} / ${ms(f.seen.p99Ms)} ms over ${f.seen.samples} creates |
 | created on A, answered by N (notified): p50 / p99 | ${ms(f.seenNotified.p50Ms)} / ${ms(f.seenNotified.p99Ms)} ms over ${f.seenNotified.samples} creates |
 | the request journal read on A after ten reads answered by A and B in turn: p50 / p99 of the read (every instance ships first) | ${ms(f.journal.p50Ms)} / ${ms(f.journal.p99Ms)} ms over ${f.journal.samples} reads; entries missed: ${f.journal.missing} of ${f.journal.samples * 10} |
+| get client on A (strict), no session open / a session recording every request (median of ${RUNS} runs each, in turn) | ${f.examined.without.toFixed(0)}/s / ${f.examined.recording.toFixed(0)}/s (${(f.examined.recording / f.examined.without).toFixed(2)}) |
+| each such session ended on B (its report judged there from what A recorded) | ${f.examined.ends.map((e) => `${e.recorded.toLocaleString('en-US')} requests: ${e.ms.toFixed(0)} ms`).join('; ')} |
+| a session's count read on A after ten reads answered by A and B in turn: p50 / p99 | ${ms(f.examined.count.p50Ms)} / ${ms(f.examined.count.p99Ms)} ms over ${f.examined.count.samples} reads; requests missed: ${f.examined.count.missing} of ${f.examined.count.samples * 10} |
 | first instance over an empty database (seeds the log from the fixture) | ${f.startup.seeded.toFixed(0)} ms to healthy |
 | second instance (replays the log) | ${f.startup.fromLog.toFixed(0)} ms to healthy |
 

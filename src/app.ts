@@ -98,12 +98,14 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     : await (await import('./domain/worlds/hosting.js')).openHosting({
       url: config.databaseUrl,
       reads: config.hostedReads,
+      copyIdleMs: config.hostedCopyIdleSeconds * 1000,
       onError: (line) => storageLog.warn?.(line),
       migrationsDir: config.migrationsDir,
       postgresMigrationsDir: join(config.migrationsDir, 'postgres')
     })
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
-  // Examiner sessions are the instance's own in hosted mode: kept beside the replica, not in it.
+  // Hosted mode shares examiner sessions in PostgreSQL (shared-sessions.ts); until then a world's own
+  // examiner keeps its rows here, beside the replica, never in the database whose commits are logged.
   const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   let worlds: WorldRegistry
   let hosted: HostedWorlds | undefined

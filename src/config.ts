@@ -52,6 +52,8 @@ export interface Config {
   databaseUrl: string | undefined
   /** Hosted mode: how a request learns of commits made by other instances (SANDBOX_HOSTED_READS; see worlds/replica.ts). */
   hostedReads: 'strict' | 'notified'
+  /** Hosted mode: idle seconds after which an instance drops its copy of a created world's data (SANDBOX_HOSTED_COPY_IDLE_SECONDS; 0: kept). */
+  hostedCopyIdleSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -83,6 +85,9 @@ const MAX_WORLDS_BYTES = 64 * 1024 * 1024 * 1024
 const DEFAULT_MAX_WORLDS = 100
 /** A created world's default idle time to live (the longest allowed is 30 days). */
 const DEFAULT_WORLD_TTL_SECONDS = 3600
+/** A copy dropped is loaded again in milliseconds (a demo-sized world): five idle minutes keep a partner's test run on its copies. */
+const DEFAULT_HOSTED_COPY_IDLE_SECONDS = 300
+const MAX_HOSTED_COPY_IDLE_SECONDS = 86_400
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -106,6 +111,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
   { env: 'SANDBOX_HOSTED_READS', default: 'strict', meaning: 'hosted mode: strict (each request asks PostgreSQL what was committed; no read misses an acknowledged write) or notified (trusts commit notifications while they flow; faster, a read may miss a write acknowledged a moment before on another instance)' },
+  { env: 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', default: String(DEFAULT_HOSTED_COPY_IDLE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance drops its copy of a created world\'s data, loaded again by the world\'s next request there (0: kept)' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -225,6 +231,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     signingKey: signingKeyFrom(env.SANDBOX_SIGNING_KEY),
     databaseUrl: databaseUrlFrom(env.SANDBOX_DATABASE_URL),
     hostedReads: hostedReadsFrom(env.SANDBOX_HOSTED_READS),
+    hostedCopyIdleSeconds: wholeNumber(env, 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', DEFAULT_HOSTED_COPY_IDLE_SECONDS, MAX_HOSTED_COPY_IDLE_SECONDS, `of seconds from 0 to ${MAX_HOSTED_COPY_IDLE_SECONDS} (a day)`),
     ...overrides
   }
 }

@@ -136,11 +136,6 @@ export const storageUnreachable = (e: unknown): ApiError => e instanceof ApiErro
 export const journalIncomplete = (instances: readonly string[]) =>
   storageUnavailable(`The request journal of ${instances.length === 1 ? 'instance' : 'instances'} ${instances.join(', ')} did not reach the database in time, so the journal would miss what ${instances.length === 1 ? 'it' : 'they'} answered; retry in a moment`)
 
-/** A control call hosted mode does not yet share between instances. */
-export const notSharedWhenHosted = (what: string) =>
-  new ApiError(501, 'not-shared-when-hosted', 'Not Implemented',
-    `${what} is kept by each instance, so over PostgreSQL (SANDBOX_DATABASE_URL) it is refused rather than applied to one instance only; run the sandbox without a database URL to use it`)
-
 export const internalError = () =>
   new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')
 

@@ -59,7 +59,7 @@ async function recordAtCap (dbFile: string): Promise<number> {
   const app = await buildApp(loadConfig({ SANDBOX_DB: dbFile, LOG_LEVEL: 'warn', LOG_PRETTY: 'false' }))
   try {
     const { examiner } = app.worlds.default
-    const { id } = examiner.start({ name: 'attack: at its cap', clientId: 'abc' })
+    const { id } = await examiner.start({ name: 'attack: at its cap', clientId: 'abc' })
     const live = liveClients(1001).map((c) => c.clientNumber)
     const at = Date.now()
     for (let i = 0; i < SESSION_CAP; i++) {

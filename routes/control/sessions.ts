@@ -61,8 +61,8 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
       request.body ??= {}
       done()
     }
-  }, (request, reply) => {
-    reply.code(201).send(request.world.examiner.start(request.body))
+  }, async (request, reply) => {
+    return reply.code(201).send(await request.world.examiner.start(request.body))
   })
 
   app.get('/sessions', { schema: { summary: 'Sessions, oldest first', response: { 200: Type.Array(SessionSchema) } } }, (request) => request.world.examiner.list())
@@ -76,9 +76,9 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
 
   app.delete('/sessions/:id', {
     schema: { summary: 'Delete a session, open or ended, with its recorded requests, mirrors and report', params: SessionIdParams }
-  }, (request, reply) => {
-    request.world.examiner.delete(request.params.id)
-    reply.code(204).send()
+  }, async (request, reply) => {
+    await request.world.examiner.delete(request.params.id)
+    return reply.code(204).send()
   })
 
   // A large mirror (up to 100,000 clients, 8 MiB) is read on the fixture worker: this scope leaves it unparsed.

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { readWorldBody } from '../../src/domain/worlds/fixture-job.js'
-import type { World } from '../../src/domain/worlds/world.js'
+import type { World, WorldDataFacts } from '../../src/domain/worlds/world.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
@@ -13,7 +13,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 const checkedWhereRead = () => (value: unknown) => ({ value })
 
 /** What GET /_sandbox/worlds tells of a world. */
-function describe (world: World) {
+function describe (world: World, data: WorldDataFacts) {
   return {
     id: world.id,
     name: world.name,
@@ -23,9 +23,9 @@ function describe (world: World) {
     lastUsedAt: new Date(world.lastUsedMs).toISOString(),
     expiresAt: iso(world.expiresAtMs),
     ttlSeconds: world.ttlMs / 1000,
-    bytes: world.bytes(),
-    integrations: world.admin.listIntegrations().map((i) => i.clientId),
-    counts: world.counts()
+    bytes: data.bytes,
+    integrations: data.integrations,
+    counts: { ...data.counts, journal: world.journal.size, faults: world.faults.list().length }
   }
 }
 
@@ -77,13 +77,15 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
       summary: "Every world: the default one first, then the worlds created, oldest first (to a tenant's token, the tenant's worlds)",
       response: { 200: WorldListSchema }
     }
-  }, (request) => {
+  }, async (request) => {
     const owner = tokens.tenantOf(request)
-    if (owner === undefined) return { worlds: [worlds.default, ...worlds.list()].map(describe), limits: { ...worlds.limits, bytes: worlds.bytes() } }
-    const own = worlds.ownedBy(owner.id)
+    const listed = owner === undefined ? [worlds.default, ...worlds.list()] : worlds.ownedBy(owner.id)
+    const data = await worlds.dataFacts(listed)
+    const described = listed.map((world, i) => describe(world, data[i]))
+    if (owner === undefined) return { worlds: described, limits: { ...worlds.limits, bytes: worlds.bytes() } }
     return {
-      worlds: own.map(describe),
-      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: own.reduce((sum, world) => sum + world.bytes(), 0) }
+      worlds: described,
+      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: listed.reduce((sum, world) => sum + world.bytes(), 0) }
     }
   })
 
@@ -91,7 +93,7 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     worldScope(scope, worlds, tokens)
     scope.withTypeProvider<TypeBoxTypeProvider>().get('/worlds/:worldId', {
       schema: { summary: 'One world', params: WorldIdParams, response: { 200: WorldSchema } }
-    }, (request) => describe(request.world))
+    }, (request) => describe(request.world, request.world.dataFacts()))
     scope.withTypeProvider<TypeBoxTypeProvider>().delete('/worlds/:worldId', {
       schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
     }, async (request, reply) => {

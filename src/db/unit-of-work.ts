@@ -67,6 +67,8 @@ export interface Command<Params extends unknown[] | object = unknown[]> {
 export interface Committed {
   /** [agencyId, clientNumber] of each client row written, in order (repeats possible). */
   clients: ReadonlyArray<readonly [number, number]>
+  /** The commit replayed another replica's (replay): the replica that made it has told its own listeners. */
+  replayed: boolean
 }
 
 /** One command run in a committed transaction, as a replica replays it: its SQL and parameters, or a client it noted. */
@@ -101,6 +103,8 @@ export class UnitOfWork implements ChangeSignal {
   private captured: CapturedStep[] | undefined
   /** Set with capture: a command run while nothing captures is refused (a write no replica would see). */
   private refuseUncaptured = false
+  /** True while replay runs its transaction. */
+  private replaying = false
   /** Commands prepared for replay, by SQL text. */
   private readonly replayCommands = new Map<string, Command<unknown[]>>()
 
@@ -147,6 +151,7 @@ export class UnitOfWork implements ChangeSignal {
   replay (steps: readonly CapturedStep[]): void {
     const refusing = this.refuseUncaptured
     this.refuseUncaptured = false
+    this.replaying = true
     try {
       this.transaction(() => {
         for (const step of steps) {
@@ -165,6 +170,7 @@ export class UnitOfWork implements ChangeSignal {
       })
     } finally {
       this.refuseUncaptured = refusing
+      this.replaying = false
     }
   }
 
@@ -237,7 +243,7 @@ export class UnitOfWork implements ChangeSignal {
     }
     if (this.changed) {
       this.changed = false
-      const committed = { clients: this.clients }
+      const committed = { clients: this.clients, replayed: this.replaying }
       this.clients = []
       for (const listener of this.listeners) listener(committed)
     }

@@ -82,7 +82,9 @@ export function examineRequest (world: World, request: FastifyRequest, answer: {
     faultId: request.faultId ?? undefined,
     warnings: answer.warnings.length > 0 ? answer.warnings : undefined,
     retryAfterS: answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs),
-    answerLost: answer.answerLost ?? undefined
+    answerLost: answer.answerLost ?? undefined,
+    // a listing holds what was committed by the time its handler read the agency: changes after its arrival are not expected of the partner
+    arrivedAt: operation === 'changedClients' ? request.examinerArrival ?? undefined : undefined
   }
   if (operation === 'batchClients') Object.assign(record, batchOf(request))
   if (operation === 'agencies' && answer.status === 200 && request.integrationId !== '' && request.integrationId !== undefined) {

@@ -3,7 +3,7 @@ import type { Heads } from '../db/postgres/catalogue.js'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { WriteTurn } from '../domain/worlds/replica.js'
 import type { World } from '../domain/worlds/world.js'
-import { notSharedWhenHosted, storageUnreachable, toResponse } from '../errors.js'
+import { storageUnreachable, toResponse } from '../errors.js'
 import { OPERATIONS } from '../versions/operations.js'
 import { applySharedFaults } from './observe.js'
 
@@ -15,19 +15,13 @@ declare module 'fastify' {
     caughtUpWorld?: World
     /** Hosted mode: the turn of a request that may write its world, committed before it is answered. */
     writeTurn?: WriteTurn
+    /** Hosted mode: ends the request's use of its world's copy (a copy in use is never dropped). */
+    releaseCopy?: () => void
   }
 }
 
 /** Methods that never write: they only wait for the replica to hold what was acknowledged before them. */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
-
-/**
- * Control calls that change what each instance keeps for itself (examiner sessions): hosted mode
- * refuses them, as applied on one instance they would hold there only.
- */
-const KEPT_PER_INSTANCE: ReadonlyArray<readonly [method: string, route: string, what: string]> = [
-  ['POST', '/_sandbox/sessions', 'An examiner session']
-]
 
 /** Control calls that change the catalogue (hosted-worlds.ts), not a world's data: they take no world's turn. */
 const CATALOGUE_ROUTES = new Set(['POST /_sandbox/worlds', 'DELETE /_sandbox/worlds/:worldId', 'POST /_sandbox/tenants', 'DELETE /_sandbox/tenants/:tenantId'])
@@ -77,21 +71,23 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
     const world = request.world
     if (request.caughtUpWorld === world || request.hostedHeads === undefined) return
     request.caughtUpWorld = world
+    request.releaseCopy?.()
+    request.releaseCopy = hosted.use(world)
+    // a world this instance holds no copy of is loaded here, from its log's latest snapshot
     await hosted.replicaOf(world)?.caughtUp(request.hostedHeads.worlds.get(world.id) ?? 0)
   }
+  const release = (request: FastifyRequest) => {
+    request.releaseCopy?.()
+    request.releaseCopy = undefined
+  }
+  app.addHook('onResponse', (request, reply, done) => { release(request); done() })
+  app.addHook('onRequestAbort', (request, done) => { release(request); done() })
   // a partner request's world is chosen by the request context, a control request's by its path's
   // world id in the route's own hook: caught up on the first, then again if the route chose another
   app.addHook('onRequest', catchUp)
   app.addHook('preParsing', catchUp)
   // a partner request's fault rules, once its world holds those made before it: their counts decided in PostgreSQL
   app.addHook('onRequest', (request, reply, done) => applySharedFaults(request, reply, done, storageUnreachable))
-  // refused before the body is validated: the answer is the same whatever the body says
-  app.addHook('preValidation', async (request) => {
-    if (READS.has(request.method)) return
-    const route = request.routeOptions.url
-    const refused = KEPT_PER_INSTANCE.find(([method, url]) => method === request.method && (route === url || route === `/_sandbox/worlds/:worldId${url.slice('/_sandbox'.length)}`))
-    if (refused !== undefined) throw notSharedWhenHosted(refused[2])
-  })
   app.addHook('preHandler', async (request) => {
     const replica = hosted.replicaOf(request.world)
     if (replica === undefined || CATALOGUE_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return

@@ -16,6 +16,8 @@ declare module 'fastify' {
     world: World
     /** The Basic credentials a partner request presents (checked by the vendor pipeline), decoded once. */
     credentials: Credentials | null
+    /** Where a partner request stood among its world's examiner records when it arrived (null: no session recorded then). */
+    examinerArrival: number | null
   }
 }
 
@@ -23,13 +25,15 @@ declare module 'fastify' {
  * The request's context, built once, in the one hook every request passes first: the answer's
  * nosniff header (no body is ever read as another type than it is sent as); for a partner
  * request, its Basic credentials decoded and its world chosen by their Client Id (which marks the
- * world used), then the world's fault rules; for any other, the default world and, under
+ * world used) and, while an examiner session records, its place among the world's records, then
+ * the world's fault rules; for any other, the default world and, under
  * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
  * again; the route's operation and version come with the route (src/plugins/vendor.ts).
  */
 export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, faults: 'here' | 'after-replica' = 'here'): void {
   app.decorateRequest('world', null as unknown as World)
   app.decorateRequest('credentials', null)
+  app.decorateRequest('examinerArrival', null)
   // A callback hook, not an async one: it runs on every request and most return at once.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     reply.header('x-content-type-options', 'nosniff')
@@ -42,6 +46,8 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
     const world = worlds.forClientId(credentials?.clientId)
     request.world = world
     world.touch()
+    // a change the world makes while the request is answered must be placed after it (sync.ts)
+    if (world.examiner.recording) request.examinerArrival = world.examiner.arrival()
     // hosted mode: once the replica holds the rules made before the request (replication.ts)
     if (faults === 'here') applyFaults(request, reply, done)
     else done()

@@ -95,6 +95,14 @@ t.test('validate and help exit codes', async (t) => {
   t.match(res.stderr, /PORT=eighty/)
 })
 
+t.test('hosted copies: idle seconds, five minutes unless set, refused outside 0 to a day', async (t) => {
+  const { loadConfig } = await import('../../src/config.js')
+  t.equal(loadConfig({}).hostedCopyIdleSeconds, 300)
+  t.equal(loadConfig({ SANDBOX_HOSTED_COPY_IDLE_SECONDS: '0' }).hostedCopyIdleSeconds, 0, '0: kept')
+  t.throws(() => loadConfig({ SANDBOX_HOSTED_COPY_IDLE_SECONDS: '86401' }), /SANDBOX_HOSTED_COPY_IDLE_SECONDS=86401 is not a whole number of seconds from 0 to 86400/)
+  t.throws(() => loadConfig({ SANDBOX_HOSTED_COPY_IDLE_SECONDS: '5m' }), /SANDBOX_HOSTED_COPY_IDLE_SECONDS/)
+})
+
 t.test('the simulator can be started by a setting', async (t) => {
   const { loadConfig } = await import('../../src/config.js')
   t.throws(() => loadConfig({ SANDBOX_SIMULATOR_RATE: 'lots' }), /SANDBOX_SIMULATOR_RATE/)

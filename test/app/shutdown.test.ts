@@ -57,7 +57,7 @@ t.test('during long reports (a session at its cap of 200,000 requests, several a
   // the session, recorded in the database the server will open
   const app = await buildApp(testConfig({ db }), { fixture: demoFixture() })
   const { examiner } = app.worlds.default
-  const { id } = examiner.start({ name: 'at its cap', clientId: 'abc' })
+  const { id } = await examiner.start({ name: 'at its cap', clientId: 'abc' })
   const at = Date.now()
   for (let i = 0; i < 200_000; i++) {
     examiner.record({ atMs: at + i, realMs: at + i, elapsedMs: 1, journalId: i + 1, clientId: 'abc', method: 'GET', url: `/vendor/agency/1001/client/${1000 + (i % 250)}?version=4.0`, operation: 'getClient', status: 200 })

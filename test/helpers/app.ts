@@ -50,12 +50,6 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
  */
 const overPostgresRun = (process.env.SANDBOX_TEST_DATABASE_URL ?? '') !== ''
 
-/**
- * Why a test of what hosted mode keeps per instance (examiner sessions: refused there with 501)
- * is skipped in a run over PostgreSQL; false in a run over SQLite.
- */
-export const keptPerInstance: string | false = overPostgresRun && 'hosted mode keeps examiner sessions per instance (501): test/hosted/two-instances.test.ts'
-
 /** Why a test of the SQLite file itself (a restart over the same file) is skipped in a run over PostgreSQL. */
 export const overPostgres: string | false = overPostgresRun && 'a test of the SQLite file (each app over PostgreSQL has a database of its own)'
 
@@ -83,12 +77,37 @@ async function hostedDatabase (t: Teardown): Promise<Partial<Config>> {
 let databases = 0
 
 /** An app on an in-memory database seeded with the demo fixture (or the given one). */
-export async function build (t: Teardown, options: { fixture?: Fixture; config?: Partial<Config>; clock?: Clock; collectBodyBuffers?: boolean } = {}): Promise<FastifyInstance> {
+export async function build (t: Teardown, options: {
+  fixture?: Fixture
+  config?: Partial<Config>
+  clock?: Clock
+  collectBodyBuffers?: boolean
+  /** Runs before the app is ready: a test adds the hooks it needs to act at a given point of a request. */
+  beforeReady?: (app: FastifyInstance) => void
+} = {}): Promise<FastifyInstance> {
   const hosted = await hostedDatabase(t)
   const app = await buildApp(testConfig({ ...hosted, ...options.config }), { fixture: options.fixture ?? demoFixture(), clock: options.clock, collectBodyBuffers: options.collectBodyBuffers })
   t.teardown(() => app.close())
+  options.beforeReady?.(app)
   await app.ready()
+  if (hosted.databaseUrl !== undefined) databaseUrls.set(app, hosted.databaseUrl)
   return app
+}
+
+const databaseUrls = new WeakMap<FastifyInstance, string>()
+
+/** One value a query reads from the PostgreSQL database of an app built in a run over PostgreSQL (undefined: the app is on SQLite). */
+export async function queryHosted (app: FastifyInstance, sql: string): Promise<unknown> {
+  const url = databaseUrls.get(app)
+  if (url === undefined) return undefined
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<Record<string, unknown>>(sql)
+    return Object.values(rows[0] ?? {})[0]
+  } finally {
+    await client.end()
+  }
 }
 
 export const basic = (clientId: string, secret: string) =>

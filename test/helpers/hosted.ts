@@ -29,3 +29,10 @@ export function hostedInstances (t: Test) {
 }
 
 export const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
+
+/** A control call to an instance: its status, and its JSON body (undefined when empty). */
+export async function controlCall<T> (url: string, method: string, path: string, body?: unknown): Promise<{ status: number, json: T }> {
+  const answer = await fetch(`${url}/_sandbox${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await answer.text()
+  return { status: answer.status, json: (text === '' ? undefined : JSON.parse(text)) as T }
+}

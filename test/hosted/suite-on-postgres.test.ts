@@ -1,9 +1,8 @@
 /**
  * The vendor API's tests, the control plane's, and those of created worlds and tenants, again,
  * each app in hosted mode over a PostgreSQL database of its own (test/helpers/app.ts reads
- * SANDBOX_TEST_DATABASE_URL): the same assertions hold over either store. The tests of what hosted
- * mode keeps per instance skip themselves (keptPerInstance: examiner sessions, which it refuses,
- * as two-instances.test.ts checks), and so do those of the SQLite file itself.
+ * SANDBOX_TEST_DATABASE_URL): the same assertions hold over either store. The tests of the SQLite
+ * file itself skip themselves.
  */
 import t from 'tap'
 import { spawn } from 'node:child_process'
@@ -14,6 +13,14 @@ import { postgresBinaries, startScratchPostgres } from '../../scripts/scratch-po
 
 const FILES = [
   'test/app/auth.test.ts',
+  'test/app/console-header.test.ts',
+  'test/app/control-guard.test.ts',
+  'test/domain/examiner/coverage.test.ts',
+  'test/domain/examiner/kept-reports.test.ts',
+  'test/domain/examiner/rules.test.ts',
+  'test/domain/examiner/sessions.test.ts',
+  'test/domain/examiner/signed-reports.test.ts',
+  'test/domain/examiner/sync.test.ts',
   'test/app/errors.test.ts',
   'test/app/limits.test.ts',
   'test/fixture/attachment-writes.test.ts',
@@ -31,6 +38,7 @@ const FILES = [
   'test/fidelity/typed-answers.test.ts',
   'test/public/cross-site.test.ts',
   'test/reliability/isolation.test.ts',
+  'test/reliability/world-isolation.test.ts',
   'test/routes/agencies.test.ts',
   'test/routes/clients.test.ts',
   'test/routes/control.test.ts',

@@ -116,11 +116,6 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       t.equal((await (await fetch(`${a}/_sandbox/clock`)).json() as { frozen: boolean }).frozen, false, 'A runs again')
     })
 
-    await t.test('control calls each instance keeps for itself are refused, not applied to one', async (t) => {
-      const answer = await fetch(`${a}/_sandbox/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
-      t.equal(answer.status, 501, 'POST /_sandbox/sessions: 501')
-    })
-
     await t.test('notified reads: commits announced on the listening connection; while it is down, each request asks', async (t) => {
       await sleep(1100)
       const n = await start({ SANDBOX_HOSTED_READS: 'notified' })

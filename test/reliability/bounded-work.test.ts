@@ -45,9 +45,9 @@ async function whileRunning<T> (app: FastifyInstance, work: () => Promise<T>, st
   return { result, answered, handedOver, maxDelayMs: delay.max / 1e6 }
 }
 
-function recordAtCap (app: FastifyInstance): number {
+async function recordAtCap (app: FastifyInstance): Promise<number> {
   const { examiner } = app.worlds.default
-  const { id } = examiner.start({ name: 'at its cap', clientId: 'abc' })
+  const { id } = await examiner.start({ name: 'at its cap', clientId: 'abc' })
   const at = Date.now()
   for (let i = 0; i < SESSION_REQUEST_CAP; i++) {
     examiner.record({ atMs: at + i, realMs: at + i, elapsedMs: 1, journalId: i + 1, clientId: 'abc', method: 'GET', url: `/vendor/agency/1001/client/${1000 + (i % 250)}?version=4.0`, operation: 'getClient', status: 200 })
@@ -75,7 +75,7 @@ t.test("an ended session's report is computed once, however often it is ended an
 
 t.test('reports at the cap (200,000 requests), one and four at once, are computed while other requests are answered', { timeout: 180_000 }, async (t) => {
   const app = await build(t)
-  const id = recordAtCap(app)
+  const id = await recordAtCap(app)
   const { reports } = app.worlds
   let before = reports.computed
   const one = await whileRunning(app, () => reportOf(app, id), () => reports.computed > before)

@@ -9,7 +9,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { request as httpRequest } from 'node:http'
 import { buildApp } from '../../src/app.js'
-import { AGENCY, build, DEMO, demoFixture, keptPerInstance, testConfig } from '../helpers/app.js'
+import { AGENCY, build, DEMO, demoFixture, testConfig } from '../helpers/app.js'
 import { findingOf, reportOf, sleep, startSession } from '../helpers/examiner.js'
 import { logNote } from '../helpers/writes.js'
 
@@ -60,7 +60,7 @@ t.test('dropAnswer: validated like the other effects', async (t) => {
   t.equal((await ctl(app, 'POST', '/faults', { effect: { dropAnswer: false } })).statusCode, 400, 'dropAnswer false alone does nothing')
 })
 
-t.test('[B: Lost answers] a write applied, its answer dropped, then retried under a new RefId: journaled, and the report flags write-retried-new-refid', { skip: keptPerInstance }, async (t) => {
+t.test('[B: Lost answers] a write applied, its answer dropped, then retried under a new RefId: journaled, and the report flags write-retried-new-refid', async (t) => {
   const app = await build(t)
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   const session = await startSession(app)
@@ -83,7 +83,7 @@ t.test('[B: Lost answers] a write applied, its answer dropped, then retried unde
   t.equal(findingOf(report, 'refid-conflict'), undefined)
 })
 
-t.test('a retry with the same RefId after a dropped answer is what the report wants', { skip: keptPerInstance }, async (t) => {
+t.test('a retry with the same RefId after a dropped answer is what the report wants', async (t) => {
   const app = await build(t)
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   const session = await startSession(app)
@@ -125,7 +125,7 @@ t.test('[B: Lost answers] a request whose client leaves while it is handled is j
   t.same(report.coverage.operations.find((o) => o.operation === 'logNote')?.outcomes, { 200: 2 })
 })
 
-t.test('a request whose client leaves before its body is read (a fault delays it) is journaled unanswered: nothing was written', { skip: keptPerInstance }, async (t) => {
+t.test('a request whose client leaves before its body is read (a fault delays it) is journaled unanswered: nothing was written', async (t) => {
   const app = await build(t)
   const url = await app.listen({ host: '127.0.0.1', port: 0 })
   const session = await startSession(app)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { AGENCY, basic, build, DEMO, demoFixture, keptPerInstance } from '../helpers/app.js'
+import { AGENCY, basic, build, DEMO, demoFixture } from '../helpers/app.js'
 
 /** Worlds: many isolated sandboxes in one process, created by the control API, reached by their credentials. */
 
@@ -203,7 +203,7 @@ t.test("with a control token, a world's token opens that world only", async (t) 
   t.equal((await app.inject({ url: '/_sandbox/worlds/w0000000000/info', headers: as(a.token) })).statusCode, 401, 'an unknown world with a wrong token: 401, not 404')
 })
 
-t.test("examiner sessions are the world's: they record its requests and no other's", { skip: keptPerInstance }, async (t) => {
+t.test("examiner sessions are the world's: they record its requests and no other's", async (t) => {
   const app = await build(t)
   const a = await createWorld(app)
   const session = (await app.inject({ method: 'POST', url: `/_sandbox/worlds/${a.id}/sessions`, payload: {} })).json() as { id: number }

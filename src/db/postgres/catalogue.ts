@@ -138,11 +138,15 @@ export class Catalogue {
     }
   }
 
-  /** A world's start (what a reset returns it to), if it is still in the catalogue. */
-  async start (worldId: string): Promise<Buffer | undefined> {
-    const { rows } = await this.pool.query<{ body: Buffer }>(
-      'SELECT s.body FROM sandbox_worlds w JOIN sandbox_world_starts s ON s.digest = w.start_digest WHERE w.world_id = $1', [worldId]
-    )
+  /** The digest of a world's start (what a reset returns it to), if the world is still in the catalogue. */
+  async startDigest (worldId: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ digest: string }>('SELECT start_digest AS digest FROM sandbox_worlds WHERE world_id = $1', [worldId])
+    return rows[0]?.digest
+  }
+
+  /** A start by its digest, if a world still has it. */
+  async startBody (digest: string): Promise<Buffer | undefined> {
+    const { rows } = await this.pool.query<{ body: Buffer }>('SELECT body FROM sandbox_world_starts WHERE digest = $1', [digest])
     return rows[0]?.body
   }
 
@@ -184,6 +188,9 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
     await client.query('DELETE FROM world_fault_counts WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM journal_entries WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM journal_shipped WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM examiner_sessions WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM examiner_records WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM examiner_shipped WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM sandbox_world_starts s WHERE NOT EXISTS (SELECT 1 FROM sandbox_worlds w WHERE w.start_digest = s.digest)')
   }
   return {

@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { MOVE_LOCK, moveRecords, shipRecords, type ShippedRecord } from './examiner-store.js'
 import { inTransaction } from './world-log.js'
 
 /**
@@ -72,10 +73,12 @@ export class JournalStore {
   /**
    * Ships entries (each with its order here and the time it was answered) and records that this
    * instance shipped for the reads up to `read`. Until a reader moves them, this instance's
-   * shipped entries of a world are kept within its journal's capacity (the newest).
+   * shipped entries of a world are kept within its journal's capacity (the newest). The examiner's
+   * records go in the same transaction (examiner-store.ts); `read` undefined: they alone are shipped.
    */
-  async ship (read: number, entries: readonly ShippedEntry[], capacity: (worldId: string) => number): Promise<void> {
+  async ship (read: number | undefined, entries: readonly ShippedEntry[], capacity: (worldId: string) => number, records: readonly ShippedRecord[] = []): Promise<void> {
     await inTransaction(this.pool, async (client) => {
+      await shipRecords(client, this.instance, records)
       if (entries.length > 0) {
         const column = <K extends keyof ShippedEntry>(key: K) => entries.map((e) => e[key])
         await client.query(
@@ -89,6 +92,8 @@ export class JournalStore {
           await client.query('DELETE FROM journal_shipped WHERE instance = $1 AND world_id = $2 AND local_id <= $3', [this.instance, worldId, localId - capacity(worldId)])
         }
       }
+      // a ship of the examiner's records alone (read undefined) is no ship for any read
+      if (read === undefined) return
       await client.query(
         `INSERT INTO journal_instances (instance, shipped_read) VALUES ($1, $2)
          ON CONFLICT (instance) DO UPDATE SET seen = now(), shipped_read = greatest(journal_instances.shipped_read, $2)`,
@@ -98,12 +103,13 @@ export class JournalStore {
 
   /**
    * Moves every entry shipped into the journal, in the order the requests arrived (each
-   * instance's in its own order), then keeps each world's newest within its bounds. One move at a
-   * time, of any instance: ids are given and committed in one order.
+   * instance's in its own order), then keeps each world's newest within its bounds; the examiner's
+   * records are moved too. One move at a time, of any instance: ids are given and committed in one order.
    */
   async publish (bounds: (worldId: string) => JournalBounds): Promise<void> {
     await inTransaction(this.pool, async (client) => {
-      await client.query("SELECT pg_advisory_xact_lock(hashtext('journal'))")
+      await client.query(MOVE_LOCK)
+      await moveRecords(client)
       const { rows } = await client.query<{ world_id: string }>(
         `WITH moved AS (DELETE FROM journal_shipped RETURNING *),
          added AS (INSERT INTO journal_entries (world_id, at_ms, method, path, agency_id, status, entry, bytes)
@@ -121,9 +127,9 @@ export class JournalStore {
     })
   }
 
-  /** A new read: its number, announced to every instance listening. */
+  /** A new read: its number, announced to every instance listening, naming this one (which ships for it itself). */
   async announceRead (): Promise<number> {
-    const { rows } = await this.pool.query<{ n: string }>(`SELECT nextval('journal_reads') AS n, pg_notify('${JOURNAL_CHANNEL}', '') AS _`)
+    const { rows } = await this.pool.query<{ n: string }>(`SELECT nextval('journal_reads') AS n, pg_notify('${JOURNAL_CHANNEL}', $1) AS _`, [this.instance])
     return Number(rows[0].n)
   }
 

@@ -20,7 +20,7 @@ export interface LogEntry {
 export interface LogTurn {
   /** The log's last sequence number (0: empty). */
   readonly head: number
-  entriesAfter(seq: number): Promise<LogEntry[]>
+  entriesAfter(seq: number, start?: 'with' | 'without'): Promise<LogEntry[]>
   /**
    * Appends one entry after the head; a snapshot makes every earlier entry unnecessary (they are
    * deleted). A snapshot without a body is the world's start (a created world's: catalogue.ts).
@@ -42,7 +42,10 @@ export interface PoolSettings {
 
 /**
  * A pool with bounded waits: a server that does not answer fails a request within seconds (the
- * instance answers 503) instead of holding it. An idle connection the server closes is reported, not thrown.
+ * instance answers 503) instead of holding it. A connection the server closes is reported, not
+ * thrown: an idle one, and one taken from the pool between two queries (a write turn's, when
+ * PostgreSQL shuts down), which the pool leaves without a listener, so that its error would end
+ * the process; its next query fails instead, and the request answers 503.
  */
 export function openPool ({ url, max = 10, onError }: PoolSettings): pg.Pool {
   const pool = new pg.Pool({
@@ -56,7 +59,9 @@ export function openPool ({ url, max = 10, onError }: PoolSettings): pg.Pool {
     // eslint-disable-next-line camelcase -- pg's own option names
     application_name: 'agency-sandbox'
   })
-  pool.on('error', (error) => onError?.(error))
+  // every connection reports its own error, idle or taken; the pool's event repeats an idle one's
+  pool.on('connect', (client) => client.on('error', (error) => onError?.(error)))
+  pool.on('error', () => undefined)
   return pool
 }
 
@@ -139,7 +144,7 @@ export class WorldLog {
       const instance = this.instance
       return {
         get head () { return head },
-        entriesAfter: async (seq) => (await client.query<EntryRow>(ENTRIES_AFTER, [worldId, seq])).rows.map(entryOf),
+        entriesAfter: async (seq, start = 'with') => (await client.query<EntryRow>(start === 'with' ? ENTRIES_AFTER : ENTRIES_AFTER_WITHOUT_START, [worldId, seq])).rows.map(entryOf),
         async append (kind, body, effects) {
           const seq = head + 1
           await client.query(

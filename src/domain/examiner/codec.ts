@@ -32,6 +32,8 @@ export interface RequestRecord {
   warnings?: string[]
   /** The answer never reached the client: dropped by a fault rule, or abandoned by the client. */
   answerLost?: AnswerLost
+  /** A listing's place in the log when it arrived (Examiner.arrival): changes from there on came after it. */
+  arrivedAt?: number
 }
 
 /** Longest path kept (as the journal keeps it). */
@@ -41,7 +43,7 @@ export const MAX_QUERY = 2048
 const MAX_QUERY_KEYS = 20
 const MAX_QUERY_VALUE = 200
 
-type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' | 'listedAgencies' | 'writes' | 'retryAfterS' | 'faultId' | 'warnings' | 'answerLost'>
+type Extra = { version?: string } & Pick<RequestRecord, 'clients' | 'batchSize' | 'listedAgencies' | 'writes' | 'retryAfterS' | 'faultId' | 'warnings' | 'answerLost' | 'arrivedAt'>
 
 /**
  * The line format (chunks written since format 2): a header line `2<TAB>atBase<TAB>realBase`,
@@ -84,7 +86,7 @@ function clientIdJson (clientId: string | undefined): string {
 /** The fields most requests lack, as JSON; `version` is given only when the query was cut (else it is read from the query). */
 function extraJson (r: RequestRecord, version: string | undefined): string {
   if (version === undefined && r.clients === undefined && r.batchSize === undefined && r.listedAgencies === undefined &&
-    r.writes === undefined && r.retryAfterS === undefined && r.faultId === undefined && r.warnings === undefined && r.answerLost === undefined) return ''
+    r.writes === undefined && r.retryAfterS === undefined && r.faultId === undefined && r.warnings === undefined && r.answerLost === undefined && r.arrivedAt === undefined) return ''
   const extra: Extra = {
     version,
     clients: r.clients,
@@ -94,7 +96,8 @@ function extraJson (r: RequestRecord, version: string | undefined): string {
     retryAfterS: r.retryAfterS,
     faultId: r.faultId,
     warnings: r.warnings,
-    answerLost: r.answerLost
+    answerLost: r.answerLost,
+    arrivedAt: r.arrivedAt
   }
   return JSON.stringify(extra)
 }
@@ -256,6 +259,7 @@ export function requestDecoder (): (chunkText: string, firstSeq: number) => Reco
         if (extra.faultId !== undefined && extra.faultId !== null) r.faultId = extra.faultId
         if (extra.warnings !== undefined && extra.warnings !== null) r.warnings = extra.warnings
         if (extra.answerLost === 'dropped' || extra.answerLost === 'abandoned') r.answerLost = extra.answerLost
+        if (typeof extra.arrivedAt === 'number') r.arrivedAt = extra.arrivedAt
       }
       if (r.clients === undefined && inPath.clients !== undefined) r.clients = inPath.clients
       requests.push(r)

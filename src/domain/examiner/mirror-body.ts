@@ -47,3 +47,16 @@ export function readMirrorBody (body: unknown): ReadMirror {
   const pairs = mirror.clients.map((c, i): [number, number] => [c.clientNumber, mirrorTime(c.modified, i)])
   return { agencyId: mirror.agencyId, upTo: mirror.upTo ?? null, pairs: JSON.stringify(pairs), count: pairs.length }
 }
+
+/** Mirror entries checked per turn of the event loop (a small mirror's: a large one is read on the fixture worker). */
+const MIRROR_ENTRIES_PER_TURN = 5_000
+
+/** A posted mirror's entries read in turns of MIRROR_ENTRIES_PER_TURN. */
+export async function readMirrorInTurns (body: Mirror): Promise<ReadMirror> {
+  const pairs: Array<[number, number]> = []
+  for (const [i, c] of body.clients.entries()) {
+    pairs.push([c.clientNumber, mirrorTime(c.modified, i)])
+    if (i % MIRROR_ENTRIES_PER_TURN === MIRROR_ENTRIES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve))
+  }
+  return { agencyId: body.agencyId, upTo: body.upTo ?? null, pairs: JSON.stringify(pairs), count: pairs.length }
+}

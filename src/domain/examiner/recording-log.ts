@@ -1,6 +1,7 @@
 import { deflateRawSync } from 'node:zlib'
 import type { LogChunk, SessionRepository } from '../../db/sessions.js'
 import { chunkHeader, encodeRequest, type RequestRecord, type TimeBases } from './codec.js'
+import { WantedClients } from './session-rules.js'
 
 /**
  * How long recorded requests wait in memory before they are encoded and written, in one
@@ -43,8 +44,7 @@ export class RecordingLog {
   private readonly byClient = new Map<string, number>()
   private readonly listeners = new Map<number, Listener>()
   /** Listeners still recording: those of every Client Id, and of each. */
-  private wantingAll = 0
-  private readonly wanting = new Map<string, number>()
+  private readonly wanted = new WantedClients()
   private timer: NodeJS.Timeout | undefined
   private readonly header: string
 
@@ -53,14 +53,19 @@ export class RecordingLog {
     this.header = chunkHeader(bases) + '\n'
   }
 
+  /** The position the next entry appended takes, whether or not what waits was written yet. */
+  get position (): number {
+    return this.nextSeq + this.pending.length
+  }
+
   /** True while a session records: the recording points skip all work otherwise. */
   get recording (): boolean {
-    return this.wantingAll > 0 || this.wanting.size > 0
+    return this.wanted.any
   }
 
   /** Whether an open session takes a request presenting this Client Id. */
   wants (clientId: string | null | undefined): boolean {
-    return this.wantingAll > 0 || (clientId !== null && clientId !== undefined && this.wanting.has(clientId))
+    return this.wanted.wants(clientId)
   }
 
   /** Running count of the requests logged for this Client Id (null: all). */
@@ -100,7 +105,7 @@ export class RecordingLog {
   listen (id: number, clientId: string | null, recorded = 0, capped = false): Listener {
     const listener = { id, clientId, baseline: this.count(clientId) - recorded, capped, written: recorded }
     this.listeners.set(id, listener)
-    if (!capped) this.want(clientId, 1)
+    if (!capped) this.wanted.change(clientId, 1)
     return listener
   }
 
@@ -109,7 +114,7 @@ export class RecordingLog {
     const listener = this.listeners.get(id)
     if (listener === undefined) return
     this.listeners.delete(id)
-    if (!listener.capped) this.want(listener.clientId, -1)
+    if (!listener.capped) this.wanted.change(listener.clientId, -1)
   }
 
   get listening (): number {
@@ -128,7 +133,7 @@ export class RecordingLog {
       // capped: a request came past the cap (one at the cap is recorded, nothing is left out yet)
       const capped = listener.capped || this.count(listener.clientId) - listener.baseline > this.cap
       if (recorded === listener.written && capped === listener.capped) continue
-      if (capped && !listener.capped) this.want(listener.clientId, -1)
+      if (capped && !listener.capped) this.wanted.change(listener.clientId, -1)
       listener.written = recorded
       listener.capped = capped
       counts.push({ id: listener.id, recorded, capped })
@@ -142,16 +147,6 @@ export class RecordingLog {
       this.pending = []
     }
     this.repo.append(chunks, counts)
-  }
-
-  private want (clientId: string | null, delta: 1 | -1): void {
-    if (clientId === null) {
-      this.wantingAll += delta
-      return
-    }
-    const n = (this.wanting.get(clientId) ?? 0) + delta
-    if (n > 0) this.wanting.set(clientId, n)
-    else this.wanting.delete(clientId)
   }
 
   private schedule (): void {

@@ -45,6 +45,10 @@ export interface RecordedRequest {
   warnings?: string[]
   /** The answer (of `status`) never reached the client: dropped by a fault rule, or abandoned by the client. */
   answerLost?: AnswerLost
+  /** A listing's place in the world's log when it arrived: records from it on came after (absent: not kept). */
+  arrivedAt?: number
+  /** How many of the session's records came before it arrived (from `arrivedAt`; absent: not known). */
+  arrivedAfter?: number
 }
 
 /** The operation of a change of the world's data in a session's log (a pseudo-request: method CHANGE, the client's path). */

@@ -72,10 +72,24 @@ export function sessionRequests (job: ReportJob): RecordedRequest[] {
       if (!change && counted >= range.cap) continue
       if (!change) counted++
       r.logSeq = r.seq
+      if (r.arrivedAt !== undefined) r.arrivedAfter = recordsBefore(requests, r.arrivedAt)
       add(r)
     }
   }
   return requests
+}
+
+/** How many of the requests so far (in log order) came before this log position: those of the session's own chunks, then the log's before it. */
+function recordsBefore (requests: readonly RecordedRequest[], logSeq: number): number {
+  let low = 0
+  let high = requests.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    const at = requests[middle].logSeq
+    if (at === undefined || at < logSeq) low = middle + 1
+    else high = middle
+  }
+  return low
 }
 
 /**

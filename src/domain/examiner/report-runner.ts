@@ -24,7 +24,7 @@ const reportFailed = (reason: string) =>
 export type ClientsOf = (agencyId: number) => Promise<readonly ClientVersion[]>
 
 /** Gives one declared mirror's client list as the bytes of its JSON text (undefined: no such mirror). */
-export type MirrorBytes = (agencyId: number) => Buffer | undefined
+export type MirrorBytes = (agencyId: number) => Buffer | undefined | Promise<Buffer | undefined>
 
 interface Running {
   resolve: (report: Report) => void
@@ -62,7 +62,7 @@ export class ReportRunner {
       return runReportJob(
         job,
         async (agencies) => new Map(await Promise.all(agencies.map(async (a): Promise<[number, ClientColumns]> => [a, toColumns(await clientsOf(a))]))),
-        async (agencyId) => mirrorBytes(agencyId)?.toString('utf8') ?? '[]'
+        async (agencyId) => (await mirrorBytes(agencyId))?.toString('utf8') ?? '[]'
       )
     }
     if (bounded && this.queue.length >= MAX_QUEUED_REPORTS) {
@@ -143,7 +143,7 @@ export class ReportRunner {
         const job = this.running.get(message.id)
         if (job === undefined) return
         if (message.type === 'mirror') {
-          worker.send({ type: 'mirror', id: message.id, bytes: job.mirrorBytes(message.agencyId!) })
+          this.sendMirror(worker, message.id, message.agencyId!, job)
         } else if (message.type === 'need') {
           this.sendClients(worker, message.id, message.agencies ?? [], job)
         } else {
@@ -165,14 +165,23 @@ export class ReportRunner {
     return worker
   }
 
+  private sendMirror (worker: WorkerProcess, id: number, agencyId: number, job: Running): void {
+    Promise.resolve(job.mirrorBytes(agencyId)).then(
+      (bytes) => worker.send({ type: 'mirror', id, bytes }),
+      (e: unknown) => this.failJob(id, job, e)
+    )
+  }
+
   private sendClients (worker: WorkerProcess, id: number, agencies: number[], job: Running): void {
     Promise.all(agencies.map(async (agencyId): Promise<[number, ClientColumns]> => [agencyId, toColumns(await job.clientsOf(agencyId))])).then(
       (clients) => worker.send({ type: 'clients', id, clients }),
-      (e: unknown) => {
-        this.running.delete(id)
-        job.reject(e instanceof Error ? e : new Error(String(e)))
-      }
+      (e: unknown) => this.failJob(id, job, e)
     )
+  }
+
+  private failJob (id: number, job: Running, e: unknown): void {
+    this.running.delete(id)
+    job.reject(e instanceof Error ? e : new Error(String(e)))
   }
 
   private failAll (error: Error): void {

@@ -1,25 +1,20 @@
 import type { ClientVersion } from '../../db/clients.js'
 import type { SessionRepository, SessionRow } from '../../db/sessions.js'
-import { conflict, notFound } from '../../errors.js'
+import { notFound } from '../../errors.js'
 import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type Session } from '../../schemas/examiner.js'
 import type { Clock } from '../clock.js'
 import type { RequestRecord } from './codec.js'
-import { mirrorTime, type ReadMirror } from './mirror-body.js'
-import { CLIENT_CHANGED } from './records.js'
+import { readMirrorInTurns, type ReadMirror } from './mirror-body.js'
+import { ChangesDuringReports } from './changes-during-reports.js'
 import { RecordingLog } from './recording-log.js'
 import { summarize } from './report.js'
+import { changeRecords, checkMirror, endedWhileRead, MAX_OPEN_SESSIONS, sessionView, tooManyOpen, type EndedBy } from './session-rules.js'
 import type { ReportJob } from './report-job.js'
 import type { ReportRunner } from './report-runner.js'
 
 export { FLUSH_INTERVAL_MS } from './recording-log.js'
 export type { RequestRecord } from './codec.js'
-
-/** Sessions open at once in one world; one more is a 409 (end or delete the ones a failed run left open). */
-export const MAX_OPEN_SESSIONS = 1000
-/** Agencies one session may declare mirrors of; one more is a 409. */
-export const MAX_MIRRORS_PER_SESSION = 20
-/** Mirror entries checked per turn of the event loop (a small mirror's: a large one is read on the fixture worker). */
-const MIRROR_ENTRIES_PER_TURN = 5_000
+export { MAX_MIRRORS_PER_SESSION, MAX_OPEN_SESSIONS, type EndedBy } from './session-rules.js'
 
 export interface ExaminerOptions {
   repo: SessionRepository
@@ -34,8 +29,28 @@ export interface ExaminerOptions {
   cap?: number
 }
 
-/** What ended a session: asked to (`end`), or its world's reset (`reset`). */
-export type EndedBy = 'end' | 'reset'
+/** What a world's examiner does: its own (createExaminer), or shared by every instance in hosted mode (shared-sessions.ts). */
+export interface Examiner {
+  readonly recording: boolean
+  /**
+   * Where a request arriving now stands among the records (its `arrivedAt`): a change recorded
+   * from there on came after it arrived, even when it is recorded before the request's answer.
+   */
+  arrival: () => number
+  wants: (clientId: string | null) => boolean
+  record: (request: RequestRecord) => void
+  /** A commit changed these clients ([agencyId, clientNumber]); replayed: made by another instance (hosted mode). */
+  noteChanges: (clients: ReadonlyArray<readonly [number, number]>, replayed: boolean) => void
+  start: (body: { name?: string, clientId?: string }) => Promise<Session>
+  list: () => Promise<Session[]>
+  get: (id: number) => Promise<Session>
+  end: (id: number) => Promise<ReportSummary>
+  endAll: (by: EndedBy) => Promise<void>
+  delete: (id: number) => Promise<void>
+  mirror: (id: number, body: Mirror | ReadMirror) => Promise<{ agencyId: number, clients: number }>
+  report: (id: number) => Promise<Report>
+  close: () => void
+}
 
 /**
  * The examiner sessions of one world: each records the world's vendor requests of one test run
@@ -58,17 +73,7 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
   }
 
   function view (row: SessionRow): Session {
-    const live = log.countOf(row.id)
-    return {
-      id: row.id,
-      name: row.name,
-      clientId: row.clientId,
-      startedAt: new Date(row.startedMs).toISOString(),
-      ...(row.endedMs === null ? {} : { endedAt: new Date(row.endedMs).toISOString() }),
-      ...(row.endedBy === null ? {} : { endedBy: row.endedBy as EndedBy }),
-      recorded: live?.recorded ?? row.recorded,
-      capped: live?.capped ?? row.capped
-    }
+    return sessionView(row, log.countOf(row.id) ?? row)
   }
 
   function session (id: number): SessionRow {
@@ -91,17 +96,16 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     }
   }
 
-  const compute = (row: SessionRow, sessionView: Session, bounded = true) =>
-    reports.run(jobOf(row, sessionView), clientsOf, (agencyId) => repo.mirrorClients(row.id, agencyId), { bounded })
+  const changesDuringReports = new ChangesDuringReports()
 
-  /** A posted mirror's entries read in turns of MIRROR_ENTRIES_PER_TURN. */
-  async function readInTurns (body: Mirror): Promise<ReadMirror> {
-    const pairs: Array<[number, number]> = []
-    for (const [i, c] of body.clients.entries()) {
-      pairs.push([c.clientNumber, mirrorTime(c.modified, i)])
-      if (i % MIRROR_ENTRIES_PER_TURN === MIRROR_ENTRIES_PER_TURN - 1) await new Promise((resolve) => setImmediate(resolve))
+  async function compute (row: SessionRow, sessionView: Session, bounded = true): Promise<Report> {
+    const job = jobOf(row, sessionView)
+    const changes = changesDuringReports.watch(clientsOf)
+    try {
+      return await reports.run(job, changes.clientsOf, (agencyId) => repo.mirrorClients(row.id, agencyId), { bounded })
+    } finally {
+      changes.stop()
     }
-    return { agencyId: body.agencyId, upTo: body.upTo ?? null, pairs: JSON.stringify(pairs), count: pairs.length }
   }
 
   /** Forgets the log's chunks no open or ending session reads. */
@@ -150,11 +154,13 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     return keepReport(ended, compute(ended, view(ended), bounded))
   }
 
-  return {
+  const examiner: Examiner = {
     /** True while a session is open: the recording points skip all work otherwise. */
     get recording (): boolean {
       return log.recording
     },
+
+    arrival: (): number => log.position,
 
     /** Whether a request presenting this Client Id would be recorded by an open session. */
     wants: (clientId: string | null): boolean => log.wants(clientId),
@@ -165,27 +171,19 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     },
 
     /**
-     * Clients a commit of the world's data changed, while sessions record: logged in order among
+     * Clients a commit of the world's data changed: while sessions record, logged in order among
      * the requests, so the sync check knows which change came before which listing or read even
-     * when the clock stands still and they share one instant.
+     * when the clock stands still and they share one instant; while reports are computed, not
+     * judged by them (changes-during-reports.ts).
      */
     noteChanges (clients: ReadonlyArray<readonly [number, number]>): void {
+      changesDuringReports.note(clients)
       if (!log.recording || clients.length === 0) return
-      const atMs = clock.nowMs()
-      const realMs = clock.realMs()
-      const seen = new Set<string>()
-      for (const [agencyId, clientNumber] of clients) {
-        const url = `/vendor/agency/${agencyId}/client/${clientNumber}`
-        if (seen.has(url)) continue
-        seen.add(url)
-        log.appendChange({ atMs, realMs, elapsedMs: 0, method: 'CHANGE', url, operation: CLIENT_CHANGED, status: 0, journalId: 0 })
-      }
+      for (const change of changeRecords(clients, clock.nowMs(), clock.realMs())) log.appendChange(change)
     },
 
-    start ({ name, clientId }: { name?: string, clientId?: string }): Session {
-      if (open.size >= MAX_OPEN_SESSIONS) {
-        throw conflict(`This world has ${open.size} open sessions, its most; end (POST /_sandbox/sessions/{id}/end) or delete the sessions a failed run left open, or reset the world, which ends them`)
-      }
+    async start ({ name, clientId }: { name?: string, clientId?: string }): Promise<Session> {
+      if (open.size >= MAX_OPEN_SESSIONS) throw tooManyOpen(open.size)
       log.flush()
       const startedMs = clock.nowMs()
       const id = repo.insert(name ?? `session at ${new Date(startedMs).toISOString()}`, clientId ?? null, startedMs, log.nextSeq)
@@ -195,12 +193,12 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       return view(row)
     },
 
-    list: (): Session[] => {
+    list: async (): Promise<Session[]> => {
       log.flush()
       return repo.list().map(view)
     },
 
-    get: (id: number): Session => {
+    get: async (id: number): Promise<Session> => {
       log.flush()
       return view(session(id))
     },
@@ -217,7 +215,7 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     },
 
     /** Deletes a session, ended or open, with its report and mirrors. */
-    delete (id: number): void {
+    async delete (id: number): Promise<void> {
       session(id)
       log.forget(id)
       open.delete(id)
@@ -231,14 +229,9 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
      */
     async mirror (id: number, body: Mirror | ReadMirror): Promise<{ agencyId: number, clients: number }> {
       const row = session(id)
-      if (row.endedMs !== null) throw conflict(`Session ${id} has ended: its report is the one it ended with. Post mirrors before ending the session`)
-      if (!agencyExists(body.agencyId)) throw notFound(`No agency ${body.agencyId} in this world; a mirror is of an agency the integration syncs`)
-      const agencies = repo.mirroredAgencies(id)
-      if (!agencies.includes(body.agencyId) && agencies.length >= MAX_MIRRORS_PER_SESSION) {
-        throw conflict(`Session ${id} has mirrors of ${agencies.length} agencies, its most (${MAX_MIRRORS_PER_SESSION}); post again for one of them to replace it`)
-      }
-      const read = 'pairs' in body ? body : await readInTurns(body)
-      if (!open.has(id)) throw conflict(`Session ${id} ended while its mirror was read`)
+      checkMirror({ id, ended: row.endedMs !== null }, body.agencyId, agencyExists(body.agencyId), repo.mirroredAgencies(id))
+      const read = 'pairs' in body ? body : await readMirrorInTurns(body)
+      if (!open.has(id)) throw endedWhileRead(id)
       log.flush()
       repo.putMirror(id, { agencyId: read.agencyId, upTo: read.upTo, postedMs: clock.nowMs(), postedSeq: log.nextSeq, clients: read.pairs })
       return { agencyId: read.agencyId, clients: read.count }
@@ -254,6 +247,5 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
     /** Writes what waits (at shutdown, before the database closes). */
     close: () => log.flush()
   }
+  return examiner
 }
-
-export type Examiner = ReturnType<typeof createExaminer>

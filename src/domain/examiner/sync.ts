@@ -57,6 +57,13 @@ interface AgencySync {
 const listedAt = (r: RecordedRequest) => r.atMs - Math.ceil(r.elapsedMs)
 
 /**
+ * A listing's place among the records: where it arrived, when that was kept (a change recorded
+ * while it was answered came after what it could list), else where it was answered.
+ */
+const placeOf = (listing: RecordedRequest): { seq: number } =>
+  listing.arrivedAfter === undefined ? listing : { seq: listing.arrivedAfter + 0.5 }
+
+/**
  * Whether a client's latest change came after a request: by their order when the session saw
  * the change, else by time (a change before the session, or a request recorded before changes
  * were). `atMs` is the request's instant as the caller counts it (a listing's arrival, a read's answer).
@@ -124,7 +131,7 @@ function inferred (s: AgencySync, clients: readonly ClientVersion[], horizonMs: 
     const changeSeq = s.changedAt.get(c.clientNumber)
     /** Changed in the session, or in the partner's window (its sync could have listed it). */
     const inWindow = changeSeq !== undefined || c.modifiedMs > windowStart
-    if (changedAfter(changeSeq, c, last, asOfMs)) continue
+    if (changedAfter(changeSeq, c, placeOf(last), asOfMs)) continue
     if (c.deleted) {
       anyDeleted = true
       // The partner had it: read in this session before the deletion, or from before an incremental-only sync.
@@ -178,7 +185,7 @@ function declared (mirror: DeclaredMirror, mirrored: Array<[number, number]>, cl
   const lastListing = listings.at(-1)
   const asOfMs = lastListing !== undefined ? listedAt(lastListing) : mirror.postedMs
   /** Where the comparison stands among the records: the last listing, else the post itself. */
-  const asOf = lastListing ?? (mirror.after !== undefined ? { seq: mirror.after + 0.5 } : undefined)
+  const asOf = lastListing !== undefined ? placeOf(lastListing) : (mirror.after !== undefined ? { seq: mirror.after + 0.5 } : undefined)
   const upTo = mirror.upTo ?? Infinity
   const stored = new Map<number, number>()
   for (const [n, modifiedMs] of mirrored) if (n <= upTo) stored.set(n, modifiedMs)

@@ -1,24 +1,32 @@
 import type { Catalogue, CatalogueChange, Heads, WorldRow } from '../../db/postgres/catalogue.js'
 import { FaultCounts } from '../../db/postgres/fault-counts.js'
 import type { WorldLog } from '../../db/postgres/world-log.js'
-import { UnitOfWork } from '../../db/index.js'
+import { openEmptySchema, type Db } from '../../db/database.js'
 import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
 import type { Leases } from '../../db/postgres/leases.js'
 import type { SharedJournals } from './shared-journals.js'
-import { applyEffects, decodeSteps, openLogSnapshot, WorldReplica, type Effect } from './replica.js'
+import { WorldReplica } from './replica.js'
+import { SharedStarts } from './shared-starts.js'
+import { openSnapshot, pagesOf } from './starts.js'
 import { MAX_TENANTS, type SharedCatalogue, type Tenant } from './tenants.js'
-import type { World } from './world.js'
+import type { World, WorldDataFacts } from './world.js'
 
 /**
- * Hosted mode's worlds and tenants (db/postgres/catalogue.ts): every instance holds every world
+ * Hosted mode's worlds and tenants (db/postgres/catalogue.ts): every instance knows every world
  * created, each a replica of its log (replica.ts), and every tenant. A change (a world created or
  * deleted, a tenant) is made in PostgreSQL first, under the catalogue's lock, where the bounds
  * are counted (worlds at once, a tenant's quota, tenants), then applied here; another instance
  * applies it before it answers its next request, as the catalogue's version tells it to reload.
  * A world's idleness is decided in PostgreSQL too: each instance writes the latest use it saw,
  * and the worlds idle past their time to live there are deleted for all.
+ *
+ * An instance holds a copy of a created world's data only while it is used there: a world created
+ * elsewhere is loaded from its log's latest snapshot by its first request here, and a copy no
+ * request used for `copyIdleMs` is dropped for an empty stand-in (not while its real-time
+ * simulator runs). Starts stay in the catalogue, read when a copy is loaded or a reset needs one
+ * (shared-starts.ts keeps the latest few).
  */
 
 export interface HostedWorldsOptions {
@@ -28,8 +36,16 @@ export interface HostedWorldsOptions {
   /** The request journals of every instance, read as one. */
   journals?: SharedJournals
   realNow?: () => number
-  /** How often last uses are written and expired worlds deleted. */
+  /** How often last uses are written, expired worlds deleted and idle copies dropped. */
   sweepMs?: number
+  /** Idle time after which this instance drops its copy of a created world's data (0: kept). */
+  copyIdleMs?: number
+}
+
+/** What each world's data held when this instance last had a copy of it, at the log's entry `seq`. */
+interface FactsAt {
+  seq: number
+  facts: WorldDataFacts
 }
 
 export class HostedWorlds implements SharedCatalogue {
@@ -46,6 +62,14 @@ export class HostedWorlds implements SharedCatalogue {
   private sweeping: Promise<void> | undefined
   private nextExpiryMs = Infinity
   private readonly realNow: () => number
+  /** When a request of this instance last used each world's copy. */
+  private readonly usedHere = new Map<string, number>()
+  /** What each world's data held when its copy here was dropped: still true while its log has not moved. */
+  private readonly factsWhenDropped = new Map<string, FactsAt>()
+  /** Every world's start, read from the catalogue when a copy is loaded or a reset needs it. */
+  private readonly starts: SharedStarts
+  /** The stand-in for the data of a world this instance holds no copy of: an empty database of this build's schema. */
+  private readonly emptyPages: Buffer
 
   constructor (
     private readonly registry: WorldRegistry,
@@ -56,9 +80,13 @@ export class HostedWorlds implements SharedCatalogue {
     private readonly options: HostedWorldsOptions
   ) {
     this.realNow = options.realNow ?? Date.now
+    this.starts = new SharedStarts(catalogue)
+    const empty = openEmptySchema(options.migrationsDir)
+    this.emptyPages = pagesOf(empty)
+    empty.close()
     this.replicas.set(defaultReplica.world.id, defaultReplica)
     defaultReplica.world.faults.share(new FaultCounts(log.pool, defaultReplica.world.id))
-    options.journals?.add(registry.default.id, registry.default.journal)
+    options.journals?.add(registry.default.id, registry.default.journal, (o) => registry.default.shareSessions(o))
     this.sweeper = setInterval(() => { void this.sweep().catch(() => undefined) }, options.sweepMs ?? 1000)
     this.sweeper.unref()
   }
@@ -94,6 +122,53 @@ export class HostedWorlds implements SharedCatalogue {
   async prepareCopy (world: World): Promise<void> {
     const heads = await this.fresh()
     await this.replicas.get(world.id)?.caughtUp(heads.worlds.get(world.id) ?? 0)
+  }
+
+  /** Marks the world's copy in use by a request until the release (loaded by its catch-up, never dropped meanwhile). */
+  use (world: World): () => void {
+    // the default world's copy is never dropped
+    if (world === this.registry.default) return keptAlways
+    const release = this.replicas.get(world.id)?.use()
+    return () => {
+      release?.()
+      this.usedHere.set(world.id, this.realNow())
+    }
+  }
+
+  startOf (worldId: string): () => Promise<Buffer> {
+    return this.starts.of(worldId)
+  }
+
+  /**
+   * What each world's data holds, on its latest data. A world this instance holds no copy of is
+   * loaded for it, one at a time, and dropped again, unless its log has not moved since its copy
+   * here was dropped (what it held then is still true).
+   */
+  async dataFacts (worlds: World[]): Promise<WorldDataFacts[]> {
+    const heads = await this.fresh()
+    const facts: WorldDataFacts[] = []
+    for (const world of worlds) {
+      const replica = this.replicas.get(world.id)
+      const head = heads.worlds.get(world.id) ?? 0
+      const known = this.factsWhenDropped.get(world.id)
+      if (replica !== undefined && !replica.holdsCopy && known?.seq === head) {
+        facts.push({ ...known.facts, bytes: world.bytes() })
+        continue
+      }
+      const loaded = replica !== undefined && !replica.holdsCopy
+      const release = replica?.use()
+      let read: WorldDataFacts
+      try {
+        await replica?.caughtUp(head)
+        read = world.dataFacts()
+      } finally {
+        release?.()
+      }
+      // loaded for the listing alone: dropped again, and what it takes here is the stand-in's
+      if (loaded) await this.dropCopy(world, replica)
+      facts.push({ ...read, bytes: world.bytes() })
+    }
+    return facts
   }
 
   async addWorld (world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void> {
@@ -168,18 +243,37 @@ export class HostedWorlds implements SharedCatalogue {
     this.version = rows.version
   }
 
-  /** Makes this instance a replica of a world created elsewhere: its start, its log's snapshot and the commits since. */
-  private async load (row: WorldRow): Promise<void> {
-    const [start, entries] = await Promise.all([this.catalogue.start(row.id), this.log.entriesAfter(row.id, 0, 'without')])
-    // deleted meanwhile: the next reload will not list it
-    if (start === undefined || entries.length === 0 || entries[0].kind !== 'snapshot') return
-    const db = openLogSnapshot(entries[0].body ?? start, this.options.migrationsDir)
-    const sql = new UnitOfWork(db)
-    for (const entry of entries.slice(1)) sql.replay(decodeSteps(entry.body ?? Buffer.alloc(0)))
-    const world = this.registry.adopt({ ...row, start, db })
-    // held first: a simulator the effects start runs under the replica's lease, never on its own
-    this.held(world, entries.at(-1)?.seq ?? 1)
-    applyEffects(world, entries.flatMap((entry) => (entry.effects ?? []) as Effect[]))
+  /**
+   * Makes this instance a replica of a world created elsewhere, without a copy of its data yet: its
+   * first request here loads it (the log's latest snapshot and the commits since, with their effects).
+   */
+  private load (row: WorldRow): void {
+    const world = this.registry.adopt({ ...row, start: this.startOf(row.id), db: this.standIn() })
+    this.held(world, 0)
+  }
+
+  private standIn (): Db {
+    return openSnapshot(this.emptyPages)
+  }
+
+  /** Drops this instance's copy of the world's data, keeping what it held for listings. */
+  private async dropCopy (world: World, replica: WorldReplica): Promise<void> {
+    const held = { seq: replica.seq, facts: world.dataFacts() }
+    if (await replica.dropCopy(() => this.standIn())) this.factsWhenDropped.set(world.id, held)
+  }
+
+  /** Drops the copies of created worlds no request of this instance used for `copyIdleMs` (kept: those a real-time simulator runs on). */
+  private async dropIdleCopies (): Promise<void> {
+    const idleMs = this.options.copyIdleMs ?? 0
+    if (idleMs <= 0) return
+    const now = this.realNow()
+    for (const [id, replica] of this.replicas) {
+      const world = this.registry.get(id)
+      if (world === undefined || world === this.registry.default || !replica.holdsCopy || !replica.unused) continue
+      if (now - (this.usedHere.get(id) ?? world.createdAtMs) < idleMs || runsInRealTime(world)) continue
+      this.usedHere.delete(id)
+      await this.dropCopy(world, replica)
+    }
   }
 
   /**
@@ -187,9 +281,9 @@ export class HostedWorlds implements SharedCatalogue {
    * rules counted in PostgreSQL; its use as written, and its expiry among those the next sweep waits for.
    */
   private held (world: World, applied: number): void {
-    this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, sharedStart: true, leases: this.options.leases }, applied))
+    this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, readStart: this.starts.of(world.id), leases: this.options.leases }, applied))
     world.faults.share(new FaultCounts(this.log.pool, world.id))
-    this.options.journals?.add(world.id, world.journal)
+    this.options.journals?.add(world.id, world.journal, (o) => world.shareSessions(o))
     this.usesWritten.set(world.id, world.lastUsedMs)
     this.nextExpiryMs = Math.min(this.nextExpiryMs, world.expiresAtMs ?? Infinity)
   }
@@ -200,6 +294,9 @@ export class HostedWorlds implements SharedCatalogue {
       this.replicas.delete(id)
       this.options.journals?.remove(id)
       this.usesWritten.delete(id)
+      this.usedHere.delete(id)
+      this.factsWhenDropped.delete(id)
+      this.starts.forget(id)
     }
   }
 
@@ -237,6 +334,7 @@ export class HostedWorlds implements SharedCatalogue {
     }
     await this.catalogue.touch(uses)
     for (const [id, ms] of uses) this.usesWritten.set(id, ms)
+    await this.dropIdleCopies()
     // a world's use here is at most its latest anywhere: before the earliest expiry seen here, none
     // of the worlds held here has expired (and those created elsewhere since, their creators sweep)
     if (this.realNow() < this.nextExpiryMs) return
@@ -266,4 +364,12 @@ export class HostedWorlds implements SharedCatalogue {
       release()
     }
   }
+}
+
+const keptAlways = () => undefined
+
+/** A real-time simulator changes the world on its own timer: the copy it runs on is kept (a clock-time one waits for requests). */
+function runsInRealTime (world: World): boolean {
+  const { settings } = world.simulator.state()
+  return settings !== null && settings.clockTime !== true
 }

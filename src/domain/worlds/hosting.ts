@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { Catalogue, CATALOGUE_NOTICE } from '../../db/postgres/catalogue.js'
+import { ExaminerStore } from '../../db/postgres/examiner-store.js'
 import { JOURNAL_CHANNEL, JournalStore } from '../../db/postgres/journal-store.js'
 import { Leases } from '../../db/postgres/leases.js'
 import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
@@ -21,7 +22,8 @@ import { DEFAULT_WORLD_ID } from './world-ids.js'
  * number of instances over one database answer alike (replica.ts, hosted-worlds.ts). An instance
  * starts from the default world's log (its latest snapshot and the commits since) or, when the
  * log is empty, seeds it: under the world's lock, so two instances starting at once seed it once.
- * Then it loads every world created, and listens for what the others commit.
+ * Then it learns every world created (each loaded by its first request: hosted-worlds.ts), and
+ * listens for what the others commit.
  */
 
 export interface HostingSettings {
@@ -32,6 +34,8 @@ export interface HostingSettings {
   postgresMigrationsDir: string
   onError?: (message: string) => void
   reads?: ReplicaReads
+  /** Idle time after which an instance drops its copy of a created world's data (0: kept). */
+  copyIdleMs?: number
 }
 
 export interface Hosting {
@@ -70,7 +74,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     const seq = entries.at(-1)?.seq ?? 0
     const starting = turn
     const leases = new Leases({ url: settings.url, onError: report })
-    const journals = new SharedJournals(new JournalStore(pool, instance), report)
+    const journals = new SharedJournals(new JournalStore(pool, instance), report, new ExaminerStore(pool))
     let listener: Listener | undefined
     let hosted: HostedWorlds | undefined
     return {
@@ -82,16 +86,17 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         const catalogue = new Catalogue(pool)
         const heads = new FreshHeads(async () => await catalogue.heads(), settings.reads)
         const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir, leases }, applied)
-        // after the replica: a simulator the effects start runs under its lease, never on its own
-        applyEffects(world, changes)
         await journals.start()
-        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir, leases, journals })
+        hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir, leases, journals, copyIdleMs: settings.copyIdleMs })
+        // after the replica (a simulator the effects start runs under its lease, never on its own) and
+        // after the shared journals (which share the world's examiner sessions the effects open)
+        applyEffects(world, changes)
         worlds.share(hosted)
         await hosted.fresh()
         const shared = hosted
         listener = new Listener(settings.url, {
           onCommit: (name, announced) => shared.announced(name === CATALOGUE_NOTICE ? undefined : name, announced),
-          onJournalRead: () => journals.heard(),
+          onJournalRead: (reader) => { if (reader !== instance) journals.heard() },
           // once listening, the heads: whatever was committed while the connection was down is not missed;
           // and the journal is shipped, in case a read was announced meanwhile
           onUp: async (client) => {
@@ -129,8 +134,8 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
 interface ListenerEvents {
   /** A commit to a world's log, or a change of the catalogue (CATALOGUE_NOTICE). */
   onCommit: (name: string, seq: number) => void
-  /** A reader announced a read of the request journal (journal-store.ts). */
-  onJournalRead: () => void
+  /** A reader announced a read of the request journal (journal-store.ts): the instance it runs on. */
+  onJournalRead: (reader: string) => void
   onUp: (client: pg.Client) => Promise<void>
   onDown: () => void
 }
@@ -165,7 +170,7 @@ class Listener {
     client.on('end', () => again())
     client.on('notification', (message) => {
       if (message.channel === JOURNAL_CHANNEL) {
-        this.events.onJournalRead()
+        this.events.onJournalRead(message.payload ?? '')
         return
       }
       const [name, seq] = (message.payload ?? '').split(' ')

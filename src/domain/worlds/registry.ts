@@ -6,7 +6,7 @@ import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
 import { Tenants, type SharedCatalogue, type Tenant, type TokenHolder } from './tenants.js'
-import { World, type WorldOptions } from './world.js'
+import { World, type WorldDataFacts, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
 /** Bounds and defaults of the worlds a process holds besides the default one. */
@@ -198,7 +198,8 @@ export class WorldRegistry {
       token,
       tenantId: owner?.id,
       db: openSnapshot(snapshot),
-      start: snapshotStart(snapshot, source),
+      // hosted mode: the start is kept in the catalogue, read again when a reset needs it
+      start: snapshotStart(this.sharedCatalogue?.startOf(id) ?? snapshot, source),
       ttlMs: ttlSeconds * 1000
     })
     if (this.sharedCatalogue === undefined) {
@@ -206,7 +207,7 @@ export class WorldRegistry {
       return world
     }
     try {
-      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError(), () => this.register(world, snapshot))
+      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError(), () => this.register(world, undefined))
     } catch (e) {
       world.destroy()
       throw e
@@ -214,11 +215,16 @@ export class WorldRegistry {
     return world
   }
 
-  /** A world another instance created (hosted mode): its data as the log holds it, its start, and what it is. */
-  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, start: Buffer, db: Db }): World {
+  /** A world another instance created (hosted mode): what it is, where its start is read, and a database for its data. */
+  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, start: () => Promise<Buffer>, db: Db }): World {
     const world = this.open({ ...row, start: snapshotStart(row.start, row.source) })
-    this.register(world, row.start)
+    this.register(world, undefined)
     return world
+  }
+
+  /** What each world's data holds (hosted mode may load a world this instance holds no copy of, one at a time). */
+  async dataFacts (worlds: World[]): Promise<WorldDataFacts[]> {
+    return await this.sharedCatalogue?.dataFacts(worlds) ?? worlds.map((world) => world.dataFacts())
   }
 
   /** Deletes a created world, in the shared catalogue first in hosted mode; false when there was none. */
@@ -242,9 +248,10 @@ export class WorldRegistry {
     })
   }
 
-  private register (world: World, snapshot: Buffer): void {
+  /** `snapshot`: the world's start, when this instance holds it (not in hosted mode: the catalogue does). */
+  private register (world: World, snapshot: Buffer | undefined): void {
     this.worlds.set(world.id, world)
-    this.snapshots.set(world.id, snapshot)
+    if (snapshot !== undefined) this.snapshots.set(world.id, snapshot)
     if (world.tokenKey !== undefined) this.tokens.add(world.tokenKey, { kind: 'world', world })
     if (world.tenantId !== undefined) {
       const held = this.owned.get(world.tenantId)

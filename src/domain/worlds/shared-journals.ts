@@ -1,5 +1,8 @@
+import type { ExaminerStore, ShippedRecord } from '../../db/postgres/examiner-store.js'
 import type { JournalStore, ShippedEntry } from '../../db/postgres/journal-store.js'
 import { journalIncomplete, storageUnreachable } from '../../errors.js'
+import { FLUSH_INTERVAL_MS } from '../examiner/sessions.js'
+import type { SharedSessions, SharedSessionsOptions } from '../examiner/shared-sessions.js'
 import { matchingPaths, type Journal, type JournalFilter } from '../journal.js'
 
 /**
@@ -10,6 +13,9 @@ import { matchingPaths, type Journal, type JournalFilter } from '../journal.js'
  * instance's entries, waits until every instance alive has shipped for it, moves what was shipped
  * into the journal in the order the requests arrived, then reads: every request answered anywhere
  * before the read began is in its answer, in order.
+ *
+ * The requests examiner sessions record travel the same way (examiner/shared-sessions.ts): shipped
+ * with the entries, and on their own every FLUSH_INTERVAL_MS while some wait, and moved with them.
  */
 
 /** How often an instance says it is alive (and ships, while it cannot hear announcements). */
@@ -18,15 +24,28 @@ const BEAT_MS = 1000
 const WAIT_MS = 2500
 /** Between two looks at which instances have shipped. */
 const POLL_MS = 5
+/** Records kept to ship again at most while PostgreSQL cannot take them (a session's cap). */
+const MAX_UNSENT = 200_000
+
+/** How a world shares its examiner sessions (World.shareSessions). */
+type ShareSessions = (options: Pick<SharedSessionsOptions, 'store' | 'synced' | 'shipSoon'>) => SharedSessions
 
 export class SharedJournals {
   /** The journal of each world held here, by world id, and the last local id shipped from it. */
-  private readonly journals = new Map<string, { journal: Journal, shipped: number }>()
+  private readonly journals = new Map<string, { journal: Journal, shipped: number, sessions?: SharedSessions }>()
   private shipping: Promise<void> = Promise.resolve()
   private listening = false
   private readonly timer: NodeJS.Timeout
+  /** The ship of recorded requests waiting (shipSoon). */
+  private soon: NodeJS.Timeout | undefined
+  /** Records a ship failed to write: shipped with the next. */
+  private unsent: ShippedRecord[] = []
 
-  constructor (private readonly store: JournalStore, private readonly report: (message: string) => void) {
+  constructor (
+    private readonly store: JournalStore,
+    private readonly report: (message: string) => void,
+    private readonly examinerStore?: ExaminerStore
+  ) {
     this.timer = setInterval(() => { void this.beat() }, BEAT_MS)
     this.timer.unref()
   }
@@ -35,9 +54,15 @@ export class SharedJournals {
     await this.store.register()
   }
 
-  /** A world held here from now on: its journal is read and cleared through the shared one. */
-  add (worldId: string, journal: Journal): void {
-    this.journals.set(worldId, { journal, shipped: 0 })
+  /**
+   * A world held here from now on: its journal is read and cleared through the shared one, and
+   * its examiner sessions (given how to share them) are those every instance shares.
+   */
+  add (worldId: string, journal: Journal, shareSessions?: ShareSessions): void {
+    const sessions = shareSessions === undefined || this.examinerStore === undefined
+      ? undefined
+      : shareSessions({ store: this.examinerStore, synced: async () => await this.synced(), shipSoon: () => this.shipSoon() })
+    this.journals.set(worldId, { journal, shipped: 0, sessions })
     journal.share({
       listJson: async (f) => await this.listJson(worldId, f),
       clear: async () => await this.clear(worldId)
@@ -63,7 +88,9 @@ export class SharedJournals {
 
   async close (): Promise<void> {
     clearInterval(this.timer)
-    await this.shipping.catch(() => undefined)
+    clearTimeout(this.soon)
+    // what sessions recorded here is not lost with the instance
+    await this.ship().catch(() => undefined)
     await this.store.unregister().catch(() => undefined)
   }
 
@@ -76,19 +103,32 @@ export class SharedJournals {
     }
   }
 
-  /** Ships what this instance answered since its last ship, one ship at a time. */
-  async ship (): Promise<void> {
-    const next = this.shipping.catch(() => undefined).then(async () => await this.shipOnce())
+  /**
+   * Ships what this instance answered since its last ship, one ship at a time; `entries` false:
+   * only the examiner's records (the journal's entries wait for a read, which costs less).
+   */
+  async ship (entries = true): Promise<void> {
+    const next = this.shipping.catch(() => undefined).then(async () => await this.shipOnce(entries))
     this.shipping = next
     await next
   }
 
-  private async shipOnce (): Promise<void> {
+  /** Recorded requests wait: shipped within FLUSH_INTERVAL_MS (one ship for all that arrive meanwhile). */
+  private shipSoon (): void {
+    if (this.soon !== undefined) return
+    this.soon = setTimeout(() => {
+      this.soon = undefined
+      void this.ship(false).catch((e: Error) => this.report(`shipping the examiner's records: ${e.message}`))
+    }, FLUSH_INTERVAL_MS)
+    this.soon.unref()
+  }
+
+  private async shipOnce (withEntries: boolean): Promise<void> {
     // asked before the entries are collected: every read announced by then began before they were
-    const read = await this.store.lastRead()
+    const read = withEntries ? await this.store.lastRead() : undefined
     const entries: ShippedEntry[] = []
     const reached = new Map<string, number>()
-    for (const [worldId, held] of this.journals) {
+    for (const [worldId, held] of withEntries ? this.journals : []) {
       const texts = await held.journal.textsAfter(held.shipped)
       if (texts.length === 0) continue
       reached.set(worldId, texts[texts.length - 1].id)
@@ -96,14 +136,24 @@ export class SharedJournals {
         entries.push({ localId: e.id, realMs: e.realMs, worldId, atMs: e.atMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, entry: e.text })
       }
     }
-    await this.store.ship(read, entries, (worldId) => this.journals.get(worldId)?.journal.capacity ?? 0)
+    const records = this.unsent
+    this.unsent = []
+    for (const held of this.journals.values()) {
+      for (const record of held.sessions?.takeShipment() ?? []) records.push(record)
+    }
+    try {
+      await this.store.ship(read, entries, (worldId) => this.journals.get(worldId)?.journal.capacity ?? 0, records)
+    } catch (e) {
+      this.unsent = records.slice(-MAX_UNSENT)
+      throw e
+    }
     for (const [worldId, id] of reached) {
       const held = this.journals.get(worldId)
       if (held !== undefined) held.shipped = Math.max(held.shipped, id)
     }
   }
 
-  /** Announces a read and waits until every instance alive has shipped for it. */
+  /** Announces a read and waits until every instance alive has shipped for it, and what they shipped is moved. */
   private async synced (): Promise<void> {
     try {
       const read = await this.store.announceRead()

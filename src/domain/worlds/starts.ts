@@ -122,14 +122,15 @@ export function inPlaceStart (startFixture: StartFixture, source: string, checkp
 
 /**
  * A world in memory: reset copies its snapshot; a reset to another fixture's snapshot opens a copy
- * of that (a fixture given as rows is loaded in place).
+ * of that (a fixture given as rows is loaded in place). The snapshot may be read when a reset
+ * needs it (hosted mode keeps every world's start in PostgreSQL, not in each instance's memory).
  */
-export function snapshotStart (snapshot: Buffer, source: string): WorldStart {
+export function snapshotStart (snapshot: Buffer | (() => Promise<Buffer>), source: string): WorldStart {
   return {
     source,
     swaps: true,
     async restore (data, clock, next) {
-      if (next === undefined) return openSnapshot(snapshot)
+      if (next === undefined) return openSnapshot(typeof snapshot === 'function' ? await snapshot() : snapshot)
       if ('snapshot' in next) return openSnapshot(next.snapshot)
       await loadWorldInTurns(data.repos, next.fixture, next.source, clock.iso())
       return data.db

@@ -1,6 +1,6 @@
 import { invalidField, tooManyTenants, type ApiError } from '../../errors.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import type { World } from './world.js'
+import type { World, WorldDataFacts } from './world.js'
 import { newId } from './world-ids.js'
 
 /** Tenants a sandbox holds at once. */
@@ -35,6 +35,10 @@ export interface NewTenant {
 export interface SharedCatalogue {
   /** Brings the world to the latest data before it is copied. */
   prepareCopy(world: World): Promise<void>
+  /** Reads the start of a world from the catalogue (a reset to it), not held by the instance. */
+  startOf(worldId: string): () => Promise<Buffer>
+  /** What each world's data holds, read on its latest data. */
+  dataFacts(worlds: World[]): Promise<WorldDataFacts[]>
   /** Adds the world where every instance sees it; `register` makes it this instance's, in the same turn. */
   addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
   deleteWorld(id: string, apply: () => void): Promise<boolean>

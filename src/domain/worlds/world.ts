@@ -6,7 +6,8 @@ import type { ReadModelOptions } from '../../read-model/index.js'
 import { Clock } from '../clock.js'
 import { CREATE_CLIENT_RATE } from '../create-client.js'
 import type { ReportRunner } from '../examiner/report-runner.js'
-import { createExaminer } from '../examiner/sessions.js'
+import { createExaminer, type Examiner } from '../examiner/sessions.js'
+import { SharedSessions, type SharedSessionsOptions } from '../examiner/shared-sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
@@ -58,6 +59,13 @@ export interface WorldOptions {
   reports: ReportRunner
 }
 
+/** What a world's data holds, as GET /_sandbox/worlds tells it. */
+export interface WorldDataFacts {
+  bytes: number
+  integrations: string[]
+  counts: ReturnType<WorldData['counts']>
+}
+
 /**
  * One world: everything a sandbox holds, isolated from every other world of the process. Its data
  * (integrations, agencies, offices, users, clients, writes) lives in one database with its read
@@ -79,7 +87,12 @@ export class World {
   readonly faults = new Faults()
   readonly createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
   readonly simulator: ReturnType<typeof createSimulator>
-  readonly examiner: ReturnType<typeof createExaminer>
+  /**
+   * The world's examiner sessions: its own, or, once hosted mode calls shareSessions, those every
+   * instance shares (a field, not a getter: every partner request asks whether sessions record).
+   */
+  examiner: Examiner
+  private sharedExaminer: SharedSessions | undefined
   private data: WorldData
   private dataSource: string
   /** True while the data is the world's start as a reset left it (any commit since clears it). */
@@ -125,12 +138,32 @@ export class World {
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
-    data.sql.onCommit(({ clients }) => {
+    data.sql.onCommit(({ clients, replayed }) => {
       this.dataAtStart = false
-      this.examiner?.noteChanges(clients)
+      this.examiner?.noteChanges(clients, replayed)
     })
     data.adoptIntegrations()
     return data
+  }
+
+  /** Hosted mode: the sessions shared by every instance (the replica logs which are open, and applies them). */
+  get sharedSessions (): SharedSessions | undefined {
+    return this.sharedExaminer
+  }
+
+  /** Hosted mode: from now on the world's sessions are those every instance shares (db/postgres/examiner-store.ts). */
+  shareSessions (options: Pick<SharedSessionsOptions, 'store' | 'synced' | 'shipSoon'>): SharedSessions {
+    this.examiner.close()
+    this.sharedExaminer = new SharedSessions({
+      ...options,
+      worldId: this.id,
+      clock: this.clock,
+      clientsOf: (agencyId) => this.data.clientVersions(agencyId),
+      agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
+      reports: this.options.reports
+    })
+    this.examiner = this.sharedExaminer
+    return this.sharedExaminer
   }
 
   /** Loads the world's start, or the fixture given, into its data. */
@@ -197,6 +230,11 @@ export class World {
 
   counts () {
     return { ...this.data.counts(), journal: this.journal.size, faults: this.faults.list().length }
+  }
+
+  /** What the world's data holds: what its database takes, its integrations' Client Ids, its counts. */
+  dataFacts (): WorldDataFacts {
+    return { bytes: this.bytes(), integrations: this.admin.listIntegrations().map((i) => i.clientId), counts: this.data.counts() }
   }
 
   /** The world was used now (a partner or control request): its idle time starts again. */

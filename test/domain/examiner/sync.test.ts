@@ -50,6 +50,26 @@ const SYNC_RULES = ['mirror-missing', 'mirror-stale', 'mirror-deleted-kept', 'mi
 const syncFindings = (report: Report) => report.findings.filter((f) => SYNC_RULES.includes(f.rule)).map((f) => f.rule)
 const empty = { count: 0, clientNumbers: [] }
 
+/** A full sync, then the agency changes client 1000 and deletes 1001, then `second` (a second sync from the first one's start, or more changes). */
+async function twoSyncs (app: FastifyInstance, second: (stored: Stored, asOf: string) => Promise<void>): Promise<{ id: number, stored: Stored }> {
+  const id = await begin(app)
+  const firstStart = await now(app)
+  const stored = await sync(app)
+  await syncDeleted(app, stored)
+  await advance(app)
+  await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'DeadFile' } })
+  await ctl(app, 'DELETE', `/agencies/${AGENCY.main}/clients/1001`)
+  await advance(app)
+  await second(stored, firstStart)
+  return { id, stored }
+}
+
+/** The second sync as it should be: changed clients since the first one's start, read, and the deletions since. */
+const incremental = (app: FastifyInstance) => async (stored: Stored, asOf: string) => {
+  await sync(app, `&asOf=${asOf}`, stored)
+  await syncDeleted(app, stored, `&asOf=${asOf}`)
+}
+
 t.test('a complete sync, deletions observed and a true mirror: no sync finding, two clean checks', async (t) => {
   const app = await build(t)
   const id = await begin(app)
@@ -103,17 +123,59 @@ t.test('declared: upTo compares a partial mirror only up to that client number',
 
 t.test('changes after the partner\'s last listing are not held against it (a simulator changing data)', async (t) => {
   const app = await build(t)
-  const id = await begin(app)
-  const stored = await sync(app)
-  await syncDeleted(app, stored)
-  await advance(app)
-  await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'DeadFile' } })
-  await ctl(app, 'DELETE', `/agencies/${AGENCY.main}/clients/1001`)
-  await ctl(app, 'PUT', `/agencies/${AGENCY.main}/clients/5000`, { clientNumber: 5000, details: { officeId: 1, modified: await now(app) } })
-  await advance(app)
+  // the partner syncs once; the agency changes 1000, deletes 1001 and adds 5000 after it
+  const { id, stored } = await twoSyncs(app, async () => {
+    await ctl(app, 'PUT', `/agencies/${AGENCY.main}/clients/5000`, { clientNumber: 5000, details: { officeId: 1, modified: await now(app) } })
+    await advance(app)
+  })
   await mirror(app, id, stored)
   const report = await reportOf(app, id)
   t.same(syncFindings(report), [])
+})
+
+t.test('a change made while a listing\'s answer is sent is not held against it (the listing could not hold it)', async (t) => {
+  // The change commits after the listing read the agency and before the listing is recorded (a
+  // simulator's timer can fire there): it is placed after the listing, where it happened for the partner.
+  const app = await build(t, {
+    beforeReady: (app) => app.addHook('onSend', async (request, _reply, payload) => {
+      if (request.headers['x-change-while-answered'] === undefined) return payload
+      await advance(app)
+      await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'DeadFile' } })
+      return payload
+    })
+  })
+  const id = await begin(app)
+  const firstStart = await now(app)
+  const stored = await sync(app)
+  await syncDeleted(app, stored)
+  await advance(app)
+  const listing = await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/clients?version=4.0&asOf=${firstStart}`, { headers: { 'x-change-while-answered': '1' } })
+  t.same(listing.json(), [], 'the listing was read before the change')
+  await syncDeleted(app, stored, `&asOf=${firstStart}`)
+  await mirror(app, id, stored)
+  const report = await reportOf(app, id)
+  t.same(syncFindings(report), [])
+  t.match(check(report, 'declared'), { stale: empty }, 'the mirror is current as of the listing')
+  t.match(check(report, 'inferred'), { stale: empty }, 'so are the reads')
+})
+
+t.test('a change committed once the session ended, while its report is computed, is not judged', async (t) => {
+  // Its modified time can be within the session (a simulator stamps a change when its tick comes
+  // and makes it a moment later; here the clock stands still), but the session's log never held
+  // it: what the client was at the end is not known.
+  const app = await build(t)
+  const { id, stored } = await twoSyncs(app, incremental(app))
+  await mirror(app, id, stored)
+  await advance(app)
+  const [ended, changed] = await Promise.all([
+    ctl(app, 'POST', `/sessions/${id}/end`),
+    ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'Active' } })
+  ])
+  t.same([ended.statusCode, changed.statusCode], [200, 200])
+  t.equal(changed.json().details.modified, await now(app), 'changed at the instant the session ended')
+  const report = await reportOf(app, id)
+  t.same(syncFindings(report), [])
+  t.match(check(report, 'declared'), { stale: empty })
 })
 
 t.test('inferred: sync-missed names the clients listed and never read', async (t) => {
@@ -132,22 +194,9 @@ t.test('inferred: sync-missed names the clients listed and never read', async (t
 })
 
 t.test('inferred: sync-stale and deletion-missed after a change between two syncs', async (t) => {
-  /** A full sync, then the agency changes client 1000 and deletes 1001, then a second sync from the first one's start. */
-  async function twoSyncs (app: FastifyInstance, second: (stored: Stored, asOf: string) => Promise<void>) {
-    const id = await begin(app)
-    const firstStart = await now(app)
-    const stored = await sync(app)
-    await syncDeleted(app, stored)
-    await advance(app)
-    await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'DeadFile' } })
-    await ctl(app, 'DELETE', `/agencies/${AGENCY.main}/clients/1001`)
-    await advance(app)
-    await second(stored, firstStart)
-    return id
-  }
   t.test('listing again without reading or listing deletions breaks both', async (t) => {
     const app = await build(t)
-    const id = await twoSyncs(app, async (_stored, asOf) => {
+    const { id } = await twoSyncs(app, async (_stored, asOf) => {
       await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/clients?version=4.0&asOf=${asOf}`)
     })
     const report = await reportOf(app, id)
@@ -158,16 +207,13 @@ t.test('inferred: sync-stale and deletion-missed after a change between two sync
   })
   t.test('an incremental sync from the previous start keeps both', async (t) => {
     const app = await build(t)
-    const id = await twoSyncs(app, async (stored, asOf) => {
-      await sync(app, `&asOf=${asOf}`, stored)
-      await syncDeleted(app, stored, `&asOf=${asOf}`)
-    })
+    const { id } = await twoSyncs(app, incremental(app))
     const report = await reportOf(app, id)
     t.same(syncFindings(report), [])
   })
   t.test('an asOf at the end of the previous sync misses the changes made during it', async (t) => {
     const app = await build(t)
-    const id = await twoSyncs(app, async (stored) => {
+    const { id } = await twoSyncs(app, async (stored) => {
       const late = new Date(Date.parse(await now(app)) - 30_000).toISOString()
       await sync(app, `&asOf=${late}`, stored)
       await syncDeleted(app, stored, `&asOf=${late}`)
@@ -176,7 +222,7 @@ t.test('inferred: sync-stale and deletion-missed after a change between two sync
   })
   t.test('a 404 on reading a deleted client counts as observing the deletion', async (t) => {
     const app = await build(t)
-    const id = await twoSyncs(app, async (stored, asOf) => {
+    const { id } = await twoSyncs(app, async (stored, asOf) => {
       await sync(app, `&asOf=${asOf}`, stored)
       t.equal((await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/client/1001?version=4.0`)).statusCode, 404)
     })

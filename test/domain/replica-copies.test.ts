@@ -1,0 +1,59 @@
+/**
+ * A hosted replica's copy of its world's data (src/domain/worlds/replica.ts): dropped only while
+ * no request uses it, and then holding nothing of the log, its create-client window included
+ * (the entries replayed when it is loaded again bring the window's events back, once).
+ */
+import t from 'tap'
+import type { Db } from '../../src/db/database.js'
+import type { WorldLog } from '../../src/db/postgres/world-log.js'
+import { SlidingWindow } from '../../src/domain/sliding-window.js'
+import { WorldReplica, type ReplicatedWorld } from '../../src/domain/worlds/replica.js'
+
+function fakeWorld () {
+  const adopted: string[] = []
+  const world = {
+    id: 'w1',
+    sql: { requireCapture: () => undefined },
+    createBudget: new SlidingWindow(25, 1000),
+    adoptDatabase: (db: Db) => { adopted.push(db.name) }
+  }
+  return { world: world as unknown as ReplicatedWorld, adopted, budget: world.createBudget }
+}
+const standIn = () => ({ name: 'stand-in' }) as unknown as Db
+// dropping a copy reads nothing of the log
+const log = {} as WorldLog
+
+t.test('a copy in use is not dropped; once unused, it is', async (t) => {
+  const { world, adopted } = fakeWorld()
+  const replica = new WorldReplica(world, log, { migrationsDir: '' }, 7)
+  t.ok(replica.holdsCopy, 'a replica made at an entry of the log holds a copy')
+  const release = replica.use()
+  const other = replica.use()
+  t.equal(await replica.dropCopy(standIn), false, 'not dropped while two requests use it')
+  release()
+  release()
+  t.equal(await replica.dropCopy(standIn), false, 'nor while one still does (a release counts once)')
+  other()
+  t.equal(await replica.dropCopy(standIn), true, 'dropped once none does')
+  t.same(adopted, ['stand-in'], 'the stand-in took its place')
+  t.notOk(replica.holdsCopy, 'no copy held')
+  t.equal(replica.seq, 0, 'nothing of the log held')
+  t.equal(await replica.dropCopy(standIn), false, 'a dropped copy is not dropped again')
+})
+
+t.test('a dropped copy forgets the create-client window its next load replays', async (t) => {
+  const { world, budget } = fakeWorld()
+  const replica = new WorldReplica(world, log, { migrationsDir: '' }, 3)
+  budget.record('abc', 1000)
+  t.equal(budget.state('abc', 1000).remaining, 24)
+  await replica.dropCopy(standIn)
+  t.equal(budget.state('abc', 1000).remaining, 25, 'its events come back with the entries replayed, counted once')
+})
+
+t.test('a replica made at entry 0 holds no copy until its first catch-up', async (t) => {
+  const { world } = fakeWorld()
+  const replica = new WorldReplica(world, log, { migrationsDir: '' }, 0)
+  t.notOk(replica.holdsCopy)
+  await replica.announced(5)
+  t.notOk(replica.holdsCopy, 'an announced commit does not load it')
+})
