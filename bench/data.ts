@@ -1,4 +1,4 @@
-import { copyFileSync, constants, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { copyFileSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { generateFixture } from '../src/fixture/generate.js'
@@ -108,6 +108,8 @@ export async function prepareData (opts: DataOptions): Promise<BenchData> {
   const manifestFile = join(opts.dir, `fixture-${name}.manifest.json`)
   const dbFile = join(opts.dir, `bench-${name}.db`)
   const built: BenchData['built'] = {}
+  // git leaves the folder out of a fresh clone (its files are generated)
+  mkdirSync(opts.dir, { recursive: true })
 
   if (opts.fresh) {
     for (const f of [fixtureFile, manifestFile]) rmSync(f, { force: true })

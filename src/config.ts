@@ -110,7 +110,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
-  { env: 'SANDBOX_HOSTED_READS', default: 'strict', meaning: 'hosted mode: strict (each request asks PostgreSQL what was committed; no read misses an acknowledged write) or notified (trusts commit notifications while they flow; faster, a read may miss a write acknowledged a moment before on another instance)' },
+  { env: 'SANDBOX_HOSTED_READS', default: 'strict', meaning: 'hosted mode, the same on every instance: strict (a write is acknowledged once every instance heard it, or its lease ran out; no read misses an acknowledged write) or notified (writers do not wait; a read may miss a write acknowledged a moment before on another instance)' },
   { env: 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', default: String(DEFAULT_HOSTED_COPY_IDLE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance drops its copy of a created world\'s data, loaded again by the world\'s next request there (0: kept)' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }

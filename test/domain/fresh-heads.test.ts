@@ -1,8 +1,10 @@
 /**
  * Strict hosted reads (src/domain/worlds/fresh-heads.ts): a request is answered from heads read
- * after it arrived, shared by the requests of one turn; a later turn asks again.
+ * after it arrived, shared by the requests of one turn (a later turn asks again), or, while the
+ * instance listens within its reader's lease, from what it heard announced.
  */
 import t from 'tap'
+import { performance } from 'node:perf_hooks'
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { Heads } from '../../src/db/postgres/catalogue.js'
 import { FreshHeads } from '../../src/domain/worlds/fresh-heads.js'
@@ -47,4 +49,31 @@ t.test('a failed question fails the requests of its turn only', async (t) => {
   await t.rejects(first, /connection lost/)
   questions[1].answer(5)
   t.equal(await catalogueOf(second), 5)
+})
+
+t.test('strict reads trust what was heard only while listening within the lease', async (t) => {
+  const { questions, heads } = database()
+  heads.listenerUp({ catalogue: 3, worlds: new Map([['w1', 7]]) })
+  heads.get().catch(() => undefined)
+  t.equal(questions.length, 1, 'listening without a lease: it asks')
+  questions[0].answer(3)
+  await nextTurn()
+
+  heads.trust(performance.now() + 60_000)
+  heads.announce('w1', 8)
+  const heard = await heads.get()
+  t.equal(questions.length, 1, 'within the lease: no question')
+  t.same([heard.catalogue, heard.worlds.get('w1')], [3, 8], 'what was heard, the latest announcement included')
+
+  heads.trust(performance.now() - 1)
+  heads.get().catch(() => undefined)
+  t.equal(questions.length, 2, 'past the lease: it asks again')
+  questions[1].answer(3)
+  await nextTurn()
+
+  heads.trust(performance.now() + 60_000)
+  heads.listenerDown()
+  heads.get().catch(() => undefined)
+  t.equal(questions.length, 3, 'not listening, whatever the lease: it asks')
+  questions[2].answer(3)
 })

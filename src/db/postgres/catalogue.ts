@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
+import type { CommitDelivery } from './commit-delivery.js'
 import { inTransaction, LOG_CHANNEL } from './world-log.js'
 
 /**
@@ -90,7 +91,7 @@ type WorldRecord = {
 }
 
 export class Catalogue {
-  constructor (private readonly pool: pg.Pool) {}
+  constructor (private readonly pool: pg.Pool, private readonly delivery?: CommitDelivery) {}
 
   /** The catalogue's version and every world's log head, in one question. */
   async heads (queryable: Pick<pg.ClientBase, 'query'> = this.pool): Promise<Heads> {
@@ -166,7 +167,7 @@ export class Catalogue {
    * the change's own result.
    */
   async change<T> (run: (change: CatalogueChange) => Promise<{ changed: boolean, result: T }>): Promise<{ before: number, after: number, result: T }> {
-    return await inTransaction(this.pool, async (client) => {
+    const outcome = await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [CATALOGUE_LOCK])
       const before = Number((await client.query<{ version: string }>('SELECT version FROM sandbox_catalogue')).rows[0].version)
       const { changed, result } = await run(changeOn(client, before))
@@ -178,6 +179,9 @@ export class Catalogue {
       }
       return { before, after, result }
     })
+    // acknowledged once every instance reading has heard it (strict reads)
+    if (outcome.after > outcome.before) await this.delivery?.heardEverywhere()
+    return outcome
   }
 }
 

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import type { CommitDelivery } from './commit-delivery.js'
 
 /**
  * Worlds' data kept in PostgreSQL as logs (migrations/postgres/001-world-log.sql): each world's
@@ -109,7 +110,12 @@ export async function headOf (queryable: Pick<pg.ClientBase, 'query'>, worldId: 
 }
 
 export class WorldLog {
-  constructor (readonly pool: pg.Pool, private readonly instance: string) {}
+  constructor (readonly pool: pg.Pool, private readonly instance: string, private readonly delivery?: CommitDelivery) {}
+
+  /** Once every instance reading has heard this instance's commits so far (strict reads: commit-delivery.ts); at once without. */
+  async heardEverywhere (): Promise<void> {
+    await this.delivery?.heardEverywhere()
+  }
 
   /**
    * Entries after `seq`, starting at the latest snapshot when `seq` is older than it; a snapshot

@@ -1,11 +1,14 @@
+import { performance } from 'node:perf_hooks'
 import type { Heads } from '../../db/postgres/catalogue.js'
 
 /**
- * How a request learns what was committed elsewhere: `strict` asks the database for the heads
- * (shared by the requests of one turn; no read can miss a write acknowledged before it); `notified`
- * trusts the commits announced on the listening connection while it is up (no question per request;
- * a read that arrives at one instance before the announcement of a write acknowledged by another
- * can miss it), and asks as `strict` does while the connection is down.
+ * How a request learns what was committed elsewhere. `strict`: no read misses a write acknowledged
+ * before it. Writers acknowledge a commit once every instance has heard it announced, or has run
+ * out of its lease (commit-delivery.ts); so an instance trusts what it heard while it listens
+ * within its lease, and otherwise asks the database for the heads (shared by the requests of one
+ * turn). `notified`: writers do not wait, and an instance trusts what it heard while it listens (a
+ * read that arrives at one instance before the announcement of a write acknowledged by another
+ * can miss it). Every instance over one database must read alike.
  */
 export type ReplicaReads = 'strict' | 'notified'
 
@@ -21,11 +24,13 @@ export class FreshHeads {
   /** What the listening connection announced, and whether it is up. */
   private readonly announced: Heads = { catalogue: 0, worlds: new Map() }
   private listening = false
+  /** Until when (performance.now()) what was heard may be trusted under strict reads: the reader's lease. */
+  private trustedUntil = 0
 
   constructor (private readonly read: () => Promise<Heads>, private readonly reads: ReplicaReads = 'strict') {}
 
   get (): Promise<Heads> {
-    if (this.listening && this.reads === 'notified') return Promise.resolve(this.announced)
+    if (this.listening && (this.reads === 'notified' || performance.now() < this.trustedUntil)) return Promise.resolve(this.announced)
     if (this.asked === undefined) {
       const asked = this.read()
       this.asked = asked
@@ -46,6 +51,11 @@ export class FreshHeads {
     this.announce(undefined, heads.catalogue)
     for (const [id, seq] of heads.worlds) this.announce(id, seq)
     this.listening = true
+  }
+
+  /** The lease renewed (or, at 0, lost): under strict reads, what was heard is trusted until then. */
+  trust (untilMs: number): void {
+    this.trustedUntil = untilMs
   }
 
   /** It is down: requests ask for the heads themselves. */

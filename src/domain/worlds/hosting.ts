@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { Catalogue, CATALOGUE_NOTICE } from '../../db/postgres/catalogue.js'
+import { CommitDelivery, PING_CHANNEL, PONG_CHANNEL, ReaderLease } from '../../db/postgres/commit-delivery.js'
 import { ExaminerStore } from '../../db/postgres/examiner-store.js'
 import { JOURNAL_CHANNEL, JournalStore } from '../../db/postgres/journal-store.js'
 import { Leases } from '../../db/postgres/leases.js'
@@ -58,7 +59,9 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
   try {
     await migratePostgres(pool, settings.postgresMigrationsDir)
     const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
-    const log = new WorldLog(pool, instance)
+    // strict reads: a commit is acknowledged once every instance reading has heard it
+    const delivery = settings.reads === 'notified' ? undefined : new CommitDelivery(pool, instance)
+    const log = new WorldLog(pool, instance, delivery)
     turn = await log.turn(DEFAULT_WORLD_ID)
     const entries = await turn.entriesAfter(0)
     let db: Db
@@ -76,6 +79,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     const leases = new Leases({ url: settings.url, onError: report })
     const journals = new SharedJournals(new JournalStore(pool, instance), report, new ExaminerStore(pool))
     let listener: Listener | undefined
+    let lease: ReaderLease | undefined
     let hosted: HostedWorlds | undefined
     return {
       db,
@@ -83,8 +87,10 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         const world = worlds.default
         const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
         await starting.commit()
-        const catalogue = new Catalogue(pool)
+        const catalogue = new Catalogue(pool, delivery)
         const heads = new FreshHeads(async () => await catalogue.heads(), settings.reads)
+        const reader = new ReaderLease(instance, (until) => heads.trust(until), report)
+        lease = reader
         const replica = new WorldReplica(world, log, { migrationsDir: settings.migrationsDir, leases }, applied)
         await journals.start()
         hosted = new HostedWorlds(worlds, catalogue, log, heads, replica, { migrationsDir: settings.migrationsDir, leases, journals, copyIdleMs: settings.copyIdleMs })
@@ -97,14 +103,19 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         listener = new Listener(settings.url, {
           onCommit: (name, announced) => shared.announced(name === CATALOGUE_NOTICE ? undefined : name, announced),
           onJournalRead: (reader) => { if (reader !== instance) journals.heard() },
-          // once listening, the heads: whatever was committed while the connection was down is not missed;
-          // and the journal is shipped, in case a read was announced meanwhile
+          onPing: (token) => reader.heard(token),
+          onPong: (payload) => delivery?.answered(payload),
+          // once listening, registered as a reader, then the heads: whatever was committed while the
+          // connection was down is not missed, nor what a writer that did not see the registration
+          // committed; and the journal is shipped, in case a read was announced meanwhile
           onUp: async (client) => {
+            await reader.register(client)
             heads.listenerUp(await catalogue.heads(client))
             journals.listenerUp()
             journals.heard()
           },
           onDown: () => {
+            reader.dropped()
             heads.listenerDown()
             journals.listenerDown()
           }
@@ -118,6 +129,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
       },
       async close () {
         hosted?.close()
+        lease?.dropped()
         await listener?.close()
         await leases.close()
         await journals.close()
@@ -136,6 +148,9 @@ interface ListenerEvents {
   onCommit: (name: string, seq: number) => void
   /** A reader announced a read of the request journal (journal-store.ts): the instance it runs on. */
   onJournalRead: (reader: string) => void
+  /** A writer's ping after a commit (commit-delivery.ts), and a reader's answers to pings. */
+  onPing: (token: string) => void
+  onPong: (payload: string) => void
   onUp: (client: pg.Client) => Promise<void>
   onDown: () => void
 }
@@ -173,6 +188,14 @@ class Listener {
         this.events.onJournalRead(message.payload ?? '')
         return
       }
+      if (message.channel === PING_CHANNEL) {
+        this.events.onPing(message.payload ?? '')
+        return
+      }
+      if (message.channel === PONG_CHANNEL) {
+        this.events.onPong(message.payload ?? '')
+        return
+      }
       const [name, seq] = (message.payload ?? '').split(' ')
       if (name !== undefined && seq !== undefined) this.events.onCommit(name, Number(seq))
     })
@@ -180,6 +203,8 @@ class Listener {
       await client.connect()
       await client.query(`LISTEN ${LOG_CHANNEL}`)
       await client.query(`LISTEN ${JOURNAL_CHANNEL}`)
+      await client.query(`LISTEN ${PING_CHANNEL}`)
+      await client.query(`LISTEN ${PONG_CHANNEL}`)
       await this.events.onUp(client)
     } catch (e) {
       again(e as Error)

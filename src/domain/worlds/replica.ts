@@ -231,21 +231,25 @@ export class WorldReplica {
         this.world.faults.observer = undefined
         this.world.simulator.observer = undefined
         if (sessions !== undefined) sessions.observer = undefined
+        let appended: boolean
         try {
-          await this.append(turn, sql, steps, changes)
+          appended = await this.append(turn, sql, steps, changes)
         } finally {
           release()
         }
+        // outside the world's turn: the next writer need not wait for the other instances to hear this one
+        if (appended) await this.log.heardEverywhere()
       }
     }
   }
 
-  private async append (turn: LogTurn, sql: UnitOfWork, steps: CapturedStep[], changes: Effect[]): Promise<void> {
+  /** Appends the turn's commit to the log; false when it wrote nothing (nothing appended). */
+  private async append (turn: LogTurn, sql: UnitOfWork, steps: CapturedStep[], changes: Effect[]): Promise<boolean> {
     // the data was replaced by another database during the turn (a reset): what it holds is the commit
     const replaced = sql !== this.world.sql
     if (steps.length === 0 && changes.length === 0 && !replaced) {
       await turn.rollback().catch(() => undefined)
-      return
+      return false
     }
     try {
       // a commit that read the connection's scratch tables (a fixture loaded through staging) is sent as its result
@@ -266,6 +270,7 @@ export class WorldReplica {
       await turn.commit()
       this.applied = seq
       this.commitsSinceSnapshot = asSnapshot ? 0 : this.commitsSinceSnapshot + 1
+      return true
     } catch (e) {
       // written here, not in the log: the replica is rebuilt from the log before it answers again
       this.stale = true
