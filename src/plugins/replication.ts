@@ -60,21 +60,37 @@ export function commitBeforeAnswering (app: FastifyInstance): void {
   app.addHook('onRequestAbort', settle)
 }
 
+// The hooks below are written with callbacks: most requests need nothing waited for (what the
+// instance heard is trusted, its replica caught up, the request only reads), and a callback hook
+// answers those without the promises an async hook costs, on every request.
+
 export function shareWorlds (app: FastifyInstance, hosted: HostedWorlds): void {
-  app.addHook('onRequest', async (request) => {
-    request.hostedHeads = await hosted.fresh()
+  app.addHook('onRequest', (request, reply, done) => {
+    const heads = hosted.freshNow()
+    if (heads !== undefined) {
+      request.hostedHeads = heads
+      done()
+      return
+    }
+    hosted.fresh().then((fresh) => {
+      request.hostedHeads = fresh
+      done()
+    }, done)
   })
 }
 
 export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): void {
-  const catchUp = async (request: FastifyRequest) => {
+  /** Brings the request's world to its head: undefined when there is nothing to wait for. */
+  const catchUp = (request: FastifyRequest): Promise<void> | undefined => {
     const world = request.world
-    if (request.caughtUpWorld === world || request.hostedHeads === undefined) return
+    if (request.caughtUpWorld === world || request.hostedHeads === undefined) return undefined
     request.caughtUpWorld = world
     request.releaseCopy?.()
     request.releaseCopy = hosted.use(world)
+    const replica = hosted.replicaOf(world)
+    const head = request.hostedHeads.worlds.get(world.id) ?? 0
     // a world this instance holds no copy of is loaded here, from its log's latest snapshot
-    await hosted.replicaOf(world)?.caughtUp(request.hostedHeads.worlds.get(world.id) ?? 0)
+    return replica === undefined || replica.caughtUpNow(head) ? undefined : replica.caughtUp(head)
   }
   const release = (request: FastifyRequest) => {
     request.releaseCopy?.()
@@ -84,16 +100,30 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
   app.addHook('onRequestAbort', (request, done) => { release(request); done() })
   // a partner request's world is chosen by the request context, a control request's by its path's
   // world id in the route's own hook: caught up on the first, then again if the route chose another
-  app.addHook('onRequest', catchUp)
-  app.addHook('preParsing', catchUp)
+  app.addHook('onRequest', (request, reply, done) => {
+    const waiting = catchUp(request)
+    if (waiting === undefined) done()
+    else waiting.then(() => done(), done)
+  })
+  app.addHook('preParsing', (request, reply, payload, done) => {
+    const waiting = catchUp(request)
+    if (waiting === undefined) done(null, payload)
+    else waiting.then(() => done(null, payload), done)
+  })
   // a partner request's fault rules, once its world holds those made before it: their counts decided in PostgreSQL
   app.addHook('onRequest', (request, reply, done) => applySharedFaults(request, reply, done, storageUnreachable))
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, reply, done) => {
     const replica = hosted.replicaOf(request.world)
-    if (replica === undefined || CATALOGUE_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) return
     // a partner operation says whether it writes (a batch read is a POST); a control call writes unless it is a GET
     const operation = request.operation ?? null
     const writes = operation === null ? !READS.has(request.method) : OPERATIONS[operation].writes === true
-    if (writes) request.writeTurn = await replica.beginWrite()
+    if (replica === undefined || !writes || CATALOGUE_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) {
+      done()
+      return
+    }
+    replica.beginWrite().then((turn) => {
+      request.writeTurn = turn
+      done()
+    }, done)
   })
 }

@@ -57,3 +57,18 @@ t.test('a replica made at entry 0 holds no copy until its first catch-up', async
   await replica.announced(5)
   t.notOk(replica.holdsCopy, 'an announced commit does not load it')
 })
+
+t.test('a request need not wait only while no turn of this instance is held or waited for', async (t) => {
+  const { world } = fakeWorld()
+  let answer!: (entries: []) => void
+  const slowLog = { entriesAfter: async () => await new Promise<[]>((resolve) => { answer = resolve }) } as unknown as WorldLog
+  const replica = new WorldReplica(world, slowLog, { migrationsDir: '' }, 3)
+  t.ok(replica.caughtUpNow(3), 'at its head, nothing running: nothing to wait for')
+  t.notOk(replica.caughtUpNow(4), 'behind the head asked for')
+  const catchingUp = replica.caughtUp(4)
+  await new Promise((resolve) => setImmediate(resolve))
+  t.notOk(replica.caughtUpNow(3), 'while a catch-up holds the turn, even a request it does not concern waits for it')
+  answer([])
+  await catchingUp
+  t.ok(replica.caughtUpNow(3), 'once the turn is given back, nothing to wait for again')
+})

@@ -30,7 +30,15 @@ export class FreshHeads {
   constructor (private readonly read: () => Promise<Heads>, private readonly reads: ReplicaReads = 'strict') {}
 
   get (): Promise<Heads> {
-    if (this.listening && (this.reads === 'notified' || performance.now() < this.trustedUntil)) return Promise.resolve(this.announced)
+    return Promise.resolve(this.now() ?? this.ask())
+  }
+
+  /** The heads when no question is needed: what was heard, while it may be trusted. */
+  now (): Heads | undefined {
+    return this.listening && (this.reads === 'notified' || performance.now() < this.trustedUntil) ? this.announced : undefined
+  }
+
+  private ask (): Promise<Heads> {
     if (this.asked === undefined) {
       const asked = this.read()
       this.asked = asked

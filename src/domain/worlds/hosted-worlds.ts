@@ -108,6 +108,12 @@ export class HostedWorlds implements SharedCatalogue {
     }
   }
 
+  /** The heads, when `fresh` would answer them at once: trusted, the catalogue current, no world due to expire. */
+  freshNow (): Heads | undefined {
+    const heads = this.heads.now()
+    return heads === undefined || heads.catalogue > this.version || this.realNow() >= this.nextExpiryMs ? undefined : heads
+  }
+
   /** A world's commit or a catalogue change announced on the listening connection. */
   announced (worldId: string | undefined, seq: number): void {
     this.heads.announce(worldId, seq)

@@ -102,8 +102,9 @@ export class WorldReplica {
   private copied = true
   /** Requests of this instance between their catch-up and their answer: a copy in use is never dropped. */
   private users = 0
-  /** The turn of this instance's request now writing or replaying (one at a time). */
+  /** The turn of this instance's request now writing or replaying (one at a time), and how many hold or wait for it. */
   private busy: Promise<void> = Promise.resolve()
+  private turns = 0
   private readonly maxCommitSteps: number
   private readonly snapshotEvery: number
 
@@ -133,6 +134,11 @@ export class WorldReplica {
 
   /** The sequence number of the last entry replayed or written here. */
   get seq (): number { return this.applied }
+
+  /** True when `caughtUp(head)` would have nothing to wait for. */
+  caughtUpNow (head: number): boolean {
+    return head <= this.applied && !this.stale && this.turns === 0
+  }
 
   /** Waits until the replica holds the log up to `head` (what was acknowledged, by any instance, before a request: fresh-heads.ts). */
   async caughtUp (head: number): Promise<void> {
@@ -315,7 +321,16 @@ export class WorldReplica {
   private async takeTurn (): Promise<() => void> {
     let release!: () => void
     const previous = this.busy
-    this.busy = new Promise<void>((resolve) => { release = resolve })
+    this.turns++
+    this.busy = new Promise<void>((resolve) => {
+      let released = false
+      release = () => {
+        if (released) return
+        released = true
+        this.turns--
+        resolve()
+      }
+    })
     await previous
     return release
   }
