@@ -12,8 +12,8 @@ import type pg from 'pg'
  *   than in PostgreSQL.
  * - After a commit, a writer sends a ping and reads the readers in one statement. A reader hears
  *   the ping after every commit announced before it (PostgreSQL delivers notifications in commit
- *   order) and answers it. A reader the writer does not see registered after its own commit, so the
- *   heads it reads once registered hold the commit.
+ *   order) and answers it. A reader the writer does not see registered has registered after the
+ *   writer's commit, so the heads it reads once registered hold the commit.
  * - The writer acknowledges once each reader answered, or once the lease of one that did not has
  *   run out: a reader that stopped (its event loop held, its connection lost) costs the writer at
  *   most a lease, never a stale read. One whose listening connection ended is not waited for.
