@@ -64,16 +64,16 @@ export function commitBeforeAnswering (app: FastifyInstance): void {
 // instance heard is trusted, its replica caught up, the request only reads), and a callback hook
 // answers those without the promises an async hook costs, on every request.
 
+/** Goes on with `value` at once, or once it resolves when it is a promise (its failure to `fail`). */
+function whenReady<T> (value: T | Promise<T>, next: (ready: T) => void, fail: (e: Error) => void): void {
+  if (value instanceof Promise) value.then(next, fail)
+  else next(value)
+}
+
 export function shareWorlds (app: FastifyInstance, hosted: HostedWorlds): void {
   app.addHook('onRequest', (request, reply, done) => {
-    const heads = hosted.freshNow()
-    if (heads !== undefined) {
+    whenReady(hosted.freshNow() ?? hosted.fresh(), (heads) => {
       request.hostedHeads = heads
-      done()
-      return
-    }
-    hosted.fresh().then((fresh) => {
-      request.hostedHeads = fresh
       done()
     }, done)
   })
@@ -100,16 +100,8 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
   app.addHook('onRequestAbort', (request, done) => { release(request); done() })
   // a partner request's world is chosen by the request context, a control request's by its path's
   // world id in the route's own hook: caught up on the first, then again if the route chose another
-  app.addHook('onRequest', (request, reply, done) => {
-    const waiting = catchUp(request)
-    if (waiting === undefined) done()
-    else waiting.then(() => done(), done)
-  })
-  app.addHook('preParsing', (request, reply, payload, done) => {
-    const waiting = catchUp(request)
-    if (waiting === undefined) done(null, payload)
-    else waiting.then(() => done(null, payload), done)
-  })
+  app.addHook('onRequest', (request, reply, done) => whenReady(catchUp(request), () => done(), done))
+  app.addHook('preParsing', (request, reply, payload, done) => whenReady(catchUp(request), () => done(null, payload), done))
   // a partner request's fault rules, once its world holds those made before it: their counts decided in PostgreSQL
   app.addHook('onRequest', (request, reply, done) => applySharedFaults(request, reply, done, storageUnreachable))
   app.addHook('preHandler', (request, reply, done) => {
@@ -121,7 +113,7 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
       done()
       return
     }
-    replica.beginWrite().then((turn) => {
+    whenReady(replica.beginWrite(), (turn) => {
       request.writeTurn = turn
       done()
     }, done)
