@@ -1,10 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, preHandlerHookHandler, preParsingHookHandler } from 'fastify'
 import type { Heads } from '../db/postgres/catalogue.js'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { WriteTurn } from '../domain/worlds/replica.js'
 import type { World } from '../domain/worlds/world.js'
 import { storageUnreachable, toResponse } from '../errors.js'
-import { OPERATIONS } from '../versions/operations.js'
+import { OPERATIONS, type OperationId } from '../versions/operations.js'
 import { applySharedFaults } from './observe.js'
 
 declare module 'fastify' {
@@ -26,6 +26,10 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS'])
 /** Control calls that change the catalogue (hosted-worlds.ts), not a world's data: they take no world's turn. */
 const CATALOGUE_ROUTES = new Set(['POST /_sandbox/worlds', 'DELETE /_sandbox/worlds/:worldId', 'POST /_sandbox/tenants', 'DELETE /_sandbox/tenants/:tenantId'])
 
+// The hooks here are written with callbacks: most requests need nothing waited for (what the
+// instance heard is trusted, its replica caught up, the request only reads), and a callback hook
+// answers those without the promises an async hook costs, on every request.
+
 /**
  * Hosted mode over PostgreSQL (src/domain/worlds/replica.ts, hosted-worlds.ts): every request
  * first learns the heads (the catalogue's version, each world's log) and, when the catalogue is
@@ -37,32 +41,19 @@ const CATALOGUE_ROUTES = new Set(['POST /_sandbox/worlds', 'DELETE /_sandbox/wor
  * the world), `waitForReplica` after it.
  */
 export function commitBeforeAnswering (app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // every request property is decorated: one added later would give requests shapes of their own, slowing every read of them
+  app.decorateRequest('writeTurn', undefined)
+  app.addHook('onSend', (request, reply, payload, done) => {
     const turn = request.writeTurn
-    if (turn === undefined) return payload
+    if (turn === undefined) return done(null, payload)
     request.writeTurn = undefined
-    try {
-      await turn.commit()
-      return payload
-    } catch (e) {
+    turn.commit().then(() => done(null, payload), (e) => {
       const answer = toResponse(storageUnreachable(e))
       reply.code(answer.status).headers(answer.headers).header('content-type', answer.contentType)
-      return answer.body
-    }
+      done(null, answer.body)
+    })
   })
-  // a request that ended without an answer (its client left) still commits what it wrote
-  const settle = async (request: FastifyRequest) => {
-    const turn = request.writeTurn
-    request.writeTurn = undefined
-    await turn?.commit().catch(() => undefined)
-  }
-  app.addHook('onResponse', settle)
-  app.addHook('onRequestAbort', settle)
 }
-
-// The hooks below are written with callbacks: most requests need nothing waited for (what the
-// instance heard is trusted, its replica caught up, the request only reads), and a callback hook
-// answers those without the promises an async hook costs, on every request.
 
 /** Goes on with `value` at once, or once it resolves when it is a promise (its failure to `fail`). */
 function whenReady<T> (value: T | Promise<T>, next: (ready: T) => void, fail: (e: Error) => void): void {
@@ -71,6 +62,7 @@ function whenReady<T> (value: T | Promise<T>, next: (ready: T) => void, fail: (e
 }
 
 export function shareWorlds (app: FastifyInstance, hosted: HostedWorlds): void {
+  app.decorateRequest('hostedHeads', undefined)
   app.addHook('onRequest', (request, reply, done) => {
     whenReady(hosted.freshNow() ?? hosted.fresh(), (heads) => {
       request.hostedHeads = heads
@@ -80,6 +72,8 @@ export function shareWorlds (app: FastifyInstance, hosted: HostedWorlds): void {
 }
 
 export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): void {
+  app.decorateRequest('caughtUpWorld', undefined)
+  app.decorateRequest('releaseCopy', undefined)
   /** Brings the request's world to its head: undefined when there is nothing to wait for. */
   const catchUp = (request: FastifyRequest): Promise<void> | undefined => {
     const world = request.world
@@ -92,30 +86,47 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
     // a world this instance holds no copy of is loaded here, from its log's latest snapshot
     return replica === undefined || replica.caughtUpNow(head) ? undefined : replica.caughtUp(head)
   }
-  const release = (request: FastifyRequest) => {
-    request.releaseCopy?.()
-    request.releaseCopy = undefined
-  }
-  app.addHook('onResponse', (request, reply, done) => { release(request); done() })
-  app.addHook('onRequestAbort', (request, done) => { release(request); done() })
-  // a partner request's world is chosen by the request context, a control request's by its path's
-  // world id in the route's own hook: caught up on the first, then again if the route chose another
-  app.addHook('onRequest', (request, reply, done) => whenReady(catchUp(request), () => done(), done))
-  app.addHook('preParsing', (request, reply, payload, done) => whenReady(catchUp(request), () => done(null, payload), done))
-  // a partner request's fault rules, once its world holds those made before it: their counts decided in PostgreSQL
-  app.addHook('onRequest', (request, reply, done) => applySharedFaults(request, reply, done, storageUnreachable))
-  app.addHook('preHandler', (request, reply, done) => {
+  const catchUpAgain: preParsingHookHandler = (request, reply, payload, done) => whenReady(catchUp(request), () => done(null, payload), done)
+  /** Takes the world's turn for a request that may write (a route of reads and writes decides by the method). */
+  const takeTurn: preHandlerHookHandler = (request, reply, done) => {
     const replica = hosted.replicaOf(request.world)
-    // a partner operation says whether it writes (a batch read is a POST); a control call writes unless it is a GET
-    const operation = request.operation ?? null
-    const writes = operation === null ? !READS.has(request.method) : OPERATIONS[operation].writes === true
-    if (replica === undefined || !writes || CATALOGUE_ROUTES.has(`${request.method} ${request.routeOptions.url ?? ''}`)) {
-      done()
-      return
-    }
+    if (replica === undefined || !writes(request.method, request.routeOptions.config.operation)) return done()
     whenReady(replica.beginWrite(), (turn) => {
       request.writeTurn = turn
       done()
     }, done)
+  }
+  // a request that ended, answered or not (its client left), commits what it wrote, then gives its copy back
+  const settle = (request: FastifyRequest, done: () => void) => {
+    const turn = request.writeTurn
+    request.writeTurn = undefined
+    const release = () => {
+      request.releaseCopy?.()
+      request.releaseCopy = undefined
+      done()
+    }
+    if (turn === undefined) release()
+    else turn.commit().then(release, release)
+  }
+  app.addHook('onResponse', (request, reply, done) => settle(request, done))
+  app.addHook('onRequestAbort', settle)
+  // a partner request's world is chosen by the request context; then its fault rules, once its
+  // world holds those made before it: their counts decided in PostgreSQL
+  app.addHook('onRequest', (request, reply, done) => whenReady(catchUp(request), () => applySharedFaults(request, reply, done, storageUnreachable), done))
+  // Hooks only the routes that need them carry (a partner read needs neither): a control route's
+  // world is chosen by its path's world id, in its own hook, so it is caught up again before its
+  // body is read; a route that may write takes its world's turn once its body is checked.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    if (route.url.includes(':worldId')) route.preParsing = [...hooksOf(route.preParsing), catchUpAgain]
+    if (methods.some((m) => writes(m, route.config?.operation) && !CATALOGUE_ROUTES.has(`${m} ${route.url}`))) {
+      route.preHandler = [...hooksOf(route.preHandler), takeTurn]
+    }
   })
 }
+
+/** A partner operation says whether it writes (a batch read is a POST); any other call writes unless it is a read. */
+const writes = (method: string, operation: OperationId | undefined): boolean =>
+  operation === undefined ? !READS.has(method) : OPERATIONS[operation].writes === true
+
+const hooksOf = <T>(hooks: T | T[] | undefined): T[] => hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]
