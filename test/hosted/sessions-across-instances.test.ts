@@ -114,6 +114,19 @@ const skip = withoutPostgres
       for (const { id } of [first, second]) await control(b.url, 'DELETE', `/sessions/${id}`)
     })
 
+    await t.test('a report names each request by its id in the shared journal, whichever instance answered it', async (t) => {
+      // A's own journal runs well ahead of B's: an id of either's own journal names another request in the shared one
+      for (let n = 0; n < 30; n++) await vendor(a.url, '/agencies?before=1')
+      const { json: { id } } = await control<Session>(a.url, 'POST', '/sessions', { clientId: 'abc' })
+      await vendor(b.url, `/agency/${AGENCY}/clients?answeredBy=b`)
+      await vendor(a.url, `/agency/${AGENCY}/clients?answeredBy=a`)
+      const report = (await control<Report>(b.url, 'GET', `/sessions/${id}/report`)).json
+      const examples = report.findings.find((f) => f.rule === 'agency-not-listed')?.examples ?? []
+      const journal = (await control<Array<{ id: number, query: Record<string, string> }>>(a.url, 'GET', '/requests?limit=1000')).json
+      t.same(examples.map((e) => journal.find((entry) => entry.id === e.journalId)?.query.answeredBy), ['b', 'a'], 'each example is the journal entry of the request it names')
+      await control(a.url, 'DELETE', `/sessions/${id}`)
+    })
+
     await t.test('a mirror posted on A is judged on B', async (t) => {
       const { json: { id } } = await control<Session>(b.url, 'POST', '/sessions', { clientId: 'abc' })
       await vendor(a.url, '/agencies')

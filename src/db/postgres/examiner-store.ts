@@ -17,6 +17,8 @@ export interface ShippedRecord {
   worldId: string
   clientId: string | null
   change: boolean
+  /** Its id in that instance's journal (0: not journaled, or a change). */
+  journalId: number
   /** The request as a line of the examiner's format (codec.ts), its times absolute. */
   line: string
 }
@@ -82,8 +84,9 @@ export async function shipRecords (client: pg.PoolClient, instance: string, reco
   }
   for (const [worldId, shipped] of byWorld) {
     await client.query(
-      'INSERT INTO examiner_shipped (instance, world_id, first_local_seq, real_ms, client_ids, changes, lines) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-      [instance, worldId, shipped[0].localSeq, shipped.map((r) => r.realMs), shipped.map((r) => r.clientId), shipped.map((r) => r.change), shipped.map((r) => r.line).join('\n')])
+      'INSERT INTO examiner_shipped (instance, world_id, first_local_seq, real_ms, client_ids, changes, journal_ids, lines) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+      [instance, worldId, shipped[0].localSeq, shipped.map((r) => r.realMs), shipped.map((r) => r.clientId), shipped.map((r) => r.change),
+        shipped.map((r) => r.journalId), shipped.map((r) => r.line).join('\n')])
   }
 }
 
@@ -95,9 +98,9 @@ export async function shipRecords (client: pg.PoolClient, instance: string, reco
 export async function moveRecords (client: pg.PoolClient): Promise<void> {
   await client.query(
     `WITH moved AS (DELETE FROM examiner_shipped RETURNING *)
-     INSERT INTO examiner_records (world_id, client_id, change, line)
-     SELECT m.world_id, r.client_id, r.change, r.line
-     FROM moved m, unnest(m.real_ms, m.client_ids, m.changes, string_to_array(m.lines, E'\\n')) WITH ORDINALITY AS r (real_ms, client_id, change, line, n)
+     INSERT INTO examiner_records (world_id, client_id, change, line, instance, local_journal_id)
+     SELECT m.world_id, r.client_id, r.change, r.line, m.instance, coalesce(r.journal_id, 0)
+     FROM moved m, unnest(m.real_ms, m.client_ids, m.changes, m.journal_ids, string_to_array(m.lines, E'\\n')) WITH ORDINALITY AS r (real_ms, client_id, change, journal_id, line, n)
      WHERE EXISTS (SELECT 1 FROM world_head h WHERE h.world_id = m.world_id)
      ORDER BY r.real_ms, m.instance, m.first_local_seq, r.n`)
 }
@@ -139,11 +142,17 @@ export class ExaminerStore {
     return Number(rows[0].n)
   }
 
-  /** The session's records (its Client Id's requests and every change) from its start up to `toSeq`, in order. */
-  async records (worldId: string, session: StoredSession, toSeq: number): Promise<Array<{ seq: string, line: string }>> {
-    const { rows } = await this.pool.query<{ seq: string, line: string }>(
-      `SELECT seq, line FROM examiner_records WHERE world_id = $1 AND seq >= $2 AND seq < $3
-         AND (change OR $4::text IS NULL OR client_id = $4) ORDER BY seq`, [worldId, session.startSeq, toSeq, session.clientId])
+  /**
+   * The session's records (its Client Id's requests and every change) from its start up to
+   * `toSeq`, in order, each with its request's id in the shared journal (0 once the journal no
+   * longer keeps it): the line holds the id in its instance's own journal.
+   */
+  async records (worldId: string, session: StoredSession, toSeq: number): Promise<Array<{ seq: string, line: string, journal_id: string }>> {
+    const { rows } = await this.pool.query<{ seq: string, line: string, journal_id: string }>(
+      `SELECT r.seq, r.line, coalesce(e.id, 0) AS journal_id FROM examiner_records r
+         LEFT JOIN journal_entries e ON r.local_journal_id > 0 AND e.world_id = r.world_id AND e.instance = r.instance AND e.local_id = r.local_journal_id
+       WHERE r.world_id = $1 AND r.seq >= $2 AND r.seq < $3 AND (r.change OR $4::text IS NULL OR r.client_id = $4) ORDER BY r.seq`,
+      [worldId, session.startSeq, toSeq, session.clientId])
     return rows
   }
 

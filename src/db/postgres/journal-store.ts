@@ -112,8 +112,8 @@ export class JournalStore {
       await moveRecords(client)
       const { rows } = await client.query<{ world_id: string }>(
         `WITH moved AS (DELETE FROM journal_shipped RETURNING *),
-         added AS (INSERT INTO journal_entries (world_id, at_ms, method, path, agency_id, status, entry, bytes)
-           SELECT world_id, at_ms, method, path, agency_id, status, entry, octet_length(entry) FROM moved
+         added AS (INSERT INTO journal_entries (world_id, at_ms, method, path, agency_id, status, entry, bytes, instance, local_id)
+           SELECT world_id, at_ms, method, path, agency_id, status, entry, octet_length(entry), instance, local_id FROM moved
            ORDER BY real_ms, instance, local_id RETURNING world_id)
          SELECT DISTINCT world_id FROM added`)
       for (const { world_id: worldId } of rows) {

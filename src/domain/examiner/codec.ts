@@ -122,6 +122,14 @@ export function encodeRequest (r: RequestRecord, bases: TimeBases): string {
     `${r.method}\t${r.operation ?? ''}\t${clientIdJson(r.clientId)}\t${extraJson(r, queryCut ? versionOf(r.url) : undefined)}\t${noLineBreak(url)}`
 }
 
+/** A line of a chunk with another journal id (its fifth field). */
+export function withJournalId (line: string, journalId: number): string {
+  let start = -1
+  for (let field = 0; field < 4; field++) start = line.indexOf('\t', start + 1)
+  const end = line.indexOf('\t', start + 1)
+  return `${line.slice(0, start + 1)}${journalId}${line.slice(end)}`
+}
+
 /** [atMs, realMs, elapsed (hundredths of a ms), method, path, version, operation, query, status, journalId, clientId, extra]; 0 for absent. */
 type JsonRequest = [number, number, number, string, string, string | 0, string | 0, string | 0, number, number, string | 0, Extra | 0]
 

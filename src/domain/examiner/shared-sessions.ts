@@ -4,7 +4,7 @@ import type { ExaminerStore, ShippedRecord, StoredSession } from '../../db/postg
 import { notFound } from '../../errors.js'
 import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type Session } from '../../schemas/examiner.js'
 import type { Clock } from '../clock.js'
-import { chunkHeader, encodeRequest, type RequestRecord, type TimeBases } from './codec.js'
+import { chunkHeader, encodeRequest, withJournalId, type RequestRecord, type TimeBases } from './codec.js'
 import { ChangesDuringReports } from './changes-during-reports.js'
 import { readMirrorInTurns, type ReadMirror } from './mirror-body.js'
 import type { ReportJob } from './report-job.js'
@@ -123,7 +123,7 @@ export class SharedSessions implements Examiner {
     const taken = this.waiting
     this.waiting = []
     const { worldId } = this.options
-    return taken.map((w) => ({ localSeq: w.localSeq, realMs: w.realMs, worldId, clientId: w.record.clientId ?? null, change: w.change, line: encodeRequest(w.record, ABSOLUTE) }))
+    return taken.map((w) => ({ localSeq: w.localSeq, realMs: w.realMs, worldId, clientId: w.record.clientId ?? null, change: w.change, journalId: w.record.journalId, line: encodeRequest(w.record, ABSOLUTE) }))
   }
 
   /** The open sessions, as the world's commits carry them. */
@@ -315,7 +315,8 @@ export class SharedSessions implements Examiner {
     const records = await store.records(worldId, row, toSeq)
     const seqs = records.map((r) => Number(r.seq))
     const placeOf = (position: number) => 1 + seqs.filter((seq) => seq < position).length
-    const text = [chunkHeader(ABSOLUTE), ...records.map((r) => r.line)].join('\n')
+    // each request named by its id in the shared journal, not in the journal of the instance that answered it
+    const text = [chunkHeader(ABSOLUTE), ...records.map((r) => withJournalId(r.line, Number(r.journal_id)))].join('\n')
     const job: ReportJob = {
       session,
       ownChunks: [],
