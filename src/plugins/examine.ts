@@ -48,6 +48,9 @@ function batchOf (request: FastifyRequest): Pick<RequestRecord, 'clients' | 'bat
   return { clients, batchSize: numbers.length }
 }
 
+/** A listing of changed clients: its record carries where it arrived among the records (Examiner.arrival). */
+export const isListing = (operation: string | undefined): boolean => operation === 'changedClients'
+
 /** Records the request in the world's open sessions that take its Client Id (see Examiner.record). */
 export function examineRequest (world: World, request: FastifyRequest, answer: {
   /** Sandbox clock at the answer, as the journal took it. */
@@ -84,7 +87,7 @@ export function examineRequest (world: World, request: FastifyRequest, answer: {
     retryAfterS: answer.retryAfter === undefined ? undefined : retryAfterSeconds(answer.retryAfter, realMs),
     answerLost: answer.answerLost ?? undefined,
     // a listing holds what was committed by the time its handler read the agency: changes after its arrival are not expected of the partner
-    arrivedAt: operation === 'changedClients' ? request.examinerArrival ?? undefined : undefined
+    arrivedAt: isListing(operation) ? request.examinerArrival ?? undefined : undefined
   }
   if (operation === 'batchClients') Object.assign(record, batchOf(request))
   if (operation === 'agencies' && answer.status === 200 && request.integrationId !== '' && request.integrationId !== undefined) {

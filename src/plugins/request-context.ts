@@ -5,6 +5,7 @@ import type { World } from '../domain/worlds/world.js'
 import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
 import { guardControlRequest } from './control-guard.js'
 import { stampDate } from '../http/date-header.js'
+import { isListing } from './examine.js'
 import { applyFaults, recordLostAnswer } from './observe.js'
 
 declare module 'fastify' {
@@ -25,7 +26,7 @@ declare module 'fastify' {
  * The request's context, built once, in the one hook every request passes first: the answer's
  * nosniff header (no body is ever read as another type than it is sent as); for a partner
  * request, its Basic credentials decoded and its world chosen by their Client Id (which marks the
- * world used) and, while an examiner session records, its place among the world's records, then
+ * world used) and, for a listing an examiner session records, its place among the world's records, then
  * the world's fault rules; for any other, the default world and, under
  * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
  * again; the route's operation and version come with the route (src/plugins/vendor.ts).
@@ -46,8 +47,11 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
     const world = worlds.forClientId(credentials?.clientId)
     request.world = world
     world.touch()
-    // a change the world makes while the request is answered must be placed after it (sync.ts)
-    if (world.examiner.recording) request.examinerArrival = world.examiner.arrival()
+    // a change the world makes while a listing is answered must be placed after it (sync.ts)
+    const { examiner } = world
+    if (examiner.recording && isListing(request.routeOptions.config.operation) && examiner.wants(credentials?.clientId ?? null)) {
+      request.examinerArrival = examiner.arrival()
+    }
     // hosted mode: once the replica holds the rules made before the request (replication.ts)
     if (faults === 'here') applyFaults(request, reply, done)
     else done()

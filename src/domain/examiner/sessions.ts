@@ -33,8 +33,9 @@ export interface ExaminerOptions {
 export interface Examiner {
   readonly recording: boolean
   /**
-   * Where a request arriving now stands among the records (its `arrivedAt`): a change recorded
-   * from there on came after it arrived, even when it is recorded before the request's answer.
+   * Where a listing arriving now stands among the records (its `arrivedAt`): a change recorded
+   * from there on came after it arrived, even when it is recorded before the listing's answer.
+   * Taken once per listing a session records, which is recorded with it.
    */
   arrival: () => number
   wants: (clientId: string | null) => boolean

@@ -15,6 +15,9 @@ import type { Examiner } from './sessions.js'
 
 const deflate = promisify(deflateRaw)
 
+/** Longest a listing not yet recorded holds back the changes noted after it arrived (takeShipment). */
+const LISTING_HOLD_MS = 10_000
+
 /** Lines carry absolute times: records of several instances, each with its own clock's start, share one chunk. */
 const ABSOLUTE: TimeBases = { atMs: 0, realMs: 0 }
 
@@ -71,6 +74,8 @@ export class SharedSessions implements Examiner {
   private readonly byClient = new Map<string, number>()
   private readonly wanted = new WantedClients()
   private waiting: Waiting[] = []
+  /** Listings being answered here (Examiner.arrival), in the order they arrived, until they are recorded. */
+  private readonly listings: Array<{ arrival: number, sinceMs: number }> = []
   private localSeq = 0
   /** The order key of the record taken last (never decreasing, as the journal's). */
   private lastKey = 0
@@ -87,9 +92,11 @@ export class SharedSessions implements Examiner {
     return this.wanted.any
   }
 
-  /** Where a request arriving now stands among what this instance records: the local number the next record takes. */
+  /** Where a listing arriving now stands among what this instance records: the local number the next record takes. */
   arrival (): number {
-    return this.localSeq + 1
+    const arrival = this.localSeq + 1
+    this.listings.push({ arrival, sinceMs: performance.now() })
+    return arrival
   }
 
   wants (clientId: string | null): boolean {
@@ -111,8 +118,14 @@ export class SharedSessions implements Examiner {
     for (const change of changeRecords(clients, this.options.clock.nowMs(), this.options.clock.realMs())) this.wait(change, true)
   }
 
-  /** What waits to be shipped, as lines (the caller ships it, or keeps it to ship again). */
-  takeShipment (): ShippedRecord[] {
+  /**
+   * What waits to be shipped, as lines (the caller ships it, or keeps it to ship again).
+   * `holdForListings` (a ship of the timer's): a change noted since a listing being answered
+   * arrived, and what follows it, wait for the listing to be recorded before it (a ship places
+   * them in the order they are moved), or for LISTING_HOLD_MS; asked again soon. A ship a read
+   * waits for takes everything: a read holds what was answered before it began.
+   */
+  takeShipment (holdForListings = false): ShippedRecord[] {
     // a session this instance alone recorded past the cap for needs nothing more from it
     for (const listener of this.open.values()) {
       if (!listener.capped && this.count(listener.clientId) - listener.baseline > this.cap) {
@@ -120,8 +133,10 @@ export class SharedSessions implements Examiner {
         this.wanted.change(listener.clientId, -1)
       }
     }
-    const taken = this.waiting
-    this.waiting = []
+    const held = holdForListings ? this.firstHeld() : -1
+    const taken = held === -1 ? this.waiting : this.waiting.slice(0, held)
+    this.waiting = held === -1 ? [] : this.waiting.slice(held)
+    if (held !== -1) this.options.shipSoon()
     const { worldId } = this.options
     return taken.map((w) => ({ localSeq: w.localSeq, realMs: w.realMs, worldId, clientId: w.record.clientId ?? null, change: w.change, journalId: w.record.journalId, line: encodeRequest(w.record, ABSOLUTE) }))
   }
@@ -234,6 +249,7 @@ export class SharedSessions implements Examiner {
     this.lastKey = Math.max(this.lastKey, performance.timeOrigin + performance.now() - record.elapsedMs)
     const entry = { localSeq: ++this.localSeq, realMs: this.lastKey, change, record }
     const at = record.arrivedAt === undefined ? -1 : this.firstChangeFrom(record.arrivedAt)
+    if (record.arrivedAt !== undefined) this.answered(record.arrivedAt)
     // its place in what is shipped says where it arrived; the local number means nothing to the others
     record.arrivedAt = undefined
     if (at === -1) {
@@ -245,10 +261,26 @@ export class SharedSessions implements Examiner {
     this.options.shipSoon()
   }
 
+  /** The first change waiting that came after a listing still being answered here (-1: none). */
+  private firstHeld (): number {
+    const now = performance.now()
+    // a listing never recorded (its answer never ended) holds nothing for long
+    while (this.listings.length > 0 && now - this.listings[0].sinceMs > LISTING_HOLD_MS) this.listings.shift()
+    if (this.listings.length === 0) return -1
+    // in the order they arrived: the first is the oldest
+    return this.firstChangeFrom(this.listings[0].arrival)
+  }
+
+  /** A listing arrived at `arrival` is recorded: it holds nothing back any more. */
+  private answered (arrival: number): void {
+    const at = this.listings.findIndex((l) => l.arrival === arrival)
+    if (at !== -1) this.listings.splice(at, 1)
+  }
+
   /**
    * The first change waiting that this instance noted from a local number on (-1: none): a listing
-   * goes before it. One shipped already stays before the listing (shipping follows within
-   * FLUSH_INTERVAL_MS, and a listing is answered within a millisecond or so).
+   * goes before it. One shipped already stays before the listing: the timer's ships hold such a
+   * change back while the listing is answered (takeShipment), a read's do not.
    */
   private firstChangeFrom (localSeq: number): number {
     let found = -1

@@ -139,7 +139,8 @@ export class SharedJournals {
     const records = this.unsent
     this.unsent = []
     for (const held of this.journals.values()) {
-      for (const record of held.sessions?.takeShipment() ?? []) records.push(record)
+      // the timer's ship (records alone) waits for listings being answered; a read's takes everything
+      for (const record of held.sessions?.takeShipment(!withEntries) ?? []) records.push(record)
     }
     try {
       await this.store.ship(read, entries, (worldId) => this.journals.get(worldId)?.journal.capacity ?? 0, records)

@@ -67,3 +67,37 @@ t.test('an instance that alone recorded past a session\'s cap records no more fo
   shared.adopt([[1, 'abc'], [2, 'abc']])
   t.ok(shared.wants('abc'), 'a session started since takes the Client Id again')
 })
+
+t.test('the timer\'s ships hold a change noted while a listing is answered until the listing is recorded; a read\'s ship does not', async (t) => {
+  const listing = (arrivedAt: number) => request({ operation: 'changedClients', url: '/vendor/agency/1001/clients?version=4.0&asOf=2026-01-01', journalId: 2, arrivedAt })
+  const { shared, shipsAsked } = sessions(100)
+  shared.adopt([[1, 'abc']])
+  shared.record(request({ journalId: 1 }))
+  const arrivedAt = shared.arrival()
+  shared.noteChanges([[1001, 1000]])
+  shared.record(request({ journalId: 3 }))
+  const asked = shipsAsked()
+  t.same(shared.takeShipment(true).map((r) => r.journalId), [1], 'what came before the change is shipped')
+  t.ok(shipsAsked() > asked, 'and a ship asked again for the rest')
+  shared.record(listing(arrivedAt))
+  const shipped = shared.takeShipment(true)
+  t.same(shipped.map((r) => [r.journalId, r.change]), [[2, false], [0, true], [3, false]], 'recorded, the listing goes before the change, and all three are shipped')
+
+  const again = shared.arrival()
+  shared.noteChanges([[1001, 1000]])
+  t.same(shared.takeShipment(false).map((r) => r.change), [true], 'a read\'s ship takes the change at once')
+  shared.record(listing(again))
+  t.same(shared.takeShipment(true).map((r) => r.journalId), [2], 'and the listing then')
+})
+
+t.test('a listing never recorded holds the changes after it for LISTING_HOLD_MS at most', async (t) => {
+  const { shared } = sessions(100)
+  shared.adopt([[1, 'abc']])
+  shared.arrival()
+  shared.noteChanges([[1001, 1000]])
+  t.same(shared.takeShipment(true), [], 'held')
+  const now = performance.now.bind(performance)
+  performance.now = () => now() + 10_001
+  t.teardown(() => { performance.now = now })
+  t.same(shared.takeShipment(true).map((r) => r.change), [true], 'shipped once the listing is that old')
+})

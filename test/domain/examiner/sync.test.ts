@@ -1,8 +1,9 @@
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { AGENCY, build } from '../../helpers/app.js'
+import { AGENCY, build, queryHosted } from '../../helpers/app.js'
 import { findingOf, reportOf, startSession, vendor } from '../../helpers/examiner.js'
 import type { Report, SyncCheck } from '../../../src/schemas/examiner.js'
+import { FLUSH_INTERVAL_MS } from '../../../src/domain/examiner/sessions.js'
 
 /**
  * The sync rules, declared (the mirror the partner posts) and inferred (from its requests), each
@@ -141,6 +142,9 @@ t.test('a change made while a listing\'s answer is sent is not held against it (
       if (request.headers['x-change-while-answered'] === undefined) return payload
       await advance(app)
       await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'DeadFile' } })
+      // the answer takes a while to leave (a long listing, a busy machine): over PostgreSQL, the
+      // recorded requests' timer ships the change before the listing is recorded, and must not place it first
+      await new Promise((resolve) => setTimeout(resolve, 3 * FLUSH_INTERVAL_MS))
       return payload
     })
   })
@@ -157,6 +161,22 @@ t.test('a change made while a listing\'s answer is sent is not held against it (
   t.same(syncFindings(report), [])
   t.match(check(report, 'declared'), { stale: empty }, 'the mirror is current as of the listing')
   t.match(check(report, 'inferred'), { stale: empty }, 'so are the reads')
+})
+
+t.test('over PostgreSQL, a change noted after another request arrived is shipped by the timer at once (only a listing holds it back)', async (t) => {
+  const app = await build(t)
+  const shippedChanges = async () => Number(await queryHosted(app,
+    'SELECT (SELECT count(*) FROM examiner_shipped s, unnest(s.changes) AS c WHERE c) + (SELECT count(*) FROM examiner_records WHERE change)'))
+  if (Number.isNaN(await shippedChanges())) {
+    t.pass('over SQLite the records are the world\'s own: nothing is shipped')
+    return
+  }
+  await begin(app)
+  await vendor(app, 'GET', '/vendor/agencies?version=4.0')
+  await ctl(app, 'PATCH', `/agencies/${AGENCY.main}/clients/1000`, { details: { status: 'DeadFile' } })
+  const deadline = performance.now() + 2000
+  while (await shippedChanges() === 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, FLUSH_INTERVAL_MS))
+  t.equal(await shippedChanges(), 1, `shipped within 2 s (the records' timer runs every ${FLUSH_INTERVAL_MS} ms)`)
 })
 
 t.test('a change committed once the session ended, while its report is computed, is not judged', async (t) => {
