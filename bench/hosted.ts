@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, loadavg, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ROOT } from '../src/config.js'
@@ -10,13 +10,14 @@ import { runLoad } from './load-run.js'
 import { freePort, spawnServer, type ServerProcess } from './processes.js'
 import type { LoadJob } from './protocol.js'
 import { buildScenarios, type Scenario } from './scenarios.js'
+import { report, SIDES, type ReadRow, type SideId } from './hosted-report.js'
 import { median, rateOf, summarize } from './stats.js'
 
 /**
  * Hosted mode on one machine (`npm run build && node dist/bench/hosted.js`): a throw-away
  * PostgreSQL cluster, instances of the sandbox over it, and Debian's nginx round-robin in front.
- * - reads: one instance over PostgreSQL against one over SQLite (the same data), run after run in
- *   turn, each the median of its runs;
+ * - reads: an instance over PostgreSQL (of each mode) against one over SQLite (the same data), in
+ *   turn, every run on instances started for it, each ratio taken within its run;
  * - create client over PostgreSQL: latency at 20 creates a second (under the limit of 25);
  * - a write on instance A read on instance B: the delay from A's acknowledgement until B answers
  *   it, by another client, and reads by the writer's own next request that missed it;
@@ -70,29 +71,46 @@ function job (origin: string, data: BenchData, scenario: Pick<Scenario, 'variant
   }
 }
 
-const SIDES = ['sqlite', 'strict', 'notified'] as const
-type SideId = typeof SIDES[number]
-type ReadRow = { id: string } & Record<SideId, { rate: number, p99: number }>
+/** What one read table measures: its scenarios, at how many connections. */
+interface ReadPlan { ids: readonly string[], connections: number }
 
-/** Requests per second of each server, run after run in turn (the order rotating); the medians. */
-async function reads (data: BenchData, scenarios: Scenario[], servers: Record<SideId, ServerProcess>, ids: readonly string[] = READS, connections = CONNECTIONS): Promise<ReadRow[]> {
-  const rows: ReadRow[] = []
-  for (const id of ids) {
-    const scenario = scenarios.find((s) => s.id === id)!
-    const rates = Object.fromEntries(SIDES.map((side) => [side, { rate: [] as number[], p99: [] as number[] }])) as Record<SideId, { rate: number[], p99: number[] }>
-    for (let run = 0; run < RUNS; run++) {
-      for (let i = 0; i < SIDES.length; i++) {
-        const side = SIDES[(i + run) % SIDES.length]
-        const { result } = await runLoad(job(servers[side].origin, data, scenario, { connections }), servers[side].pid)
-        rates[side].rate.push(rateOf(result))
-        rates[side].p99.push(summarize(result.latencies).p99Ms)
+/**
+ * Requests per second of each side, every run on instances started for it, loaded in turn (the
+ * order rotating); a side's ratio is taken run by run against the SQLite instance of the same
+ * run (bench/hosted-report.ts says why). One table of rows per plan.
+ */
+async function reads (data: BenchData, scenarios: Scenario[], startSides: () => Promise<Record<SideId, ServerProcess>>, plans: ReadPlan[]): Promise<ReadRow[][]> {
+  type Runs = Record<SideId, { rate: number[], p99: number[] }>
+  const measured = plans.map((plan) => plan.ids.map(() => Object.fromEntries(SIDES.map((side) => [side, { rate: [] as number[], p99: [] as number[] }])) as Runs))
+  for (let run = 0; run < RUNS; run++) {
+    const servers = await startSides()
+    try {
+      for (const [p, plan] of plans.entries()) {
+        for (const [i, id] of plan.ids.entries()) {
+          const scenario = scenarios.find((s) => s.id === id)!
+          for (let k = 0; k < SIDES.length; k++) {
+            const side = SIDES[(k + run) % SIDES.length]
+            const { result } = await runLoad(job(servers[side].origin, data, scenario, { connections: plan.connections }), servers[side].pid)
+            measured[p][i][side].rate.push(rateOf(result))
+            measured[p][i][side].p99.push(summarize(result.latencies).p99Ms)
+          }
+        }
       }
+    } finally {
+      for (const side of SIDES) await servers[side].stop(5000)
     }
-    const row = { id, ...Object.fromEntries(SIDES.map((side) => [side, { rate: median(rates[side].rate), p99: median(rates[side].p99) }])) } as ReadRow
-    log(`${id}: SQLite ${row.sqlite.rate.toFixed(0)}/s, PostgreSQL strict ${row.strict.rate.toFixed(0)}/s (${(row.strict.rate / row.sqlite.rate).toFixed(2)}), notified ${row.notified.rate.toFixed(0)}/s (${(row.notified.rate / row.sqlite.rate).toFixed(2)})`)
-    rows.push(row)
+    log(`reads, run ${run + 1} of ${RUNS} done`)
   }
-  return rows
+  return plans.map((plan, p) => plan.ids.map((id, i) => {
+    const runs = measured[p][i]
+    const figures = (side: SideId) => {
+      const ratios = runs[side].rate.map((rate, run) => rate / runs.sqlite.rate[run])
+      return { rate: median(runs[side].rate), p99: median(runs[side].p99), ratio: { median: median(ratios), low: Math.min(...ratios), high: Math.max(...ratios) } }
+    }
+    const row = { id, sqlite: figures('sqlite'), strict: figures('strict'), notified: figures('notified') }
+    log(`${id}, ${plan.connections} connections: SQLite ${row.sqlite.rate.toFixed(0)}/s, PostgreSQL strict ${row.strict.rate.toFixed(0)}/s (${row.strict.ratio.median.toFixed(2)}), notified ${row.notified.rate.toFixed(0)}/s (${row.notified.ratio.median.toFixed(2)})`)
+    return row
+  }))
 }
 
 /** Create-client latency at 20 a second for 10 s (open loop). */
@@ -142,6 +160,7 @@ async function journalReads (data: BenchData, a: ServerProcess, b: ServerProcess
     }
     const began = performance.now()
     const answer = await fetch(`${a.origin}/_sandbox/requests?limit=10`)
+    if (!answer.ok) throw new Error(`the journal read answered ${answer.status}: ${await answer.text()}`)
     const entries = await answer.json() as Array<{ query: Record<string, string> }>
     took.push(performance.now() - began)
     missing += 10 - entries.filter((e) => e.query.round === String(round)).length
@@ -241,8 +260,6 @@ async function main (): Promise<void> {
   try {
     postgres = await startScratchPostgres()
     const hostedEnv = { SANDBOX_DATABASE_URL: postgres.url, SANDBOX_FIXTURES: data.fixtureFile }
-    const sqlite = await serve({ SANDBOX_DB: copy.file })
-    servers.push(sqlite)
     const a = await serve(hostedEnv)
     servers.push(a)
     log(`first instance over an empty database: seeded and healthy in ${a.startupMs.toFixed(0)} ms`)
@@ -251,9 +268,18 @@ async function main (): Promise<void> {
     log(`second instance: from the log in ${b.startupMs.toFixed(0)} ms`)
     const n = await serve({ ...hostedEnv, SANDBOX_HOSTED_READS: 'notified' })
     servers.push(n)
+    const startSides = async () => ({
+      sqlite: await serve({ SANDBOX_DB: copy.file }),
+      strict: await serve(hostedEnv),
+      notified: await serve({ ...hostedEnv, SANDBOX_HOSTED_READS: 'notified' })
+    })
+    const [readRows, manyRows] = await reads(data, scenarios, startSides, [
+      { ids: READS, connections: CONNECTIONS },
+      { ids: ['get-client', 'changed-all'], connections: MANY_CONNECTIONS }
+    ])
+    const sqlite = await serve({ SANDBOX_DB: copy.file })
+    servers.push(sqlite)
 
-    const readRows = await reads(data, scenarios, { sqlite, strict: a, notified: n })
-    const manyRows = await reads(data, scenarios, { sqlite, strict: a, notified: n }, ['get-client', 'changed-all'], MANY_CONNECTIONS)
     const createOverPg = await creates(data, scenarios, a)
     await sleep(1100)
     const createOverSqlite = await creates(data, scenarios, sqlite)
@@ -264,7 +290,8 @@ async function main (): Promise<void> {
     await sleep(1100)
     const seenNotified = await visibility(data, a, n)
     log(`visible on N (notified): p50 ${seenNotified.p50Ms.toFixed(1)} ms, p99 ${seenNotified.p99Ms.toFixed(1)} ms; first reads that missed it: ${seenNotified.staleFirstReads}`)
-    n.child.kill('SIGKILL')
+    // stopped as a deploy stops it (it leaves the journal's instances): the journal reads measure the two that stay
+    await n.stop(5000)
     const journal = await journalReads(data, a, b)
     log(`journal read on A of what A and B answered: p50 ${journal.p50Ms.toFixed(1)} ms, p99 ${journal.p99Ms.toFixed(1)} ms; entries missed: ${journal.missing}`)
     const examined = await sessions(data, scenarios, a, b)
@@ -289,6 +316,7 @@ async function main (): Promise<void> {
 
     writeFileSync(resolve(values.out), report({
       data,
+      settings: { connections: CONNECTIONS, manyConnections: MANY_CONNECTIONS, seconds: SECONDS, runs: RUNS },
       readRows,
       manyRows,
       createOverPg,
@@ -308,92 +336,6 @@ async function main (): Promise<void> {
     copy.remove()
     postgres?.destroy()
   }
-}
-
-type Figures = {
-  data: BenchData
-  readRows: ReadRow[]
-  manyRows: ReadRow[]
-  createOverPg: Awaited<ReturnType<typeof creates>>
-  createOverSqlite: Awaited<ReturnType<typeof creates>>
-  seen: Awaited<ReturnType<typeof visibility>>
-  seenNotified: Awaited<ReturnType<typeof visibility>>
-  journal: Awaited<ReturnType<typeof journalReads>>
-  examined: Awaited<ReturnType<typeof sessions>>
-  startup: { seeded: number, fromLog: number }
-  nginx: { one: number, two: number }
-  killed: { reads: { requests: number, errors: number, statuses: Record<string, number> }, writes: { requests: number, errors: number, statuses: Record<string, number> } }
-  seconds: number
-}
-
-function readTable (rows: ReadRow[]): string {
-  const ratio = (r: ReadRow, side: SideId) => (r[side].rate / r.sqlite.rate).toFixed(2)
-  return rows.map((r) => `| ${r.id} | ${r.sqlite.rate.toFixed(0)} | ${r.strict.rate.toFixed(0)} | ${ratio(r, 'strict')} | ${r.notified.rate.toFixed(0)} | ${ratio(r, 'notified')} | ${r.sqlite.p99.toFixed(1)} / ${r.strict.p99.toFixed(1)} / ${r.notified.p99.toFixed(1)} |`).join('\n')
-}
-
-function report (f: Figures): string {
-  const ms = (n: number) => n.toFixed(1)
-  const held = (ok: boolean) => (ok ? 'yes' : '**no**')
-  const ratio = (r: ReadRow, side: SideId) => r[side].rate / r.sqlite.rate
-  const targeted = (rows: ReadRow[], connections: number) => rows
-    .filter((r) => r.id === 'get-client' || r.id.startsWith('changed'))
-    .map((r) => ({ ...r, id: `${r.id} (${connections} connections)` }))
-  const readTargets = [...targeted(f.readRows, CONNECTIONS), ...targeted(f.manyRows, MANY_CONNECTIONS)]
-  return `# Hosted mode
-
-Generated by \`node dist/bench/hosted.js\` (bench/hosted.ts) on ${new Date().toISOString().slice(0, 10)}: ${f.seconds.toFixed(0)} s, Node ${process.version}, ${cpus().length} cores (load average ${loadavg()[0].toFixed(2)} at the end). A throw-away PostgreSQL cluster (scripts/scratch-postgres.ts: fsync off, as a test cluster), instances of \`agency-sandbox serve\` over it with the benchmark's fixture of ${f.data.clients.toLocaleString('en-US')} clients, an instance over SQLite with the same data, and Debian's nginx, all on 127.0.0.1 of this one machine: the database, the instances, nginx and the load generators share its ${cpus().length} cores.
-
-Two ways an instance learns of commits made by others (\`SANDBOX_HOSTED_READS\`): **strict**, the default, acknowledges a write only once every other instance has heard it announced (or its lease ran out), so an instance answers from what it heard while it listens within its lease, asking PostgreSQL for the heads otherwise, and no read misses a write acknowledged before it; **notified** does not wait at the write, so a read may miss a write acknowledged a moment before on another instance. Both ask PostgreSQL while the listening connection is down.
-
-## Targets
-
-| Target | Strict | Held | Notified | Held |
-|---|---|---|---|---|
-${readTargets.map((r) => `| ${r.id} over PostgreSQL ≥ 0.8 of SQLite | ${ratio(r, 'strict').toFixed(2)} | ${held(ratio(r, 'strict') >= 0.8)} | ${ratio(r, 'notified').toFixed(2)} | ${held(ratio(r, 'notified') >= 0.8)} |`).join('\n')}
-| a write on A read on B by another client, p99 < 50 ms after the acknowledgement | ${ms(f.seen.p99Ms)} ms | ${held(f.seen.p99Ms < 50)} | ${ms(f.seenNotified.p99Ms)} ms | ${held(f.seenNotified.p99Ms < 50)} |
-| stale reads by the writer's next request on the other instance | ${f.seen.staleFirstReads} of ${f.seen.samples} | ${held(f.seen.staleFirstReads === 0)} | ${f.seenNotified.staleFirstReads} of ${f.seenNotified.samples} | ${held(f.seenNotified.staleFirstReads === 0)} |
-| create client p99 over PostgreSQL < 20 ms | ${ms(f.createOverPg.p99Ms)} ms | ${held(f.createOverPg.p99Ms < 20)} | (writes are the same) | |
-
-## Reads, one instance over each store
-
-Requests per second, ${CONNECTIONS} connections, ${SECONDS} s runs after a 1 s warm-up, median of ${RUNS} runs each, the three instances in turn (the order rotating).
-
-| Scenario | SQLite (/s) | PostgreSQL strict (/s) | Ratio | PostgreSQL notified (/s) | Ratio | p99 SQLite / strict / notified (ms) |
-|---|---|---|---|---|---|---|
-${readTable(f.readRows)}
-
-The same at ${MANY_CONNECTIONS} connections:
-
-| Scenario | SQLite (/s) | PostgreSQL strict (/s) | Ratio | PostgreSQL notified (/s) | Ratio | p99 SQLite / strict / notified (ms) |
-|---|---|---|---|---|---|---|
-${readTable(f.manyRows)}
-
-## Writes and visibility
-
-| Figure | Value |
-|---|---|
-| create client, 20/s for 10 s, over PostgreSQL: p50 / p99 | ${ms(f.createOverPg.p50Ms)} / ${ms(f.createOverPg.p99Ms)} ms (${f.createOverPg.requests} created, ${f.createOverPg.errors} errors) |
-| the same over SQLite: p50 / p99 | ${ms(f.createOverSqlite.p50Ms)} / ${ms(f.createOverSqlite.p99Ms)} ms |
-| created on A, answered by B (strict): p50 / p99 after A's acknowledgement | ${ms(f.seen.p50Ms)} / ${ms(f.seen.p99Ms)} ms over ${f.seen.samples} creates |
-| created on A, answered by N (notified): p50 / p99 | ${ms(f.seenNotified.p50Ms)} / ${ms(f.seenNotified.p99Ms)} ms over ${f.seenNotified.samples} creates |
-| the request journal read on A after ten reads answered by A and B in turn: p50 / p99 of the read (every instance ships first) | ${ms(f.journal.p50Ms)} / ${ms(f.journal.p99Ms)} ms over ${f.journal.samples} reads; entries missed: ${f.journal.missing} of ${f.journal.samples * 10} |
-| get client on A (strict), no session open / a session recording every request (median of ${RUNS} runs each, in turn) | ${f.examined.without.toFixed(0)}/s / ${f.examined.recording.toFixed(0)}/s (${(f.examined.recording / f.examined.without).toFixed(2)}) |
-| each such session ended on B (its report judged there from what A recorded) | ${f.examined.ends.map((e) => `${e.recorded.toLocaleString('en-US')} requests: ${e.ms.toFixed(0)} ms`).join('; ')} |
-| a session's count read on A after ten reads answered by A and B in turn: p50 / p99 | ${ms(f.examined.count.p50Ms)} / ${ms(f.examined.count.p99Ms)} ms over ${f.examined.count.samples} reads; requests missed: ${f.examined.count.missing} of ${f.examined.count.samples * 10} |
-| first instance over an empty database (seeds the log from the fixture) | ${f.startup.seeded.toFixed(0)} ms to healthy |
-| second instance (replays the log) | ${f.startup.fromLog.toFixed(0)} ms to healthy |
-
-## Two instances behind nginx
-
-| Figure | Value |
-|---|---|
-| get client, one instance directly | ${f.nginx.one.toFixed(0)}/s |
-| get client, two instances behind nginx (round-robin, keep-alive) | ${f.nginx.two.toFixed(0)}/s |
-| one of the two SIGKILLed mid-run: get client errors | ${f.killed.reads.errors} of ${f.killed.reads.requests + f.killed.reads.errors} (statuses ${JSON.stringify(f.killed.reads.statuses)}) |
-| the same run: log notes (POST, which nginx does not retry) errors | ${f.killed.writes.errors} of ${f.killed.writes.requests + f.killed.writes.errors} (statuses ${JSON.stringify(f.killed.writes.statuses)}) |
-
-On one machine two instances share the same ${cpus().length} cores with PostgreSQL, nginx and the load generators, so a second instance adds no capacity here; the figure shows what nginx costs and that the pair answers as one. Capacity beyond one machine is estimated in the README ("Hosting for a partner programme").
-`
 }
 
 await main()
