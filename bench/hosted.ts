@@ -79,12 +79,17 @@ interface ReadPlan { ids: readonly string[], connections: number }
  * order rotating); a side's ratio is taken run by run against the SQLite instance of the same
  * run (bench/hosted-report.ts says why). One table of rows per plan.
  */
-async function reads (data: BenchData, scenarios: Scenario[], startSides: () => Promise<Record<SideId, ServerProcess>>, plans: ReadPlan[]): Promise<ReadRow[][]> {
+async function reads (data: BenchData, scenarios: Scenario[], start: (side: SideId) => Promise<ServerProcess>, plans: ReadPlan[]): Promise<ReadRow[][]> {
   type Runs = Record<SideId, { rate: number[], p99: number[] }>
   const measured = plans.map((plan) => plan.ids.map(() => Object.fromEntries(SIDES.map((side) => [side, { rate: [] as number[], p99: [] as number[] }])) as Runs))
   for (let run = 0; run < RUNS; run++) {
-    const servers = await startSides()
+    const started: ServerProcess[] = []
     try {
+      const servers = {} as Record<SideId, ServerProcess>
+      for (const side of SIDES) {
+        servers[side] = await start(side)
+        started.push(servers[side])
+      }
       for (const [p, plan] of plans.entries()) {
         for (const [i, id] of plan.ids.entries()) {
           const scenario = scenarios.find((s) => s.id === id)!
@@ -97,7 +102,7 @@ async function reads (data: BenchData, scenarios: Scenario[], startSides: () => 
         }
       }
     } finally {
-      for (const side of SIDES) await servers[side].stop(5000)
+      for (const server of started) await server.stop(5000)
     }
     log(`reads, run ${run + 1} of ${RUNS} done`)
   }
@@ -260,24 +265,24 @@ async function main (): Promise<void> {
   try {
     postgres = await startScratchPostgres()
     const hostedEnv = { SANDBOX_DATABASE_URL: postgres.url, SANDBOX_FIXTURES: data.fixtureFile }
+    const sideEnv: Record<SideId, Record<string, string>> = {
+      sqlite: { SANDBOX_DB: copy.file },
+      strict: hostedEnv,
+      notified: { ...hostedEnv, SANDBOX_HOSTED_READS: 'notified' }
+    }
     const a = await serve(hostedEnv)
     servers.push(a)
     log(`first instance over an empty database: seeded and healthy in ${a.startupMs.toFixed(0)} ms`)
     const b = await serve(hostedEnv)
     servers.push(b)
     log(`second instance: from the log in ${b.startupMs.toFixed(0)} ms`)
-    const n = await serve({ ...hostedEnv, SANDBOX_HOSTED_READS: 'notified' })
+    const n = await serve(sideEnv.notified)
     servers.push(n)
-    const startSides = async () => ({
-      sqlite: await serve({ SANDBOX_DB: copy.file }),
-      strict: await serve(hostedEnv),
-      notified: await serve({ ...hostedEnv, SANDBOX_HOSTED_READS: 'notified' })
-    })
-    const [readRows, manyRows] = await reads(data, scenarios, startSides, [
+    const [readRows, manyRows] = await reads(data, scenarios, async (side) => await serve(sideEnv[side]), [
       { ids: READS, connections: CONNECTIONS },
       { ids: ['get-client', 'changed-all'], connections: MANY_CONNECTIONS }
     ])
-    const sqlite = await serve({ SANDBOX_DB: copy.file })
+    const sqlite = await serve(sideEnv.sqlite)
     servers.push(sqlite)
 
     const createOverPg = await creates(data, scenarios, a)
