@@ -53,9 +53,9 @@ export function report (f: Figures): string {
   const ms = (n: number) => n.toFixed(1)
   const held = (ok: boolean) => (ok ? 'yes' : '**no**')
   const ratio = (r: ReadRow, side: SideId) => r[side].ratio.median
-  const targeted = (rows: ReadRow[], connections: number) => rows
+  const targeted = (rows: ReadRow[], atConnections: number) => rows
     .filter((r) => r.id === 'get-client' || r.id.startsWith('changed'))
-    .map((r) => ({ ...r, id: `${r.id} (${connections} connections)` }))
+    .map((r) => ({ ...r, id: `${r.id} (${atConnections} connections)` }))
   const readTargets = [...targeted(f.readRows, connections), ...targeted(f.manyRows, manyConnections)]
   return `# Hosted mode
 
