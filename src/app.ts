@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import partnerApiRoutes from '../routes/partner-api/index.js'
 import controlPlane from '../routes/control/index.js'
 import { existsSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ConfigError, ROOT, type Config } from './config.js'
@@ -10,9 +11,8 @@ import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
-import type { HostedWorlds } from './domain/worlds/hosted-worlds.js'
+import type { Hosting } from './domain/worlds/hosting.js'
 import { UnitOfWork } from './db/index.js'
-import { commitBeforeAnswering, shareWorlds, waitForReplica } from './plugins/replication.js'
 import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
@@ -21,6 +21,7 @@ import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
+import { routeToOwners } from './plugins/owner-routing.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
@@ -78,8 +79,8 @@ export interface RegisteredRoute {
  */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   if (config.databaseUrl !== undefined && config.simulator !== undefined) {
-    // every instance would start it again at its own start, resetting the one the instances share
-    throw new ConfigError('SANDBOX_SIMULATOR_RATE: in hosted mode (SANDBOX_DATABASE_URL) the instances share one simulator per world; start it once with POST /_sandbox/simulator')
+    // every instance would start it again at its own start, resetting the one the world's owner runs
+    throw new ConfigError('SANDBOX_SIMULATOR_RATE: in hosted mode (SANDBOX_DATABASE_URL) each world\'s simulator runs at the world\'s owner; start it once with POST /_sandbox/simulator')
   }
   // The fixture file may be read before the logger exists (seeding at start) or later (the first
   // reset): its warnings are kept for the banner and logged once the logger is there.
@@ -91,37 +92,32 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     fixtureWarnings.push(line)
     logged.warn?.(line)
   }
-  // Hosted mode: the worlds' data comes from PostgreSQL, into databases in memory (replica.ts, hosted-worlds.ts).
-  const hosting = config.databaseUrl === undefined
+  // Hosted mode: every world kept in PostgreSQL, each served by its owner (ownership.ts, plugins/owner-routing.ts).
+  const hosting: Hosting | undefined = config.databaseUrl === undefined
     ? undefined
     // loaded only in hosted mode: the PostgreSQL client stays out of every other start
     : await (await import('./domain/worlds/hosting.js')).openHosting({
       url: config.databaseUrl,
-      reads: config.hostedReads,
-      copyIdleMs: config.hostedCopyIdleSeconds * 1000,
+      leaseMs: config.hostedLeaseMs,
+      idleReleaseMs: config.hostedIdleReleaseSeconds * 1000,
       onError: (line) => storageLog.warn?.(line),
       migrationsDir: config.migrationsDir,
       postgresMigrationsDir: join(config.migrationsDir, 'postgres')
     })
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
-  // Hosted mode shares examiner sessions in PostgreSQL (shared-sessions.ts); until then a world's own
-  // examiner keeps its rows here, beside the replica, never in the database whose commits are logged.
-  const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   let worlds: WorldRegistry
-  let hosted: HostedWorlds | undefined
+  let attached: Awaited<ReturnType<Hosting['attach']>> | undefined
   try {
-    worlds = await openWorlds(db, config, options, onFixtureWarning, records)
-    hosted = await hosting?.attach(worlds)
+    worlds = await openWorlds(db, config, options, onFixtureWarning, hosting?.records)
+    attached = await hosting?.attach(worlds)
   } catch (e) {
-    await hosting?.abandon().catch(() => undefined)
     await hosting?.close()
     closeDatabase(db)
-    if (records !== undefined) closeDatabase(records)
+    if (hosting !== undefined) closeDatabase(hosting.records)
     throw e
   }
   const closeStorage = async () => {
     closeDatabase(db)
-    if (records !== undefined) closeDatabase(records)
     await hosting?.close()
   }
 
@@ -161,6 +157,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // Work a request may wait on (a simulator's catch-up, a report) stops first, so that request is answered.
   app.addHook('preClose', async () => worlds.stopWork())
   app.addHook('onClose', async () => {
+    // hosted mode: every world held is given back, what it holds written to its log, for the next request's instance
+    await hosting?.releaseAll()
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
     await worlds.close()
     await closeStorage()
@@ -170,10 +168,15 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     closeStorage().catch(() => undefined)
   })
   registerErrorHandling(app)
-  if (hosted !== undefined) commitBeforeAnswering(app)
-  if (hosted !== undefined) shareWorlds(app, hosted)
-  buildRequestContext(app, worlds, config, hosted === undefined ? 'here' : 'after-replica')
-  if (hosted !== undefined) waitForReplica(app, hosted)
+  if (hosting !== undefined && attached !== undefined) {
+    const { ownership } = attached
+    await routeToOwners(app, attached.hosted, ownership, hosting.instance)
+    app.addHook('onListen', (done) => {
+      ownership.address = config.instanceUrl ?? addressOf(app, config.host)
+      done()
+    })
+  }
+  buildRequestContext(app, worlds, config)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
@@ -198,7 +201,18 @@ function workerFile (path: string): URL {
   return existsSync(fileURLToPath(beside)) ? beside : pathToFileURL(join(ROOT, 'dist', 'src', ...path.split('/')))
 }
 
-/** The default world over the process's database, and the registry of the worlds created beside it. */
+/** How the other instances reach this one (hosted mode): the address it listens on, the machine's name for any address. */
+function addressOf (app: FastifyInstance, host: string): string {
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  const name = host === '0.0.0.0' || host === '::' ? hostname() : host.includes(':') ? `[${host}]` : host
+  return `http://${name}:${port}`
+}
+
+/**
+ * The default world over the process's database, and the registry of the worlds created beside it
+ * (hosted mode: `records` holds its examiner sessions, and its first owner seeds it: ownership.ts).
+ */
 async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void, records?: Db): Promise<WorldRegistry> {
   const reports = new ReportRunner({ workerFile: workerFile('domain/examiner/report-worker.js') })
   // the pieces of state documents, like request bodies, are freed by a scavenge per 8 MiB of them
@@ -222,6 +236,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
     fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
     reseed: config.resetOnStart,
+    seed: records === undefined ? 'now' : 'by-owner',
     clock: options.clock ?? new Clock(),
     journalSize: config.journalSize,
     journalBytes: config.journalBytes,

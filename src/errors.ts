@@ -132,9 +132,17 @@ export const storageUnreachable = (e: unknown): ApiError => e instanceof ApiErro
   ? e
   : storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${e instanceof Error ? e.message : String(e)}. Nothing was applied; retry in a moment`)
 
-/** Hosted mode: an instance alive did not ship its request journal in time, so a read would miss what it answered. */
-export const journalIncomplete = (instances: readonly string[]) =>
-  storageUnavailable(`The request journal of ${instances.length === 1 ? 'instance' : 'instances'} ${instances.join(', ')} did not reach the database in time, so the journal would miss what ${instances.length === 1 ? 'it' : 'they'} answered; retry in a moment`)
+/** Hosted mode: a write whose append to its world's log is known not to have happened. */
+export const writeNotApplied = (reason: string) =>
+  storageUnavailable(`The write did not reach the sandbox's database (PostgreSQL): ${reason}. Nothing was applied; retry in a moment`)
+
+/** Hosted mode: a write whose append to its world's log was sent and not confirmed: it may or may not have been applied. */
+export const writeOutcomeUnknown = (reason: string) =>
+  storageUnavailable(`The sandbox's database (PostgreSQL) did not confirm the write (${reason}); whether it was applied is unknown: retry with the same RefId, or read before writing again`)
+
+/** Hosted mode: the world's owner cannot answer now (it is being taken over, or PostgreSQL cannot be reached). */
+export const worldUnavailable = (worldId: string, reason: string) =>
+  storageUnavailable(`World ${worldId} cannot be served at the moment (${reason}); retry in a moment`)
 
 export const internalError = () =>
   new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')

@@ -67,8 +67,12 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
   }, { prefix: '/worlds/:worldId' })
 }
 
-/** The control routes of one world (the request's: see worldScope). */
+/**
+ * The control routes of one world (the request's: see worldScope), marked as such: hosted mode
+ * answers them at the world's owner (src/plugins/owner-routing.ts).
+ */
 async function registerWorldRoutes (app: FastifyInstance, options: ControlOptions): Promise<void> {
+  app.addHook('onRoute', (route) => { route.config = { ...route.config, worldRoute: true } })
   await app.register(worldControl, options)
   await app.register(agencyControl, options)
   await app.register(clientControl, options)

@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { readWorldBody } from '../../src/domain/worlds/fixture-job.js'
-import type { World, WorldDataFacts } from '../../src/domain/worlds/world.js'
+import type { WorldListing } from '../../src/domain/worlds/world.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
-import { worldScope, type ControlTokens } from './tokens.js'
+import { worldOfPath, worldScope, type ControlTokens } from './tokens.js'
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
 
@@ -13,7 +13,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 const checkedWhereRead = () => (value: unknown) => ({ value })
 
 /** What GET /_sandbox/worlds tells of a world. */
-function describe (world: World, data: WorldDataFacts) {
+function describe ({ world, data, journal, faults }: WorldListing) {
   return {
     id: world.id,
     name: world.name,
@@ -25,7 +25,7 @@ function describe (world: World, data: WorldDataFacts) {
     ttlSeconds: world.ttlMs / 1000,
     bytes: data.bytes,
     integrations: data.integrations,
-    counts: { ...data.counts, journal: world.journal.size, faults: world.faults.list().length }
+    counts: { ...data.counts, journal, faults }
   }
 }
 
@@ -79,26 +79,30 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     }
   }, async (request) => {
     const owner = tokens.tenantOf(request)
-    const listed = owner === undefined ? [worlds.default, ...worlds.list()] : worlds.ownedBy(owner.id)
-    const data = await worlds.dataFacts(listed)
-    const described = listed.map((world, i) => describe(world, data[i]))
+    const listed = await worlds.listing(owner?.id)
+    const described = listed.map(describe)
     if (owner === undefined) return { worlds: described, limits: { ...worlds.limits, bytes: worlds.bytes() } }
     return {
       worlds: described,
-      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: listed.reduce((sum, world) => sum + world.bytes(), 0) }
+      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: listed.reduce((sum, { data }) => sum + data.bytes, 0) }
     }
   })
 
   await app.register(async function oneWorld (scope) {
     worldScope(scope, worlds, tokens)
     scope.withTypeProvider<TypeBoxTypeProvider>().get('/worlds/:worldId', {
+      // hosted mode: answered by the world's owner (plugins/owner-routing.ts)
+      config: { worldRoute: true },
       schema: { summary: 'One world', params: WorldIdParams, response: { 200: WorldSchema } }
-    }, (request) => describe(request.world, request.world.dataFacts()))
-    scope.withTypeProvider<TypeBoxTypeProvider>().delete('/worlds/:worldId', {
-      schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
-    }, async (request, reply) => {
-      await worlds.remove(request.world.id)
-      reply.code(204).send()
-    })
+    }, (request) => describe(request.world.listing()))
+  })
+
+  // any instance deletes a world (hosted mode: in the catalogue, and its owner gives it up)
+  app.delete('/worlds/:worldId', {
+    onRequest: async (request) => { worldOfPath(request, worlds, tokens) },
+    schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
+  }, async (request, reply) => {
+    await worlds.remove(worldOfPath(request, worlds, tokens).id)
+    reply.code(204).send()
   })
 }

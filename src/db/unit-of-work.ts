@@ -67,11 +67,9 @@ export interface Command<Params extends unknown[] | object = unknown[]> {
 export interface Committed {
   /** [agencyId, clientNumber] of each client row written, in order (repeats possible). */
   clients: ReadonlyArray<readonly [number, number]>
-  /** The commit replayed another replica's (replay): the replica that made it has told its own listeners. */
-  replayed: boolean
 }
 
-/** One command run in a committed transaction, as a replica replays it: its SQL and parameters, or a client it noted. */
+/** One command run in a committed transaction, as a copy of the database replays it (hosted mode's log): its SQL and parameters, or a client it noted. */
 export type CapturedStep = { sql: string, params: unknown[] } | { client: readonly [number, number] } | { unreplayable: string }
 
 /** What readers of the data need to know about writes to it. */
@@ -97,14 +95,11 @@ export class UnitOfWork implements ChangeSignal {
   /** Clients written in the open transaction (see noteClient). */
   private clients: Array<readonly [number, number]> = []
   /**
-   * While set, every command run (and client noted) in a transaction that commits is kept here, in
-   * order, for a replica of this database elsewhere to replay (src/domain/worlds/replica.ts).
+   * While set, every command run (log commands too) and client noted in a transaction that commits
+   * is kept here, in order, for a copy of this database elsewhere to replay (hosted mode: a world's
+   * log, src/domain/worlds/owned-world.ts).
    */
   private captured: CapturedStep[] | undefined
-  /** Set with capture: a command run while nothing captures is refused (a write no replica would see). */
-  private refuseUncaptured = false
-  /** True while replay runs its transaction. */
-  private replaying = false
   /** Commands prepared for replay, by SQL text. */
   private readonly replayCommands = new Map<string, Command<unknown[]>>()
 
@@ -128,50 +123,40 @@ export class UnitOfWork implements ChangeSignal {
     this.captured?.push({ client: [agencyId, clientNumber] })
   }
 
-  /**
-   * From now on every write must be captured: `capture` starts keeping the commands of the
-   * transactions that commit, `takeCaptured` hands them over and stops; a command run between
-   * them throws, as a write kept only here would never reach the other replicas.
-   */
-  requireCapture (): void {
-    this.refuseUncaptured = true
-  }
-
+  /** From now on the commands of every transaction that commits are kept, until taken (takeCaptured). */
   capture (): void {
-    this.captured = []
+    this.captured ??= []
   }
 
+  /** The steps kept since the last take (capturing goes on). */
   takeCaptured (): CapturedStep[] {
     const steps = this.captured ?? []
-    this.captured = undefined
+    if (this.captured !== undefined) this.captured = []
     return steps
   }
 
-  /** Runs captured steps (another replica's commit) in one transaction, which signals its change as any commit does. */
+  /** Steps kept and not yet taken. */
+  get capturedSteps (): number {
+    return this.captured?.length ?? 0
+  }
+
+  /** Runs captured steps (a commit of the world's log) in one transaction, which signals its change as any commit does. */
   replay (steps: readonly CapturedStep[]): void {
-    const refusing = this.refuseUncaptured
-    this.refuseUncaptured = false
-    this.replaying = true
-    try {
-      this.transaction(() => {
-        for (const step of steps) {
-          if ('client' in step) {
-            this.noteClient(step.client[0], step.client[1])
-            continue
-          }
-          if ('unreplayable' in step) throw new Error(`a captured step cannot be replayed: ${step.unreplayable}`)
-          let command = this.replayCommands.get(step.sql)
-          if (command === undefined) {
-            command = this.command<unknown[]>(step.sql)
-            this.replayCommands.set(step.sql, command)
-          }
-          command.run(...step.params)
+    this.transaction(() => {
+      for (const step of steps) {
+        if ('client' in step) {
+          this.noteClient(step.client[0], step.client[1])
+          continue
         }
-      })
-    } finally {
-      this.refuseUncaptured = refusing
-      this.replaying = false
-    }
+        if ('unreplayable' in step) throw new Error(`a captured step cannot be replayed: ${step.unreplayable}`)
+        let command = this.replayCommands.get(step.sql)
+        if (command === undefined) {
+          command = this.command<unknown[]>(step.sql)
+          this.replayCommands.set(step.sql, command)
+        }
+        command.run(...step.params)
+      }
+    })
   }
 
   /** A read-only statement; SQL that would change the database is refused here, when it is first seen. */
@@ -208,11 +193,8 @@ export class UnitOfWork implements ChangeSignal {
     const replayable = !/\btemp\./i.test(sql)
     const run = (params: unknown[]): Database.RunResult => {
       if (this.depth === 0) return this.transaction(() => run(params))
-      if (changesData) {
-        this.changed = true
-        if (this.captured !== undefined) this.captured.push(replayable ? { sql, params } : { unreplayable: sql })
-        else if (this.refuseUncaptured) throw new Error(`a write outside a replicated turn would reach no other replica: ${sql}`)
-      }
+      if (changesData) this.changed = true
+      this.captured?.push(replayable ? { sql, params } : { unreplayable: sql })
       statement ??= this.db.prepare(sql)
       return statement.run(...params)
     }
@@ -243,7 +225,7 @@ export class UnitOfWork implements ChangeSignal {
     }
     if (this.changed) {
       this.changed = false
-      const committed = { clients: this.clients, replayed: this.replaying }
+      const committed = { clients: this.clients }
       this.clients = []
       for (const listener of this.listeners) listener(committed)
     }

@@ -109,17 +109,6 @@ export function applyFaults (request: FastifyRequest, reply: FastifyReply, done:
   actOnFault(request, reply, world.faults.decide(faultRequestOf(request)), done)
 }
 
-/**
- * The same where the rules' counts are shared by several instances (hosted mode): decided where
- * they are kept, once the request's world holds every rule made before it (a hook after the replica's).
- * `failed` makes what the decision could not reach into the answer.
- */
-export function applySharedFaults (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failed: (e: unknown) => Error): void {
-  const { world } = request
-  if (!world.faults.active || !isVendor(request)) return done()
-  world.faults.decideShared(faultRequestOf(request)).then((rule) => actOnFault(request, reply, rule, done), (e) => done(failed(e)))
-}
-
 const faultRequestOf = (request: FastifyRequest) => ({
   method: request.method,
   path: capPath(pathOf(request.url)),
@@ -162,7 +151,6 @@ function record (request: FastifyRequest, status: number, durationMs: number, re
   const journalId = world.journal.record({
     url,
     warnings,
-    durationMs,
     body: journalBody(request),
     describe: () => {
       const path = pathOf(url)

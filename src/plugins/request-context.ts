@@ -31,7 +31,7 @@ declare module 'fastify' {
  * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
  * again; the route's operation and version come with the route (src/plugins/vendor.ts).
  */
-export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, faults: 'here' | 'after-replica' = 'here'): void {
+export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>): void {
   app.decorateRequest('world', null as unknown as World)
   app.decorateRequest('credentials', null)
   app.decorateRequest('examinerArrival', null)
@@ -52,9 +52,7 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
     if (examiner.recording && isListing(request.routeOptions.config.operation) && examiner.wants(credentials?.clientId ?? null)) {
       request.examinerArrival = examiner.arrival()
     }
-    // hosted mode: once the replica holds the rules made before the request (replication.ts)
-    if (faults === 'here') applyFaults(request, reply, done)
-    else done()
+    applyFaults(request, reply, done)
   })
 
   // And the one hook every answer passes last: dated by its world's clock, unless it is lost (observe.ts).

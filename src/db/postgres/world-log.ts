@@ -1,38 +1,38 @@
 import pg from 'pg'
-import type { CommitDelivery } from './commit-delivery.js'
 
 /**
- * Worlds' data kept in PostgreSQL as logs (migrations/postgres/001-world-log.sql): each world's
- * latest snapshot (its SQLite database, whole) and the commits made since. Instances replay the
- * entries they have not seen; a writer holds the world's lock (a transaction-scoped advisory
- * lock) from reading the entries it lacks to appending its own, so commits take one order.
+ * Worlds' data kept in PostgreSQL as logs (migrations/postgres/001-world-log.sql, 010): each
+ * world's latest snapshot (its SQLite databases, whole) and the commits its owner made since. Only
+ * the world's owner appends (src/domain/worlds/owned-world.ts), each append fenced by the epoch of
+ * its lease (owners.ts) in the same statement; it reads the log once, when it takes the world.
  */
 
 export interface LogEntry {
   seq: number
   kind: 'snapshot' | 'commit'
-  /** Null only for a world's start asked for without it (entriesAfter). */
+  /** The data: a commit's steps, or a snapshot's pages (null: no step; a snapshot without a body is the world's start). */
   body: Buffer | null
-  /** The instruments the commit changed beside the data (see replica.ts). */
+  /** The examiner's records, the same way (null: no step, or none kept). */
+  records: Buffer | null
+  /** The world's instruments (clock, fault rules, rate window, simulator) as they stood, when they changed. */
   effects: unknown
 }
 
-/** A writer's turn on one world's log: the world is locked until commit or rollback. */
-export interface LogTurn {
-  /** The log's last sequence number (0: empty). */
-  readonly head: number
-  entriesAfter(seq: number, start?: 'with' | 'without'): Promise<LogEntry[]>
-  /**
-   * Appends one entry after the head; a snapshot makes every earlier entry unnecessary (they are
-   * deleted). A snapshot without a body is the world's start (a created world's: catalogue.ts).
-   */
-  append(kind: LogEntry['kind'], body: Buffer | undefined, effects?: unknown): Promise<number>
-  commit(): Promise<void>
-  rollback(): Promise<void>
+/** An entry to append: its effects as JSON text. */
+export interface NewEntry {
+  kind: LogEntry['kind']
+  body: Buffer | null
+  records: Buffer | null
+  effects: string | null
 }
 
-/** The channel each commit notifies, with `<world id> <seq>`: readers replay before they are asked. */
-export const LOG_CHANNEL = 'sandbox_world_log'
+/** The append was refused: the instance no longer holds the world's lease at the epoch it appended with (another took the world). */
+export class Fenced extends Error {
+  constructor (worldId: string) {
+    super(`world ${worldId} is owned by another instance now`)
+    this.name = 'Fenced'
+  }
+}
 
 export interface PoolSettings {
   url: string
@@ -85,98 +85,47 @@ export async function inTransaction<T> (pool: pg.Pool, run: (client: pg.PoolClie
   }
 }
 
-/** A snapshot without a body is the world's start (migrations/postgres/002-catalogue.sql). */
-const ENTRIES_AFTER = `
-  SELECT l.seq, l.kind, coalesce(l.body, s.body) AS body, l.effects FROM world_log l
-  LEFT JOIN sandbox_worlds w ON l.body IS NULL AND w.world_id = l.world_id
+/** The log from its latest snapshot (a snapshot deletes what came before it); a snapshot without a body is the world's start (002-catalogue.sql). */
+const LOAD = `
+  SELECT l.seq, l.kind, coalesce(l.body, s.body) AS body, l.records, l.effects FROM world_log l
+  LEFT JOIN sandbox_worlds w ON l.kind = 'snapshot' AND l.body IS NULL AND w.world_id = l.world_id
   LEFT JOIN sandbox_world_starts s ON s.digest = w.start_digest
-  WHERE l.world_id = $1 AND l.seq > $2
-    AND l.seq >= coalesce((SELECT snapshot_seq FROM world_head WHERE world_id = $1), 0)
-  ORDER BY l.seq`
+  WHERE l.world_id = $1 ORDER BY l.seq`
 
-const ENTRIES_AFTER_WITHOUT_START = `
-  SELECT seq, kind, body, effects FROM world_log
-  WHERE world_id = $1 AND seq > $2
-    AND seq >= coalesce((SELECT snapshot_seq FROM world_head WHERE world_id = $1), 0)
-  ORDER BY seq`
+/**
+ * One entry, in one statement (so one round trip, committed on its own): appended only while the
+ * owner's row names this instance at this epoch, which it holds FOR SHARE until the end, so a claim
+ * (an UPDATE of that row) waits for it and then sees it; a snapshot deletes the entries before it.
+ */
+const APPEND = `
+  WITH owner AS (
+    SELECT 1 FROM world_owners WHERE world_id = $1 AND instance = $2 AND epoch = $3 FOR SHARE
+  ), earlier AS (
+    DELETE FROM world_log WHERE world_id = $1 AND $5 = 'snapshot' AND seq < $4 AND EXISTS (SELECT 1 FROM owner)
+  ), entry AS (
+    INSERT INTO world_log (world_id, seq, kind, body, records, effects, instance)
+    SELECT $1, $4, $5, $6, $7, $8::jsonb, $2 FROM owner RETURNING 1
+  )
+  SELECT count(*)::int AS appended FROM entry`
 
-type EntryRow = { seq: string, kind: LogEntry['kind'], body: Buffer, effects: unknown }
-const entryOf = (row: EntryRow): LogEntry => ({ seq: Number(row.seq), kind: row.kind, body: row.body, effects: row.effects })
-
-/** A world's last sequence number (0: no log yet), asked on any connection. */
-export async function headOf (queryable: Pick<pg.ClientBase, 'query'>, worldId: string): Promise<number> {
-  const { rows } = await queryable.query<{ seq: string }>('SELECT seq FROM world_head WHERE world_id = $1', [worldId])
-  return rows.length === 0 ? 0 : Number(rows[0].seq)
-}
+type EntryRow = { seq: string, kind: LogEntry['kind'], body: Buffer | null, records: Buffer | null, effects: unknown }
 
 export class WorldLog {
-  constructor (readonly pool: pg.Pool, private readonly instance: string, private readonly delivery?: CommitDelivery) {}
+  constructor (readonly pool: pg.Pool, private readonly instance: string) {}
 
-  /** Once every instance reading has heard this instance's commits so far (strict reads: commit-delivery.ts); at once without. */
-  async heardEverywhere (): Promise<void> {
-    await this.delivery?.heardEverywhere()
+  /** The world's log from its latest snapshot ([] : the world has no log, or it was deleted). */
+  async load (worldId: string): Promise<LogEntry[]> {
+    const { rows } = await this.pool.query<EntryRow>(LOAD, [worldId])
+    return rows.map((row) => ({ seq: Number(row.seq), kind: row.kind, body: row.body, records: row.records, effects: row.effects }))
   }
 
-  /**
-   * Entries after `seq`, starting at the latest snapshot when `seq` is older than it; a snapshot
-   * that is the world's start comes with the start's body, or with none when `start` says the
-   * caller has it already.
-   */
-  async entriesAfter (worldId: string, seq: number, start: 'with' | 'without' = 'with'): Promise<LogEntry[]> {
-    const { rows } = await this.pool.query<EntryRow>(start === 'with' ? ENTRIES_AFTER : ENTRIES_AFTER_WITHOUT_START, [worldId, seq])
-    return rows.map(entryOf)
-  }
-
-  /** Locks the world's log for one writer (waiting for another instance's turn to end). */
-  async turn (worldId: string): Promise<LogTurn> {
-    const client = await this.pool.connect()
-    let open = true
-    const end = async (sql: 'COMMIT' | 'ROLLBACK') => {
-      if (!open) return
-      open = false
-      try {
-        await client.query(sql)
-        client.release()
-      } catch (e) {
-        // a connection that failed mid-transaction is not given back to the pool
-        client.release(e as Error)
-        throw e
-      }
-    }
-    try {
-      await client.query('BEGIN')
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`world:${worldId}`])
-      let head = await headOf(client, worldId)
-      const instance = this.instance
-      return {
-        get head () { return head },
-        entriesAfter: async (seq, start = 'with') => (await client.query<EntryRow>(start === 'with' ? ENTRIES_AFTER : ENTRIES_AFTER_WITHOUT_START, [worldId, seq])).rows.map(entryOf),
-        async append (kind, body, effects) {
-          const seq = head + 1
-          await client.query(
-            'INSERT INTO world_log (world_id, seq, kind, body, effects, instance) VALUES ($1, $2, $3, $4, $5, $6)',
-            [worldId, seq, kind, body ?? null, effects === undefined ? null : JSON.stringify(effects), instance]
-          )
-          if (kind === 'snapshot') {
-            await client.query('DELETE FROM world_log WHERE world_id = $1 AND seq < $2', [worldId, seq])
-          }
-          await client.query(
-            `INSERT INTO world_head (world_id, seq, snapshot_seq) VALUES ($1, $2, $3)
-             ON CONFLICT (world_id) DO UPDATE SET seq = excluded.seq,
-               snapshot_seq = CASE WHEN $4 THEN excluded.seq ELSE world_head.snapshot_seq END`,
-            [worldId, seq, kind === 'snapshot' ? seq : 0, kind === 'snapshot']
-          )
-          await client.query('SELECT pg_notify($1, $2)', [LOG_CHANNEL, `${worldId} ${seq}`])
-          head = seq
-          return seq
-        },
-        commit: async () => await end('COMMIT'),
-        rollback: async () => await end('ROLLBACK')
-      }
-    } catch (e) {
-      open = false
-      client.release(e as Error)
-      throw e
-    }
+  /** Appends the entry `seq` to the world's log as its owner at `epoch`; Fenced when that is no longer this instance. */
+  async append (worldId: string, epoch: number, seq: number, entry: NewEntry): Promise<void> {
+    const { rows } = await this.pool.query<{ appended: number }>({
+      name: 'sandbox-append',
+      text: APPEND,
+      values: [worldId, this.instance, epoch, seq, entry.kind, entry.body, entry.records, entry.effects]
+    })
+    if (rows[0].appended !== 1) throw new Fenced(worldId)
   }
 }

@@ -29,7 +29,7 @@ export interface ExaminerOptions {
   cap?: number
 }
 
-/** What a world's examiner does: its own (createExaminer), or shared by every instance in hosted mode (shared-sessions.ts). */
+/** What a world's examiner does (createExaminer). */
 export interface Examiner {
   readonly recording: boolean
   /**
@@ -40,8 +40,8 @@ export interface Examiner {
   arrival: () => number
   wants: (clientId: string | null) => boolean
   record: (request: RequestRecord) => void
-  /** A commit changed these clients ([agencyId, clientNumber]); replayed: made by another instance (hosted mode). */
-  noteChanges: (clients: ReadonlyArray<readonly [number, number]>, replayed: boolean) => void
+  /** A commit changed these clients ([agencyId, clientNumber]). */
+  noteChanges: (clients: ReadonlyArray<readonly [number, number]>) => void
   start: (body: { name?: string, clientId?: string }) => Promise<Session>
   list: () => Promise<Session[]>
   get: (id: number) => Promise<Session>

@@ -1,12 +1,13 @@
 import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests, type ApiError } from '../../errors.js'
 import type { Db } from '../../db/database.js'
+import type { UnitOfWork } from '../../db/index.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
 import { Tenants, type SharedCatalogue, type Tenant, type TokenHolder } from './tenants.js'
-import { World, type WorldDataFacts, type WorldOptions } from './world.js'
+import { World, type KnownWorld, type WorldListing, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
 /** Bounds and defaults of the worlds a process holds besides the default one. */
@@ -72,7 +73,7 @@ export class WorldRegistry {
   private startSnapshot: Buffer | undefined
   private readonly realNow: () => number
   private sweeper: NodeJS.Timeout | undefined
-  /** Hosted mode: the catalogue every instance shares, where worlds and tenants are added and deleted first. */
+  /** Hosted mode: the catalogue every instance shares, where worlds and tenants are added and deleted first (this registry holds the worlds this instance owns). */
   private sharedCatalogue: SharedCatalogue | undefined
 
   /** The world `default`: the process's own database, there from the start, never deleted. */
@@ -103,7 +104,7 @@ export class WorldRegistry {
     return this.sharedCatalogue
   }
 
-  /** The world with this id, if it exists and has not expired. */
+  /** The world with this id, if it exists and has not expired (hosted mode: if this instance holds it). */
   get (id: string): World | undefined {
     if (id === DEFAULT_WORLD_ID) return this.default
     const world = this.worlds.get(id)
@@ -127,10 +128,23 @@ export class WorldRegistry {
     return [...this.worlds.values()]
   }
 
+  /** The world with this id, held here or (hosted mode) by another instance. */
+  find (id: string): KnownWorld | undefined {
+    return this.get(id) ?? this.sharedCatalogue?.find(id)
+  }
+
   /** The worlds a tenant holds now, oldest first (expired ones are deleted on the way). */
-  ownedBy (tenantId: string): World[] {
+  ownedBy (tenantId: string): KnownWorld[] {
+    if (this.sharedCatalogue !== undefined) return this.sharedCatalogue.ownedBy(tenantId)
     this.sweep()
     return [...(this.owned.get(tenantId) ?? [])]
+  }
+
+  /** Every world (or a tenant's), the default one first, as GET /_sandbox/worlds lists them. */
+  async listing (tenantId?: string): Promise<WorldListing[]> {
+    if (this.sharedCatalogue !== undefined) return await this.sharedCatalogue.listing(tenantId)
+    const worlds = tenantId === undefined ? [this.default, ...this.list()] : [...(this.owned.get(tenantId) ?? [])]
+    return worlds.map((world) => world.listing())
   }
 
   /** 409 when the tenant holds as many worlds as its quota allows. */
@@ -161,13 +175,16 @@ export class WorldRegistry {
     const { owner } = request
     this.sweep()
     // a tenant copies only its own worlds; any other is unknown to it, as everywhere else
-    const from = request.from === undefined ? undefined : this.get(request.from)
+    const from = request.from === undefined ? undefined : this.find(request.from)
     const copiable = from !== undefined && (owner === undefined || from.tenantId === owner.id)
     if (request.from !== undefined && !copiable) {
       throw notFound(`No world ${request.from.slice(0, 40)} to copy (from); GET /_sandbox/worlds lists the worlds`)
     }
     if (owner !== undefined) this.checkQuota(owner)
-    this.checkRoom(from)
+    // hosted mode: a world another instance holds is read from its log
+    const copied = from === undefined ? undefined : await this.sharedCatalogue?.copyOf(from.id)
+    const held = from === undefined ? undefined : this.get(from.id)
+    this.checkRoom(from === undefined ? undefined : 2 * (copied?.length ?? held?.bytes() ?? 0))
     const id = newWorldId()
     let snapshot: Buffer
     let source: string
@@ -178,8 +195,7 @@ export class WorldRegistry {
       source = '(posted to /_sandbox/worlds)'
       snapshot = snapshotOfFixture(request.fixture, source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
     } else if (from !== undefined) {
-      await this.sharedCatalogue?.prepareCopy(from)
-      snapshot = snapshotOf(from.db)
+      snapshot = copied ?? snapshotOf(held!.db)
       source = `copy of world ${from.id}`
     } else {
       snapshot = await this.startupSnapshot()
@@ -215,16 +231,22 @@ export class WorldRegistry {
     return world
   }
 
-  /** A world another instance created (hosted mode): what it is, where its start is read, and a database for its data. */
-  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, start: () => Promise<Buffer>, db: Db }): World {
-    const world = this.open({ ...row, start: snapshotStart(row.start, row.source) })
+  /**
+   * A world of the catalogue this instance now owns (hosted mode): what it is, where its start is
+   * read, its data and examiner records as its log holds them.
+   */
+  adopt (row: Omit<KnownWorld, 'expiresAtMs'> & { start: () => Promise<Buffer>, db: Db, records: UnitOfWork }): World {
+    const world = this.open({ ...row, tokenKey: row.tokenKey ?? '', start: snapshotStart(row.start, row.source) }, row.records)
     this.register(world, undefined)
     return world
   }
 
-  /** What each world's data holds (hosted mode may load a world this instance holds no copy of, one at a time). */
-  async dataFacts (worlds: World[]): Promise<WorldDataFacts[]> {
-    return await this.sharedCatalogue?.dataFacts(worlds) ?? worlds.map((world) => world.dataFacts())
+  /** Hosted mode: this instance no longer holds the world (another may take it); it stays in the catalogue. */
+  unload (id: string): void {
+    const world = this.worlds.get(id)
+    if (world === undefined) return
+    this.forget(world)
+    world.destroy('keep')
   }
 
   /** Deletes a created world, in the shared catalogue first in hosted mode; false when there was none. */
@@ -234,11 +256,11 @@ export class WorldRegistry {
     return await this.sharedCatalogue.deleteWorld(id, () => this.delete(id))
   }
 
-  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs'>): World {
+  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs'>, records = this.default.records): World {
     const { limits } = this.options
     return new World({
       ...options,
-      records: this.default.records,
+      records,
       journalSize: limits.journalSize,
       journalBytes: limits.journalBytes,
       readModel: limits.readModel,
@@ -248,11 +270,11 @@ export class WorldRegistry {
     })
   }
 
-  /** `snapshot`: the world's start, when this instance holds it (not in hosted mode: the catalogue does). */
+  /** `snapshot`: the world's start, when this instance holds it (not in hosted mode: the catalogue does, and its tokens too). */
   private register (world: World, snapshot: Buffer | undefined): void {
     this.worlds.set(world.id, world)
     if (snapshot !== undefined) this.snapshots.set(world.id, snapshot)
-    if (world.tokenKey !== undefined) this.tokens.add(world.tokenKey, { kind: 'world', world })
+    if (world.tokenKey !== undefined && this.sharedCatalogue === undefined) this.tokens.add(world.tokenKey, { kind: 'world', world })
     if (world.tenantId !== undefined) {
       const held = this.owned.get(world.tenantId)
       if (held === undefined) this.owned.set(world.tenantId, new Set([world]))
@@ -261,22 +283,26 @@ export class WorldRegistry {
     this.startSweeping()
   }
 
-  /** Deletes a created world: its credentials answer 401 from now on. */
+  /** Deletes a created world: its credentials answer 401 from now on (hosted mode: once deleted from the catalogue, where its token is). */
   delete (id: string): boolean {
     if (id === DEFAULT_WORLD_ID) throw conflict('The default world cannot be deleted; POST /_sandbox/reset returns it to its start')
     const world = this.worlds.get(id)
     if (world === undefined) return false
-    this.worlds.delete(id)
-    this.snapshots.delete(id)
-    if (world.tokenKey !== undefined) this.tokens.remove(world.tokenKey)
+    this.forget(world)
+    if (world.tokenKey !== undefined && this.sharedCatalogue === undefined) this.tokens.remove(world.tokenKey)
+    world.destroy()
+    return true
+  }
+
+  private forget (world: World): void {
+    this.worlds.delete(world.id)
+    this.snapshots.delete(world.id)
     if (world.tenantId !== undefined) {
       const held = this.owned.get(world.tenantId)
       held?.delete(world)
       if (held?.size === 0) this.owned.delete(world.tenantId)
     }
-    world.destroy()
     if (this.worlds.size === 0) this.stopSweeping()
-    return true
   }
 
   /** Deletes the worlds idle past their time to live. */
@@ -338,10 +364,11 @@ export class WorldRegistry {
     return tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))
   }
 
-  private checkRoom (from: World | undefined): void {
+  /** `copyBytes`: what a copy of a world is expected to take (undefined: a world of the start-up fixture). */
+  private checkRoom (copyBytes: number | undefined): void {
     const { maxWorlds, maxBytes } = this.options.limits
     if (this.worlds.size >= maxWorlds) throw this.fullError()
-    const expected = from !== undefined ? 2 * from.bytes() : (this.startSnapshot?.length ?? 0)
+    const expected = copyBytes ?? (this.startSnapshot?.length ?? 0)
     const used = this.bytes()
     if (used + expected > maxBytes) {
       const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`

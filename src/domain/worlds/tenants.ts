@@ -1,6 +1,6 @@
 import { invalidField, tooManyTenants, type ApiError } from '../../errors.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import type { World, WorldDataFacts } from './world.js'
+import type { KnownWorld, WorldListing } from './world.js'
 import { newId } from './world-ids.js'
 
 /** Tenants a sandbox holds at once. */
@@ -24,23 +24,31 @@ export interface Tenant {
 }
 
 /** Whom a token the sandbox made opens the control plane to: one world, or a tenant's worlds. */
-export type TokenHolder = { kind: 'world', world: World } | { kind: 'tenant', tenant: Tenant }
+export type TokenHolder = { kind: 'world', world: KnownWorld } | { kind: 'tenant', tenant: Tenant }
 
 export interface NewTenant {
   name?: string
   maxWorlds?: number
 }
 
-/** What the registry and the tenants ask of a catalogue shared by several instances (hosted mode: hosted-worlds.ts; absent: the process's own). */
+/**
+ * What the registry and the tenants ask of a catalogue shared by several instances (hosted mode:
+ * hosted-worlds.ts; absent: the process's own). Every instance knows every world and tenant there,
+ * and holds the worlds it owns (ownership.ts).
+ */
 export interface SharedCatalogue {
-  /** Brings the world to the latest data before it is copied. */
-  prepareCopy(world: World): Promise<void>
+  /** A world of the catalogue, held here or not. */
+  find(worldId: string): KnownWorld | undefined
+  /** The worlds of a tenant. */
+  ownedBy(tenantId: string): KnownWorld[]
+  /** The world's data as its log holds it now (a world `from` copies), or undefined when this instance holds it (copied here). */
+  copyOf(worldId: string): Promise<Buffer | undefined>
   /** Reads the start of a world from the catalogue (a reset to it), not held by the instance. */
   startOf(worldId: string): () => Promise<Buffer>
-  /** What each world's data holds, read on its latest data. */
-  dataFacts(worlds: World[]): Promise<WorldDataFacts[]>
-  /** Adds the world where every instance sees it; `register` makes it this instance's, in the same turn. */
-  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
+  /** Every world (or a tenant's), the default one first, as their owners last wrote their facts. */
+  listing(tenantId?: string): Promise<WorldListing[]>
+  /** Adds the world where every instance sees it, this instance its owner; `register` makes it this instance's, in the same turn. */
+  addWorld(world: KnownWorld, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
   deleteWorld(id: string, apply: () => void): Promise<boolean>
   addTenant(tenant: Tenant, register: () => void): Promise<void>
   deleteTenant(id: string, apply: () => void): Promise<boolean>
@@ -53,7 +61,7 @@ export interface TenantWorlds {
   /** Hosted mode: where tenants are added and deleted first. */
   readonly shared: SharedCatalogue | undefined
   /** The worlds the tenant holds now (expired ones are deleted on the way). */
-  ownedBy(tenantId: string): World[]
+  ownedBy(tenantId: string): KnownWorld[]
   delete(worldId: string): boolean
 }
 

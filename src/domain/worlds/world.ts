@@ -7,7 +7,6 @@ import { Clock } from '../clock.js'
 import { CREATE_CLIENT_RATE } from '../create-client.js'
 import type { ReportRunner } from '../examiner/report-runner.js'
 import { createExaminer, type Examiner } from '../examiner/sessions.js'
-import { SharedSessions, type SharedSessionsOptions } from '../examiner/shared-sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
@@ -59,6 +58,30 @@ export interface WorldOptions {
   reports: ReportRunner
 }
 
+/**
+ * What every instance knows of a world, whether it holds the world or not (hosted mode: the
+ * catalogue's row); a World is one.
+ */
+export interface KnownWorld {
+  readonly id: string
+  readonly name: string
+  readonly tenantId: string | undefined
+  readonly tokenKey: string | undefined
+  readonly source: string
+  readonly ttlMs: number
+  readonly createdAtMs: number
+  readonly lastUsedMs: number
+  readonly expiresAtMs: number | undefined
+}
+
+/** A world as GET /_sandbox/worlds lists it: what it is, and what its data and instruments hold. */
+export interface WorldListing {
+  world: KnownWorld
+  data: WorldDataFacts
+  journal: number
+  faults: number
+}
+
 /** What a world's data holds, as GET /_sandbox/worlds tells it. */
 export interface WorldDataFacts {
   bytes: number
@@ -87,19 +110,18 @@ export class World {
   readonly faults = new Faults()
   readonly createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
   readonly simulator: ReturnType<typeof createSimulator>
-  /**
-   * The world's examiner sessions: its own, or, once hosted mode calls shareSessions, those every
-   * instance shares (a field, not a getter: every partner request asks whether sessions record).
-   */
+  /** The world's examiner sessions (a field, not a getter: every partner request asks whether sessions record). */
   examiner: Examiner
-  private sharedExaminer: SharedSessions | undefined
   private data: WorldData
   private dataSource: string
   /** True while the data is the world's start as a reset left it (any commit since clears it). */
   private dataAtStart = false
-  private readonly sessions: ReturnType<typeof createSessionRepository>
-  /** Where this world's examiner sessions are kept (the process's database); worlds created later keep theirs there too. */
-  readonly records: UnitOfWork
+  private sessions: ReturnType<typeof createSessionRepository>
+  /**
+   * Where this world's examiner sessions are kept: the process's database (worlds created later keep
+   * theirs there too), or, in hosted mode, a database of the world's own that its log keeps.
+   */
+  private recordsSql: UnitOfWork
   private readonly realNow: () => number
 
   constructor (private readonly options: WorldOptions) {
@@ -117,15 +139,33 @@ export class World {
     this.data = this.openData(options.db)
     this.dataSource = options.start.source
     this.simulator = createSimulator(() => this.data.repos, this.clock, options.loadFaker)
-    this.records = options.records ?? this.data.sql
-    this.sessions = createSessionRepository(this.records, this.id)
-    this.examiner = createExaminer({
+    this.recordsSql = options.records ?? this.data.sql
+    this.sessions = createSessionRepository(this.recordsSql, this.id)
+    this.examiner = this.openExaminer()
+  }
+
+  private openExaminer (): Examiner {
+    return createExaminer({
       repo: this.sessions,
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: options.reports
+      reports: this.options.reports
     })
+  }
+
+  /** Where this world's examiner sessions are kept. */
+  get records (): UnitOfWork { return this.recordsSql }
+
+  /**
+   * Hosted mode: the examiner sessions are those of this database from now on (the world's own,
+   * loaded from its log when this instance took the world); the examiner stops writing to the one before.
+   */
+  adoptRecords (records: UnitOfWork): void {
+    this.examiner.close()
+    this.recordsSql = records
+    this.sessions = createSessionRepository(records, this.id)
+    this.examiner = this.openExaminer()
   }
 
   /** The world's data over this database, every integration with its Client Id in this world. */
@@ -138,32 +178,12 @@ export class World {
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
-    data.sql.onCommit(({ clients, replayed }) => {
+    data.sql.onCommit(({ clients }) => {
       this.dataAtStart = false
-      this.examiner?.noteChanges(clients, replayed)
+      this.examiner?.noteChanges(clients)
     })
     data.adoptIntegrations()
     return data
-  }
-
-  /** Hosted mode: the sessions shared by every instance (the replica logs which are open, and applies them). */
-  get sharedSessions (): SharedSessions | undefined {
-    return this.sharedExaminer
-  }
-
-  /** Hosted mode: from now on the world's sessions are those every instance shares (db/postgres/examiner-store.ts). */
-  shareSessions (options: Pick<SharedSessionsOptions, 'store' | 'synced' | 'shipSoon'>): SharedSessions {
-    this.examiner.close()
-    this.sharedExaminer = new SharedSessions({
-      ...options,
-      worldId: this.id,
-      clock: this.clock,
-      clientsOf: (agencyId) => this.data.clientVersions(agencyId),
-      agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: this.options.reports
-    })
-    this.examiner = this.sharedExaminer
-    return this.sharedExaminer
   }
 
   /** Loads the world's start, or the fixture given, into its data. */
@@ -181,8 +201,8 @@ export class World {
   }
 
   /**
-   * Replaces the world's database with another holding its data (a replica's copy of a snapshot
-   * made elsewhere: replica.ts); the instruments stay as they are.
+   * Replaces the world's database with another holding its data (hosted mode: the data its log
+   * holds, loaded when this instance took the world); the instruments stay as they are.
    */
   adoptDatabase (db: Db): void {
     const old = this.data.db
@@ -191,10 +211,10 @@ export class World {
     if (old !== db && old.open) old.close()
   }
 
-  /** True while the data is the world's start as a reset left it, nothing committed since (replica.ts logs it without its body). */
+  /** True while the data is the world's start as a reset left it, nothing committed since (hosted mode logs it without its body). */
   get atStart (): boolean { return this.dataAtStart }
 
-  /** The one way the world's data is written (replica.ts captures and replays its commits). */
+  /** The one way the world's data is written (hosted mode captures its commits for the world's log). */
   get sql (): UnitOfWork { return this.data.sql }
   get access () { return this.data.access }
   get clients () { return this.data.clients }
@@ -237,6 +257,11 @@ export class World {
     return { bytes: this.bytes(), integrations: this.admin.listIntegrations().map((i) => i.clientId), counts: this.data.counts() }
   }
 
+  /** The world as GET /_sandbox/worlds lists it. */
+  listing (): WorldListing {
+    return { world: this, data: this.dataFacts(), journal: this.journal.size, faults: this.faults.list().length }
+  }
+
   /** The world was used now (a partner or control request): its idle time starts again. */
   touch (): void {
     this.lastUsedMs = this.realNow()
@@ -271,10 +296,13 @@ export class World {
     this.examiner.close()
   }
 
-  /** Ends the world: its timers stop, its sessions are forgotten, its database is closed. */
-  destroy (): void {
+  /**
+   * Ends the world here: its timers stop, its database is closed, and its sessions are forgotten
+   * unless kept (hosted mode: the world's log keeps them for the instance that takes it next).
+   */
+  destroy (sessions: 'forget' | 'keep' = 'forget'): void {
     this.close()
-    this.sessions.deleteAll()
+    if (sessions === 'forget') this.sessions.deleteAll()
     if (this.data.db.open) this.data.db.close()
   }
 }
