@@ -81,9 +81,19 @@ export class HostedWorlds implements SharedCatalogue {
     return this.worlds.get(worldId)
   }
 
-  /** Whether the world is in the catalogue; one this instance does not know reloads it first (at most once a second). */
+  /**
+   * Whether the world is in the catalogue; one this instance does not know reloads it first (at
+   * most once a second), and one that may be idle past its time to live is swept first (an expired
+   * world never answers).
+   */
   known (worldId: string): boolean | Promise<boolean> {
-    if (worldId === DEFAULT_WORLD_ID || this.worlds.has(worldId)) return true
+    if (worldId === DEFAULT_WORLD_ID) return true
+    const known = this.worlds.get(worldId)
+    if (known !== undefined) {
+      const expiresAt = (this.ownership.holds(worldId) ? this.registry.get(worldId) : undefined)?.expiresAtMs ?? known.expiresAtMs
+      if (expiresAt === undefined || expiresAt > this.realNow()) return true
+      return this.sweep().then(() => this.worlds.has(worldId), () => true)
+    }
     if (this.realNow() - this.lastReloadMs < UNKNOWN_RELOAD_MS) return false
     return this.exclusive(async () => await this.reload()).then(() => this.worlds.has(worldId), () => false)
   }
