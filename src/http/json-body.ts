@@ -15,7 +15,7 @@ export const JSON_BODY_LIMIT = 1024 * 1024
 
 /**
  * Fixture documents (POST /_sandbox/reset, POST /_sandbox/agencies), in bytes: the largest
- * accepted document of any shape is taken within the memory budget stated in the README
+ * accepted document of any shape is taken within the memory budget stated in docs/configuration.md
  * (measured with scripts/measure-body-peak.ts). Larger worlds load from a file at start.
  */
 export const FIXTURE_BODY_LIMIT = 8 * 1024 * 1024

@@ -56,7 +56,7 @@ t.test('the packed package holds everything `serve` and the examples need, and n
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const { files } = pack(dir)
   for (const needed of ['dist/bundle/cli.js', 'dist/src/cli.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/routes/control/index.js', 'public/console/index.html',
-    'fixtures/demo.json', 'fixtures/schema.json', 'LICENSE', 'README.md', 'package.json',
+    'fixtures/demo.json', 'fixtures/schema.json', 'LICENSE', 'README.md', 'docs/README.md', 'docs/contract.md', 'package.json',
     'examples/python/agency_sandbox.py', 'examples/python/conftest.py', 'examples/node/sandbox-process.mjs', 'examples/java/src/test/java/example/AgencySandbox.java',
     'examples/dotnet/SandboxFixture.cs']) {
     t.ok(files.includes(needed), `packs ${needed}`)

@@ -165,7 +165,7 @@ t.test('a lone surrogate (JSON can escape one, UTF-8 cannot hold it) is signed a
     undefined, 'an open session\'s report is not signed')
 })
 
-/** What the README tells a third party to do: Python's json.dumps for the canonical bytes, openssl for Ed25519. */
+/** What docs/examiner.md tells a third party to do: Python's json.dumps for the canonical bytes, openssl for Ed25519. */
 const CANONICAL_PY = `
 import base64, json, sys
 report = json.load(open(sys.argv[1], encoding='utf-8'))
@@ -176,7 +176,7 @@ open(sys.argv[3], 'wb').write(signature)
 const PYTHON = '/usr/bin/python3'
 const hasOpenssl = spawnSync('openssl', ['version']).status === 0
 
-t.test('a third party verifies without this package: Python\'s json.dumps and openssl, as the README says', {
+t.test('a third party verifies without this package: Python\'s json.dumps and openssl, as docs/examiner.md says', {
   skip: !existsSync(PYTHON) || !hasOpenssl ? 'needs /usr/bin/python3 and openssl (.ci/run installs openssl)' : false
 }, async (t) => {
   const app = await signingApp(t)
