@@ -5,8 +5,8 @@ import { Readable } from 'node:stream'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { OwnedWorld, WriteTurn } from '../domain/worlds/owned-world.js'
 import type { Ownership, Route } from '../domain/worlds/ownership.js'
-import { ApiError, toResponse, worldUnavailable, writeOutcomeUnknown } from '../errors.js'
-import { isWorldRoute, mayWrite, worldOfRequest } from './world-of-request.js'
+import { ApiError, storageUnreachable, toResponse, worldUnavailable, writeOutcomeUnknown } from '../errors.js'
+import { isWorldDeletion, isWorldRoute, mayWrite, worldOfRequest } from './world-of-request.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -122,6 +122,8 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
     request.journaled = true
     reply.from(`${address}${request.url}`, {
       timeout: FORWARD_TIMEOUT_MS,
+      // the owner's answer is the answer: a 503 is not sent again behind the client's back (a fault rule counts each request)
+      retryDelay: () => null,
       rewriteRequestHeaders: (_request, headers) => ({ ...headers, [FORWARDED_BY]: instance }),
       onError: (_reply, { error }) => {
         const nothingSent = codeOf(error) !== undefined && body?.started !== true
@@ -138,7 +140,15 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
 
   app.addHook('onRequest', (request, reply, done) => {
     const worldId = worldOfRequest(request)
-    if (worldId === undefined) return serveHere(request, done)
+    if (worldId === undefined) {
+      if (!isWorldDeletion(request) || request.headers[FORWARDED_BY] !== undefined) return serveHere(request, done)
+      const { worldId: deleted } = request.params as { worldId: string }
+      void ownership.ownerElsewhere(deleted).then((address) => {
+        if (address === undefined) serveHere(request, done)
+        else forward(request, reply, done, deleted, address, true)
+      }, (e: unknown) => answer(request, reply, storageUnreachable(e)))
+      return
+    }
     whenReady(hosted.known(worldId), (known) => {
       // a Client Id of a world that does not exist goes to the default world, as it does in one process
       if (known) routeTo(request, reply, done, worldId, false)

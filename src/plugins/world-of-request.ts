@@ -26,6 +26,10 @@ export function worldOfRequest (request: FastifyRequest): string | undefined {
   return (request.params as { worldId?: string }).worldId ?? 'default'
 }
 
+/** A world's deletion: answered by the world's owner when one holds it (it gives the world up before it answers), else by any instance. */
+export const isWorldDeletion = (request: FastifyRequest): boolean =>
+  request.method === 'DELETE' && request.routeOptions.url === '/_sandbox/worlds/:worldId'
+
 /** Whether a route is a world's (its requests may take the world's turn to write). */
 export const isWorldRoute = (route: Pick<RouteOptions, 'url' | 'config'>): boolean =>
   route.url.startsWith('/vendor/') || (route.config as { worldRoute?: boolean } | undefined)?.worldRoute === true

@@ -70,6 +70,13 @@ export class Owners {
     return new Set(rows.map((row) => row.world_id))
   }
 
+  /** The address of the instance whose lease on the world runs now, when it is not this one. */
+  async ownerElsewhere (worldId: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ address: string }>(
+      'SELECT address FROM world_owners WHERE world_id = $1 AND instance <> $2 AND expires_at > now()', [worldId, this.instance])
+    return rows[0]?.address
+  }
+
   /** Gives the leases back: the next request's instance claims at once. */
   async release (worldIds: readonly string[]): Promise<void> {
     if (worldIds.length === 0) return

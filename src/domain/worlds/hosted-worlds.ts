@@ -64,6 +64,8 @@ export class HostedWorlds implements SharedCatalogue {
   private readonly worlds = new Map<string, CatalogueWorld>()
   /** The catalogue's version this instance holds. */
   private version = -1
+  /** A change announced and not yet read: a request for a world waits for it (a world deleted elsewhere never answers here after). */
+  private behind: Promise<void> | undefined
   private lastReloadMs = 0
   /** One change or reload of the catalogue at a time on this instance. */
   private busy: Promise<void> = Promise.resolve()
@@ -88,6 +90,7 @@ export class HostedWorlds implements SharedCatalogue {
    */
   known (worldId: string): boolean | Promise<boolean> {
     if (worldId === DEFAULT_WORLD_ID) return true
+    if (this.behind !== undefined) return this.behind.then(() => this.known(worldId))
     const known = this.worlds.get(worldId)
     if (known !== undefined) {
       const expiresAt = (this.ownership.holds(worldId) ? this.registry.get(worldId) : undefined)?.expiresAtMs ?? known.expiresAtMs
@@ -199,7 +202,9 @@ export class HostedWorlds implements SharedCatalogue {
 
   /** A change of the catalogue announced (its version): reloaded now. */
   announced (version: number): void {
-    if (version > this.version) void this.fresh().catch(() => undefined)
+    if (version <= this.version || this.behind !== undefined) return
+    const behind = this.fresh().catch(() => undefined).finally(() => { if (this.behind === behind) this.behind = undefined })
+    this.behind = behind
   }
 
   /** Makes this instance's catalogue current (one small question, a reload when it moved): before a token is trusted. */

@@ -128,6 +128,14 @@ export class Ownership {
     }
   }
 
+  /** Where the world is held when not here, without claiming it (a world's deletion is answered by its owner, else by any instance). */
+  async ownerElsewhere (worldId: string): Promise<string | undefined> {
+    if (this.held.has(worldId)) return undefined
+    const other = this.elsewhere.get(worldId)
+    if (other !== undefined && performance.now() < other.untilMs) return other.address
+    return await this.options.owners.ownerElsewhere(worldId)
+  }
+
   private towards (worldId: string, address: string, forwarded: boolean): Route {
     if (!forwarded && address !== '') return { forward: address }
     return { refused: worldUnavailable(worldId, address === '' ? 'its owner has no address the others can reach' : 'another instance owns it') }
