@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +17,9 @@ export interface ScratchPostgres {
   /** Stops the server (fast shutdown), keeping the cluster: `start` resumes it. */
   stop(): void
   start(): void
+  /** Freezes the server and its connections (SIGSTOP): they stay open and answer nothing until `thaw` (SIGCONT). */
+  freeze(): void
+  thaw(): void
   /** Stops the server at once and deletes the cluster. */
   destroy(): void
 }
@@ -39,6 +42,21 @@ async function freePort (): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+/** The cluster's postmaster (its postmaster.pid file) and every process it started (by their parent in /proc). */
+function serverProcesses (data: string): number[] {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
+  const children = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).flatMap((name) => {
+    try {
+      // the parent is the 4th field, after the command in parentheses (which may hold spaces)
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster ? [Number(name)] : []
+    } catch {
+      return []
+    }
+  })
+  return [postmaster, ...children]
 }
 
 export async function startScratchPostgres (): Promise<ScratchPostgres> {
@@ -68,6 +86,8 @@ export async function startScratchPostgres (): Promise<ScratchPostgres> {
     port,
     start,
     stop: () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+    freeze: () => { for (const pid of serverProcesses(data)) process.kill(pid, 'SIGSTOP') },
+    thaw: () => { for (const pid of serverProcesses(data)) process.kill(pid, 'SIGCONT') },
     destroy () {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'])

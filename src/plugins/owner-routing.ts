@@ -22,8 +22,12 @@ export const FORWARDED_BY = 'x-sandbox-forwarded-by'
 /** Which instance answered (the owner, forwarded or not). */
 export const ANSWERED_BY = 'x-sandbox-instance'
 
-/** A forwarded request's answer is awaited this long (the owner bounds its own work well within it). */
-const FORWARD_TIMEOUT_MS = 60_000
+/**
+ * A forwarded request's answer is awaited this long: the owner bounds its own work well within it
+ * (a large reset or state document takes seconds); an owner that stops answering without
+ * stopping (frozen) has lost its lease by then, and the next request takes the world over.
+ */
+const FORWARD_TIMEOUT_MS = 30_000
 
 // The hooks here are callback hooks: a request to a world held here goes on at once, without the
 // promises an async hook costs on every request.
