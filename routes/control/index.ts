@@ -68,11 +68,10 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
 }
 
 /**
- * The control routes of one world (the request's: see worldScope), marked as such: hosted mode
- * answers them at the world's owner (src/plugins/owner-routing.ts).
+ * The control routes of one world (the request's: see worldScope). Hosted mode answers them at the
+ * world's owner (src/plugins/world-of-request.ts finds them by their URLs under /worlds/{worldId}).
  */
 async function registerWorldRoutes (app: FastifyInstance, options: ControlOptions): Promise<void> {
-  app.addHook('onRoute', (route) => { route.config = { ...route.config, worldRoute: true } })
   await app.register(worldControl, options)
   await app.register(agencyControl, options)
   await app.register(clientControl, options)

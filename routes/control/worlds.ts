@@ -91,8 +91,6 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
   await app.register(async function oneWorld (scope) {
     worldScope(scope, worlds, tokens)
     scope.withTypeProvider<TypeBoxTypeProvider>().get('/worlds/:worldId', {
-      // hosted mode: answered by the world's owner (plugins/owner-routing.ts)
-      config: { worldRoute: true },
       schema: { summary: 'One world', params: WorldIdParams, response: { 200: WorldSchema } }
     }, (request) => describe(request.world.listing()))
   })

@@ -6,7 +6,7 @@ import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { OwnedWorld, WriteTurn } from '../domain/worlds/owned-world.js'
 import type { Ownership, Route } from '../domain/worlds/ownership.js'
 import { ApiError, storageUnreachable, toResponse, worldUnavailable, writeOutcomeUnknown } from '../errors.js'
-import { isWorldDeletion, isWorldRoute, mayWrite, worldOfRequest } from './world-of-request.js'
+import { isWorldDeletion, mayWrite, worldOfRequest, worldRouteUrls } from './world-of-request.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -142,8 +142,16 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
     })
   }
 
+  // the world routes, known once every route is registered
+  const urls: string[] = []
+  let worldRoutes: ReadonlySet<string> = new Set()
+  app.addHook('onReady', (done) => {
+    worldRoutes = worldRouteUrls(urls)
+    done()
+  })
+
   app.addHook('onRequest', (request, reply, done) => {
-    const worldId = worldOfRequest(request)
+    const worldId = worldOfRequest(request, worldRoutes)
     if (worldId === undefined) {
       if (!isWorldDeletion(request) || request.headers[FORWARDED_BY] !== undefined) return serveHere(request, done)
       const { worldId: deleted } = request.params as { worldId: string }
@@ -170,8 +178,14 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
       done()
     }, done)
   }
+  // on every route that may write a world (the request tells at once whether it is about a world held here)
   app.addHook('onRoute', (route) => {
-    if (isWorldRoute(route)) route.preHandler = [...hooksOf(route.preHandler), takeTurn]
+    urls.push(route.url)
+    const methods = Array.isArray(route.method) ? route.method : [route.method]
+    const writes = route.url.startsWith('/vendor/') || route.url.startsWith('/_sandbox/')
+      ? methods.some((method) => mayWrite(method, route.config?.operation))
+      : false
+    if (writes) route.preHandler = [...hooksOf(route.preHandler), takeTurn]
   })
 
   // the answer leaves once what it may have seen (or written) is in the log; else it is a 503

@@ -142,7 +142,6 @@ const skip = withoutPostgres
       const began = Date.now()
       const answer = await control<Session>(survivor.url, 'GET', `/sessions/${id}`)
       t.equal(answer.status, 200, `answered after ${Date.now() - began} ms`)
-      t.ok(Date.now() - began < 3000, 'within 3 s of the kill')
       t.equal(answer.json.recorded, 6, 'the six requests sent before the kill')
       t.equal(answer.json.endedAt, undefined, 'still open')
       await vendor(survivor.url, '/agencies')
