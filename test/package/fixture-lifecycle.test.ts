@@ -12,8 +12,9 @@ import { commandLine, countingLauncher, processTree, runs, stillRunning } from '
  * No sandbox outlives its test run. Each language's fixture starts a sandbox through a launcher
  * that neither execs nor forwards signals (as `npm exec` behaves: the sandbox is its grandchild),
  * then the sandbox is stopped by the fixture's stop, by the host process exiting without stopping
- * it, or by SIGTERM or SIGINT to the host; every process of the tree, the node grandchild
- * included, must be gone (a zombie waiting for its reaper counts as gone).
+ * it, by SIGTERM or SIGINT to the host, or by the host's death (SIGKILL: the sandbox's stdin pipe
+ * closes); every process of the tree, the node grandchild included, must be gone (a zombie
+ * waiting for its reaper counts as gone).
  */
 
 const work = mkdtempSync(join(tmpdir(), 'sandbox-lifecycle-'))
@@ -96,6 +97,13 @@ for (const fixture of FIXTURES) {
         await nothingLeft(t, tree, 15_000)
       })
     }
+
+    t.test('SIGKILL to the host (no hook runs): the sandbox stops itself as the pipe on its stdin closes', async (t) => {
+      const { host, tree, exited } = await startThrough(t, fixture, 'wait')
+      host.kill('SIGKILL')
+      await exited
+      await nothingLeft(t, tree, 15_000)
+    })
   })
 }
 
