@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { ROOT } from '../../src/config.js'
+import { buildGoTest, goEnv, goMissing } from '../helpers/go.js'
 import { compileJava, javaExample, javaMissing, JUNIT_CONSOLE } from '../helpers/java.js'
 import { commandLine, countingLauncher, processTree, runs, stillRunning } from '../helpers/process-tree.js'
 
@@ -34,13 +35,18 @@ const python = spawnSync('python3', ['--version']).status === 0
 const javaWhyNot = javaMissing()
 const javaClasses = join(work, 'classes')
 if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), javaExample('SandboxWorld.java'), join(DRIVERS, 'LifecycleDriver.java')])
+// a go test binary (TestMain with agencysandbox.Run), as `go test` builds and runs it
+const goWhyNot = goMissing()
+const goDriver = join(work, 'lifecycle.test')
+if (goWhyNot === false) buildGoTest(join(DRIVERS, 'go'), goDriver, goEnv(work))
 
 interface Fixture { name: string, skip: string | false, command: (mode: string) => [string, string[]] }
 
 const FIXTURES: Fixture[] = [
   { name: 'Node (examples/node/sandbox-process.mjs)', skip: false, command: (mode) => [process.execPath, [join(DRIVERS, 'driver.mjs'), mode]] },
   { name: 'Python (examples/python/agency_sandbox.py)', skip: python ? false : 'python3 is not installed', command: (mode) => ['python3', [join(DRIVERS, 'driver.py'), mode]] },
-  { name: 'Java (examples/java AgencySandbox)', skip: javaWhyNot, command: (mode) => ['java', ['-cp', `${javaClasses}:${JUNIT_CONSOLE}`, 'example.LifecycleDriver', mode]] }
+  { name: 'Java (examples/java AgencySandbox)', skip: javaWhyNot, command: (mode) => ['java', ['-cp', `${javaClasses}:${JUNIT_CONSOLE}`, 'example.LifecycleDriver', mode]] },
+  { name: 'Go (examples/go, a go test binary)', skip: goWhyNot, command: (mode) => [goDriver, ['-test.run', '^TestDriver$', mode]] }
 ]
 
 interface Started { host: ChildProcess, lines: AsyncIterator<string>, tree: number[], exited: Promise<unknown> }
