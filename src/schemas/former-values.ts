@@ -34,6 +34,12 @@ export const numberAsText = (format: (n: number) => string = String, becomes = '
   becomes
 })
 
+/** A whole number written as plain decimal digits (`"2006"`) becomes that number. */
+export const textAsInteger: FormerValue = {
+  convert: (value) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined),
+  becomes: 'numbers'
+}
+
 /** A date and time without a zone, as the live service writes policy dates. */
 export const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?$/
 /** A UTC date and time with `Z`, as the live service writes `modified`. */
