@@ -63,6 +63,8 @@ export const ClientDetailsSchema = Type.Object(
     businessType: Type.Optional(Nullable(literalUnion(BUSINESS_TYPES))),
     feinNum: Type.Optional(Str),
     website: Type.Optional(Str),
+    licenseNum: Type.Optional(Type.String({ description: 'the business licence number a created client was given' })),
+    naics: Type.Optional(Type.String({ description: 'the NAICS code a created client was given' })),
     agencyNum: Type.Optional(Nullable(Type.String({ description: 'a string (never a JSON number)', examples: ['1001'] }))),
     officeId: Int32(),
     clientSince: Type.Optional(LooseDate),
