@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { AGENCY, build } from '../helpers/app.js'
 import { vendor } from '../helpers/fidelity.js'
 import { INCLUDE_SUBSETS } from '../helpers/typed-client-answers.js'
-import { createClientBody } from '../helpers/writes.js'
+import { createdClientBodies } from '../helpers/writes.js'
 
 /**
  * [A: Nulls] The one raw live answer has no null anywhere, and a production C# sync decodes
@@ -31,26 +31,9 @@ function nullsOf (value: unknown, at: string, out: string[]): string[] {
   return out
 }
 
-/** The bodies created: everything a request may give, and as little as it may. */
-const BODIES = [
-  createClientBody(),
-  createClientBody({
-    People: [
-      { MainContactType: 'First', DriverLicenseNumber: 'D1234567', Contacts: [{ Type: 'CellPhone', Value: '207-555-0101' }, { Type: 'HomeEmail', Value: 'x@example.com' }] },
-      { FirstName: 'Ray', MainContactType: 'Other', DriverLicenseNumber: 'D7654321' }
-    ],
-    Contacts: [{ Type: 'WorkPhone', Value: '207-555-0102' }, { Type: 'Fax', Value: '207-555-0103' }],
-    MailingAddress: { City: 'Bangor' },
-    BusinessDetail: { BusinessType: 'LLC', CompanyName: 'Harbor Lobster LLC' },
-    Policy: { LOBs: ['AUTOB'] },
-    Source: undefined
-  }),
-  { People: [{ MainContactType: 'First' }], Log: { Channel: 29, Note: 'n', TS: '2026-11-20T10:00:00Z' } }
-]
-
 async function createAll (app: FastifyInstance): Promise<number[]> {
   const made: number[] = []
-  for (const body of BODIES) {
+  for (const body of createdClientBodies()) {
     const res = await vendor(app, 'POST', `${AGENCY.main}/client`, 'version=4.0', body)
     if (res.statusCode !== 200) throw new Error(`create answered ${res.statusCode}: ${res.body}`)
     made.push(res.json().clientNumber)
