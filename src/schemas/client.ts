@@ -3,7 +3,7 @@ import {
   APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, Guid,
   Int32, MAIN_CONTACT_TYPES, Nullable, literalUnion
 } from './common.js'
-import { LOCAL_DATE_TIME, UTC_DATE_TIME, localDateTime, markFormerValue, numberAsText, textAsInteger, utcDateTime } from './former-values.js'
+import { LOCAL_DATE_TIME, UTC_DATE_TIME, localDateTime, markFormerValue, nullAsAbsent, numberAsText, textAsInteger, utcDateTime } from './former-values.js'
 
 /**
  * The client read model of versions 3.0 and 4.0, camelCase as the live service answers.
@@ -110,7 +110,8 @@ export const ContactSchema = Type.Object(
     description: Type.Optional(Str),
     isBillingContact: Type.Optional(Bool),
     allowMassEmail: Type.Optional(Bool),
-    priority: Type.Optional(Nullable(Int32()))
+    // never null: a production C# sync declares int Priority (a former fixture's null is left out)
+    priority: Type.Optional(markFormerValue(Int32({ description: 'the order of the contact among its owner\'s, from 1', examples: [1] }), nullAsAbsent()))
   },
   { ...open, title: 'Contact' }
 )
