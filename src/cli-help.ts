@@ -33,6 +33,17 @@ Options (each overrides its environment setting):
   --signing-key FILE SANDBOX_SIGNING_KEY (an Ed25519 private key, PEM: ended sessions' reports are signed)
   --database URL     SANDBOX_DATABASE_URL (postgres://…: hosted mode, instances share the default world)
 
+For a program that starts the sandbox (no environment setting):
+  --ready-file PATH       once listening, write {"url":…,"pid":…} to PATH (written beside it, then
+                          renamed: never read half written); removed when the sandbox stops
+  --exit-on-stdin-close   stop, as on SIGTERM, when standard input ends: give the sandbox a pipe
+                          as stdin and it stops when the program that holds the pipe ends, even killed
+
+Once listening, serve prints one line {"url":"http://127.0.0.1:PORT","pid":N} on stdout when
+stdout is not a terminal or the port is 0: the only stdout line that begins {"url": (JSON log
+lines begin {"level":). Keep reading stdout after it (or send it to a file): a full pipe stalls
+the sandbox.
+
 Environment settings:
 ${settingsHelp()}`,
   report: `Usage: agency-sandbox report --url URL --session ID [options]

@@ -5,6 +5,7 @@ import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type Ban
 import { HELP } from './cli-help.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, limitHeapGrowth } from './heap-growth.js'
+import { readyLine, ReadyFileError, writeReadyFile } from './ready.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -54,9 +55,13 @@ async function serve (args: string[]): Promise<number> {
     'journal-size': { type: 'string' },
     'journal-bytes': { type: 'string' },
     'signing-key': { type: 'string' },
-    database: { type: 'string' }
+    database: { type: 'string' },
+    'ready-file': { type: 'string' },
+    'exit-on-stdin-close': { type: 'boolean' }
   })
   if (values.help === true) return help('serve')
+  const readyFile = values['ready-file']
+  if (readyFile === '') throw new UsageError('--ready-file needs a path, e.g. --ready-file /tmp/sandbox-ready.json')
   const env = { ...process.env }
   for (const [option, name] of Object.entries(SERVE_OPTION_SETTINGS)) {
     const value = values[option as keyof typeof values]
@@ -71,6 +76,19 @@ async function serve (args: string[]): Promise<number> {
   limitHeapGrowth(config.heapGrowthPercent)
   const server = await startServer(config, { collectBodyBuffers: true })
   const { worlds } = server.app
+  // A program that started the sandbox learns where it listens: a line on stdout that is not a
+  // terminal (or that asked for a free port), and the file it named.
+  const ready = { url: server.url, pid: process.pid }
+  if (config.port === 0 || process.stdout.isTTY !== true) process.stdout.write(readyLine(ready))
+  let removeReadyFile = () => {}
+  if (typeof readyFile === 'string') {
+    try {
+      removeReadyFile = writeReadyFile(readyFile, ready)
+    } catch (e) {
+      await server.close()
+      throw e
+    }
+  }
   const facts: BannerFacts = {
     version: config.version,
     url: server.url,
@@ -96,7 +114,14 @@ async function serve (args: string[]): Promise<number> {
       'without protection; set SANDBOX_CONTROL_TOKEN to require Authorization: Bearer <token>'
     )
   }
-  closeOnSignals(server, (code) => process.exit(code))
+  const stop = closeOnSignals(server, (code) => {
+    removeReadyFile()
+    process.exit(code)
+  })
+  if (values['exit-on-stdin-close'] === true) {
+    // the end of the pipe the starting program holds: it stopped, however it stopped (SIGKILL too)
+    process.stdin.once('end', () => stop('stdin closed')).once('error', () => stop('stdin closed')).resume()
+  }
   return -1
 }
 
@@ -264,7 +289,7 @@ export async function main (argv: string[]): Promise<number> {
       return EXIT.usage
     }
     // FixtureError by name: its module is loaded only when a fixture is read
-    if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
+    if (e instanceof ConfigError || e instanceof ReadyFileError || (e instanceof Error && e.name === 'FixtureError')) {
       // a fixture's errors quote its keys and text: each line printed through printable
       const { printable } = await import('./printable.js')
       console.error(`agency-sandbox: ${e.message.split('\n').map((line) => printable(line)).join('\n')}`)

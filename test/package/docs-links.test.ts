@@ -111,12 +111,13 @@ function fixtureVariables (): Set<string> {
     join('examples', 'python', 'agency_sandbox.py'),
     join('examples', 'node', 'sandbox-process.mjs'),
     join('examples', 'dotnet', 'SandboxFixture.cs'),
-    join('examples', 'java', 'src', 'test', 'java', 'example', 'AgencySandbox.java')
+    join('examples', 'java', 'src', 'test', 'java', 'example', 'AgencySandbox.java'),
+    join('examples', 'go', 'sandbox.go')
   ]
   const names = new Set<string>()
   for (const source of sources) {
     const text = readFileSync(join(ROOT, source), 'utf8')
-    for (const m of text.matchAll(/(?:environ\.get\(|process\.env\.|process\.env\[|GetEnvironmentVariable\(|getenv\()["']?([A-Z][A-Z0-9_]+)/g)) {
+    for (const m of text.matchAll(/(?:environ\.get\(|process\.env\.|process\.env\[|GetEnvironmentVariable\(|getenv\(|Getenv\()["']?([A-Z][A-Z0-9_]+)/g)) {
       if (m[1].startsWith('AGENCY_')) names.add(m[1])
     }
   }
