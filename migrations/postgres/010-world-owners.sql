@@ -16,8 +16,12 @@ CREATE TABLE world_owners (
 
 -- The examiner's records (its sessions, their requests and mirrors) live with the world's owner in
 -- a database of their own, kept in the world's log beside the data: each entry's steps of it, or,
--- in a snapshot, its pages.
-ALTER TABLE world_log ADD COLUMN records bytea;
+-- in a snapshot, its pages. The instruments' whole state (clock, fault rules and their counts, the
+-- create-client window, the simulator) as JSON text, whenever it changed: bytes, not jsonb, so any
+-- text a partner sent (a NUL, a lone surrogate, escaped in JSON) is kept as it came. The effects a
+-- commit had on the instruments of every replica are gone: a world's log of an older version
+-- starts from its data, its instruments at their defaults.
+ALTER TABLE world_log ADD COLUMN records bytea, ADD COLUMN state bytea, DROP COLUMN effects;
 
 -- What every instance used to share and each world's owner now keeps: the request journal (in the
 -- owner's memory), the examiner's sessions (above), the fault rules' counts (in the world's log,

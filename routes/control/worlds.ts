@@ -59,12 +59,12 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
         ? await worlds.fixtures.world(body.bytes, body.maxValues)
         : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
       for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
-      const world = await worlds.create({ name, from, snapshot, ttlSeconds, owner })
+      const { world, integrations, token } = await worlds.create({ name, from, snapshot, ttlSeconds, owner })
       reply.code(201).send({
         id: world.id,
         name: world.name,
-        integrations: world.integrations(),
-        token: world.token ?? '',
+        integrations,
+        token,
         expiresAt: iso(world.expiresAtMs),
         ...(warnings.length > 0 ? { warnings } : {})
       })

@@ -17,7 +17,7 @@ declare module 'fastify' {
   }
 }
 
-/** Who forwarded a request: the owner it reaches answers it, or 503, and never forwards it again. */
+/** Who forwarded a request (and its answer): the owner it reaches answers it, or 503, and never forwards it again. */
 export const FORWARDED_BY = 'x-sandbox-forwarded-by'
 /** Which instance answered (the owner, forwarded or not). */
 export const ANSWERED_BY = 'x-sandbox-instance'
@@ -129,6 +129,8 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
       // the owner's answer is the answer: a 503 is not sent again behind the client's back (a fault rule counts each request)
       retryDelay: () => null,
       rewriteRequestHeaders: (_request, headers) => ({ ...headers, [FORWARDED_BY]: instance }),
+      // the answer says it came through this instance (routing by world sends few requests this way)
+      rewriteHeaders: (headers) => ({ ...headers, [FORWARDED_BY]: instance }),
       onError: (_reply, { error }) => {
         const nothingSent = codeOf(error) !== undefined && body?.started !== true
         const writes = mayWrite(request.method, request.routeOptions.config.operation)

@@ -14,7 +14,7 @@ import { startScratchPostgres } from '../../scripts/scratch-postgres.js'
 import { sleep, withoutPostgres } from '../helpers/hosted.js'
 
 const LEASE_MS = 500
-const entry = (text: string) => ({ kind: 'commit' as const, body: Buffer.from(text), records: null, effects: null })
+const entry = (text: string) => ({ kind: 'commit' as const, body: Buffer.from(text), records: null, state: null })
 
 t.test('leases and the fence', { skip: withoutPostgres }, async (t) => {
   const postgres = await startScratchPostgres()

@@ -7,7 +7,7 @@
  */
 import t from 'tap'
 import { hostedInstances, sleep, withoutPostgres } from '../helpers/hosted.js'
-import { audit, newLedger, writer } from '../helpers/ledger.js'
+import { audit, newLedger, writer } from '../../bench/ledger.js'
 
 const AUTH = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64') }
 

@@ -30,11 +30,11 @@ const skip = withoutPostgres
   const changers = async (seed: number): Promise<Map<string, number>> => {
     const db = new pg.Client({ connectionString: cluster.url() })
     await db.connect()
-    const { rows } = await db.query<{ instance: string, effects: { simulator: Status } | null }>("SELECT instance, effects FROM world_log WHERE world_id = 'default' AND kind = 'commit' ORDER BY seq")
+    const { rows } = await db.query<{ instance: string, state: Buffer | null }>("SELECT instance, state FROM world_log WHERE world_id = 'default' AND kind = 'commit' ORDER BY seq")
     await db.end()
     const counts = new Map<string, number>()
     for (const row of rows) {
-      const state = row.effects?.simulator
+      const state = row.state === null ? undefined : (JSON.parse(row.state.toString('utf8')) as { simulator: Status }).simulator
       const made = state !== undefined && state.settings?.seed === seed && state.changes > 0
       if (made) counts.set(row.instance, (counts.get(row.instance) ?? 0) + 1)
     }

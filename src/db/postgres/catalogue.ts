@@ -37,15 +37,6 @@ export interface CatalogueRows {
 /** The channel every change of the catalogue is announced on, with its version: each instance reloads it. */
 export const CATALOGUE_CHANNEL = 'sandbox_catalogue'
 
-/** The instance that creates a world owns it first (owners.ts). */
-export interface FirstOwner {
-  instance: string
-  address: string
-  leaseMs: number
-  /** What the world's data holds, as listings show it (JSON). */
-  facts: string
-}
-
 /** A change of the catalogue, in its transaction and under its lock. */
 export interface CatalogueChange {
   /** The version before this change. */
@@ -55,9 +46,10 @@ export interface CatalogueChange {
   countTenants(): Promise<number>
   /**
    * A world, its start (written once for the worlds that share it), its log's first entry (its
-   * start, which is its data now), and its first owner.
+   * start, which is its data now), and what listings show of it (JSON) until an owner takes it
+   * (its row in world_owners names no instance and has run out: owners.ts).
    */
-  addWorld(row: WorldRow, start: Buffer, owner: FirstOwner): Promise<void>
+  addWorld(row: WorldRow, start: Buffer, facts: string): Promise<void>
   addTenant(row: TenantRow): Promise<void>
   /** Deletes the worlds and their logs; answers those that were there. */
   deleteWorlds(ids: string[]): Promise<string[]>
@@ -180,7 +172,7 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
     async countTenants () {
       return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM sandbox_tenants')).rows[0].n)
     },
-    async addWorld (row, start, owner) {
+    async addWorld (row, start, facts) {
       const digest = digestOf(start)
       const known = await client.query('SELECT 1 FROM sandbox_world_starts WHERE digest = $1', [digest])
       if (known.rowCount === 0) await client.query('INSERT INTO sandbox_world_starts (digest, body) VALUES ($1, $2)', [digest, start])
@@ -189,11 +181,8 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, digest, row.ttlMs, row.createdAtMs, row.lastUsedMs]
       )
-      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', NULL, $2)", [row.id, owner.instance])
-      await client.query(
-        "INSERT INTO world_owners (world_id, instance, address, epoch, expires_at, facts) VALUES ($1, $2, $3, 1, now() + $4::int * interval '1 millisecond', $5)",
-        [row.id, owner.instance, owner.address, owner.leaseMs, owner.facts]
-      )
+      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', NULL, 'catalogue')", [row.id])
+      await client.query("INSERT INTO world_owners (world_id, instance, address, epoch, expires_at, facts) VALUES ($1, '', '', 0, '-infinity', $2)", [row.id, facts])
     },
     async addTenant (row) {
       await client.query(

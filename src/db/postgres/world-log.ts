@@ -14,17 +14,11 @@ export interface LogEntry {
   body: Buffer | null
   /** The examiner's records, the same way (null: no step, or none kept). */
   records: Buffer | null
-  /** The world's instruments (clock, fault rules, rate window, simulator) as they stood, when they changed. */
-  effects: unknown
+  /** The world's instruments (clock, fault rules, rate window, simulator) as they stood, as JSON, when they changed (null: unchanged). */
+  state: Buffer | null
 }
 
-/** An entry to append: its effects as JSON text. */
-export interface NewEntry {
-  kind: LogEntry['kind']
-  body: Buffer | null
-  records: Buffer | null
-  effects: string | null
-}
+export type NewEntry = Omit<LogEntry, 'seq'>
 
 /** The append was refused: the instance no longer holds the world's lease at the epoch it appended with (another took the world). */
 export class Fenced extends Error {
@@ -87,7 +81,7 @@ export async function inTransaction<T> (pool: pg.Pool, run: (client: pg.PoolClie
 
 /** The log from its latest snapshot (a snapshot deletes what came before it); a snapshot without a body is the world's start (002-catalogue.sql). */
 const LOAD = `
-  SELECT l.seq, l.kind, coalesce(l.body, s.body) AS body, l.records, l.effects FROM world_log l
+  SELECT l.seq, l.kind, coalesce(l.body, s.body) AS body, l.records, l.state FROM world_log l
   LEFT JOIN sandbox_worlds w ON l.kind = 'snapshot' AND l.body IS NULL AND w.world_id = l.world_id
   LEFT JOIN sandbox_world_starts s ON s.digest = w.start_digest
   WHERE l.world_id = $1 ORDER BY l.seq`
@@ -103,12 +97,12 @@ const APPEND = `
   ), earlier AS (
     DELETE FROM world_log WHERE world_id = $1 AND $5 = 'snapshot' AND seq < $4 AND EXISTS (SELECT 1 FROM owner)
   ), entry AS (
-    INSERT INTO world_log (world_id, seq, kind, body, records, effects, instance)
-    SELECT $1, $4, $5, $6, $7, $8::jsonb, $2 FROM owner RETURNING 1
+    INSERT INTO world_log (world_id, seq, kind, body, records, state, instance)
+    SELECT $1, $4, $5, $6, $7, $8, $2 FROM owner RETURNING 1
   )
   SELECT count(*)::int AS appended FROM entry`
 
-type EntryRow = { seq: string, kind: LogEntry['kind'], body: Buffer | null, records: Buffer | null, effects: unknown }
+type EntryRow = Omit<LogEntry, 'seq'> & { seq: string }
 
 export class WorldLog {
   constructor (readonly pool: pg.Pool, private readonly instance: string) {}
@@ -116,7 +110,7 @@ export class WorldLog {
   /** The world's log from its latest snapshot ([] : the world has no log, or it was deleted). */
   async load (worldId: string): Promise<LogEntry[]> {
     const { rows } = await this.pool.query<EntryRow>(LOAD, [worldId])
-    return rows.map((row) => ({ seq: Number(row.seq), kind: row.kind, body: row.body, records: row.records, effects: row.effects }))
+    return rows.map((row) => ({ ...row, seq: Number(row.seq) }))
   }
 
   /** Appends the entry `seq` to the world's log as its owner at `epoch`; Fenced when that is no longer this instance. */
@@ -124,7 +118,7 @@ export class WorldLog {
     const { rows } = await this.pool.query<{ appended: number }>({
       name: 'sandbox-append',
       text: APPEND,
-      values: [worldId, this.instance, epoch, seq, entry.kind, entry.body, entry.records, entry.effects]
+      values: [worldId, this.instance, epoch, seq, entry.kind, entry.body, entry.records, entry.state]
     })
     if (rows[0].appended !== 1) throw new Fenced(worldId)
   }

@@ -1,13 +1,12 @@
 import type { Catalogue, CatalogueChange, WorldRow } from '../../db/postgres/catalogue.js'
 import type { Owners } from '../../db/postgres/owners.js'
-import { openEmptySchema } from '../../db/database.js'
-import { UnitOfWork } from '../../db/index.js'
 import { notFound, storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
 import type { Ownership } from './ownership.js'
 import type { WorldRegistry } from './registry.js'
 import { MAX_TENANTS, type SharedCatalogue, type Tenant } from './tenants.js'
 import type { KnownWorld, World, WorldListing } from './world.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
+import { factsOf } from './world-state.js'
 
 /**
  * Hosted mode's catalogue of worlds and tenants (db/postgres/catalogue.ts), as every instance
@@ -48,9 +47,6 @@ class CatalogueWorld implements KnownWorld {
 }
 
 export interface HostedWorldsOptions {
-  instance: string
-  leaseMs: number
-  migrationsDir: string
   report: (line: string) => void
   realNow?: () => number
   /** How often worlds idle past their time to live are looked for. */
@@ -145,7 +141,7 @@ export class HostedWorlds implements SharedCatalogue {
     })
   }
 
-  async addWorld (world: KnownWorld, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void> {
+  async addWorld (world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError): Promise<void> {
     const row: WorldRow = {
       id: world.id,
       name: world.name,
@@ -156,22 +152,13 @@ export class HostedWorlds implements SharedCatalogue {
       createdAtMs: world.createdAtMs,
       lastUsedMs: world.lastUsedMs
     }
-    const created = world as World
-    const facts = JSON.stringify(created.listing(), (key, value: unknown) => key === 'world' ? undefined : value)
-    const first = { instance: this.options.instance, address: this.ownership.address, leaseMs: this.options.leaseMs, facts }
+    const facts = factsOf(world)
     await this.change(async (change) => {
       if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()
       if (owner !== undefined && await change.countWorlds(owner.id) >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
-      await change.addWorld(row, start, first)
+      await change.addWorld(row, start, facts)
       return true
-    }, () => {
-      this.add(row)
-      // its examiner's records in a database of its own, which its log keeps (owned-world.ts)
-      const records = openEmptySchema(this.options.migrationsDir)
-      created.adoptRecords(new UnitOfWork(records))
-      register()
-      this.ownership.adoptNew(created, records)
-    })
+    }, () => this.add(row))
   }
 
   async deleteWorld (id: string, apply: () => void): Promise<boolean> {

@@ -62,7 +62,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     db: openEmptySchema(settings.migrationsDir),
     records: openEmptySchema(settings.migrationsDir),
     async attach (worlds) {
-      hosted = new HostedWorlds(worlds, catalogue, owners, { instance, leaseMs: settings.leaseMs, migrationsDir: settings.migrationsDir, report })
+      hosted = new HostedWorlds(worlds, catalogue, owners, { report })
       const shared = hosted
       ownership = new Ownership({
         registry: worlds,

@@ -225,13 +225,13 @@ export class OwnedWorld {
           // a created world reset to its start: its start is in the catalogue already
           body: this.options.startInCatalogue && this.world.atStart ? null : pagesOf(this.world.db),
           records: pagesOf(this.recordsDb),
-          effects: state
+          state: Buffer.from(state)
         }
       : {
           kind: 'commit',
           body: batch.data.length === 0 ? null : encodeSteps(batch.data),
           records: batch.records.length === 0 ? null : encodeSteps(batch.records),
-          effects: state === this.stateText ? null : state
+          state: state === this.stateText ? null : Buffer.from(state)
         }
     const seq = this.seq + 1
     const timer = setTimeout(() => this.lose(new Error(`no answer from PostgreSQL within ${this.options.answerWithinMs} ms`)), this.options.answerWithinMs)

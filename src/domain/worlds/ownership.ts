@@ -3,13 +3,13 @@ import { openDatabase, openEmptySchema, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import type { Owners } from '../../db/postgres/owners.js'
 import type { WorldLog } from '../../db/postgres/world-log.js'
-import { worldUnavailable, type ApiError } from '../../errors.js'
+import { insufficientStorage, worldUnavailable, type ApiError } from '../../errors.js'
 import { OwnedWorld } from './owned-world.js'
 import type { WorldRegistry } from './registry.js'
 import { pagesOf, snapshotOf } from './starts.js'
 import type { KnownWorld, World } from './world.js'
 import { DEFAULT_WORLD_ID } from './world-ids.js'
-import { adoptState, replayLog, stateOf, type WorldState } from './world-state.js'
+import { adoptState, factsOf, replayLog, stateOf } from './world-state.js'
 
 /**
  * The worlds this instance owns (hosted mode), and where the others are. A request for a world
@@ -142,6 +142,12 @@ export class Ownership {
   }
 
   private async claim (worldId: string): Promise<Route> {
+    // a world loaded counts against this instance's bound on the worlds' memory, as a world created does
+    const { registry } = this.options
+    if (worldId !== DEFAULT_WORLD_ID && registry.bytes() >= registry.limits.maxBytes) {
+      const mib = Math.ceil(registry.limits.maxBytes / 1048576)
+      return { refused: insufficientStorage(`This instance holds worlds of ${mib} MiB, its most (SANDBOX_WORLDS_MAX_BYTES), and cannot take world ${worldId} now; it gives up worlds idle for SANDBOX_HOSTED_IDLE_RELEASE_SECONDS: retry later`) }
+    }
     const sentAt = performance.now()
     try {
       const claim = await settleWithin(this.options.owners.claim(worldId, this.address), this.leaseMs, 'claiming it')
@@ -184,8 +190,7 @@ export class Ownership {
       world.adoptRecords(new UnitOfWork(recordsDb))
       await world.restoreData()
       seq = 1
-      const state = JSON.stringify(stateOf(world))
-      await log.append(worldId, epoch, seq, { kind: 'snapshot', body: pagesOf(world.db), records: pagesOf(recordsDb), effects: state })
+      await log.append(worldId, epoch, seq, { kind: 'snapshot', body: pagesOf(world.db), records: pagesOf(recordsDb), state: Buffer.from(JSON.stringify(stateOf(world))) })
     } else {
       const logged = await replayLog(entries, migrationsDir)
       recordsDb = logged.records
@@ -199,18 +204,13 @@ export class Ownership {
         if (row === undefined) throw new Error('it is not in the catalogue this instance holds')
         world = registry.adopt({ ...row, start: this.options.startOf(worldId), db: logged.db, records: new UnitOfWork(recordsDb) })
       }
-      if (logged.state !== undefined) adoptState(world, logged.state as WorldState)
+      if (logged.state !== undefined) adoptState(world, logged.state)
     }
     if (performance.now() >= lease.validUntil) {
       this.unload(world, recordsDb)
       throw new Error('its lease ran out while it was loaded: PostgreSQL did not renew it in time')
     }
     return this.hold(world, recordsDb, epoch, seq, lease.validUntil)
-  }
-
-  /** A world this instance created (its first owner, in the catalogue's change): held at epoch 1, its log's first entry its start. */
-  adoptNew (world: World, recordsDb: Db): void {
-    this.hold(world, recordsDb, 1, 1, performance.now() + this.leaseMs - this.marginMs)
   }
 
   private hold (world: World, recordsDb: Db, epoch: number, seq: number, validUntil: number): Held {
@@ -309,7 +309,7 @@ export class Ownership {
       const { world } = held.owned
       let facts: string | null = null
       if (withFacts && (held.factsText === undefined || world.lastUsedMs > held.usedWrittenMs)) {
-        const text = JSON.stringify(world.listing(), (key, value: unknown) => key === 'world' ? undefined : value)
+        const text = factsOf(world)
         if (text !== held.factsText) facts = text
         held.factsText = text
         held.usedWrittenMs = world.lastUsedMs

@@ -58,6 +58,13 @@ export interface StartUp {
   fixtureMismatch: string | undefined
 }
 
+/** A world just created, as its creator is told of it (its token given once). */
+export interface CreatedWorld {
+  world: KnownWorld
+  integrations: ReturnType<World['integrations']>
+  token: string
+}
+
 /**
  * Every world of the process: the default one, and the worlds created (in memory, each forked
  * from a snapshot in milliseconds). A partner request finds its world by its Client Id, a control
@@ -170,7 +177,7 @@ export class WorldRegistry {
    * worlds it answers 429 with the seconds until an idle world expires (507 when none will); past
    * the bound on their memory, 507. A tenant's world: past its quota, 409; `from` another's world, 404.
    */
-  async create (request: NewWorld): Promise<World> {
+  async create (request: NewWorld): Promise<CreatedWorld> {
     const { limits } = this.options
     const { owner } = request
     this.sweep()
@@ -218,17 +225,18 @@ export class WorldRegistry {
       start: snapshotStart(this.sharedCatalogue?.startOf(id) ?? snapshot, source),
       ttlMs: ttlSeconds * 1000
     })
+    const created = { world, integrations: world.integrations(), token }
     if (this.sharedCatalogue === undefined) {
       this.register(world, snapshot)
-      return world
+      return created
     }
+    // hosted mode: the world is in the catalogue, and the first request for it (at any instance) takes it
     try {
-      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError(), () => this.register(world, undefined))
-    } catch (e) {
-      world.destroy()
-      throw e
+      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError())
+    } finally {
+      world.destroy('keep')
     }
-    return world
+    return created
   }
 
   /**

@@ -1,6 +1,6 @@
 import { invalidField, tooManyTenants, type ApiError } from '../../errors.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import type { KnownWorld, WorldListing } from './world.js'
+import type { KnownWorld, World, WorldListing } from './world.js'
 import { newId } from './world-ids.js'
 
 /** Tenants a sandbox holds at once. */
@@ -47,8 +47,8 @@ export interface SharedCatalogue {
   startOf(worldId: string): () => Promise<Buffer>
   /** Every world (or a tenant's), the default one first, as their owners last wrote their facts. */
   listing(tenantId?: string): Promise<WorldListing[]>
-  /** Adds the world where every instance sees it, this instance its owner; `register` makes it this instance's, in the same turn. */
-  addWorld(world: KnownWorld, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
+  /** Adds the world where every instance sees it (and the first request for it, at any instance, takes it: ownership.ts). */
+  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError): Promise<void>
   deleteWorld(id: string, apply: () => void): Promise<boolean>
   addTenant(tenant: Tenant, register: () => void): Promise<void>
   deleteTenant(id: string, apply: () => void): Promise<boolean>

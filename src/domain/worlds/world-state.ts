@@ -29,6 +29,9 @@ export const stateOf = (world: World): WorldState => ({
   simulator: world.simulator.state()
 })
 
+/** What listings show of a world's data and instruments, as JSON (its owner writes it: ownership.ts). */
+export const factsOf = (world: World): string => JSON.stringify(world.listing(), (key, value: unknown) => key === 'world' ? undefined : value)
+
 /** Takes the state a world's log kept (the simulator runs here from now on, when it ran). */
 export function adoptState (world: World, state: WorldState): void {
   world.clock.adopt(state.clock)
@@ -81,12 +84,13 @@ export async function replayLog (entries: readonly LogEntry[], migrationsDir: st
   const records = snapshot.records === null ? openEmptySchema(migrationsDir) : openLogSnapshot(snapshot.records, migrationsDir)
   const data = new UnitOfWork(db)
   const recorded = new UnitOfWork(records)
-  let state = (snapshot.effects ?? undefined) as WorldState | undefined
+  const stateOfEntry = (entry: LogEntry) => entry.state === null ? undefined : JSON.parse(entry.state.toString('utf8')) as WorldState
+  let state = stateOfEntry(snapshot)
   let began = performance.now()
   for (const entry of commits) {
     if (entry.body !== null) data.replay(decodeSteps(entry.body))
     if (entry.records !== null) recorded.replay(decodeSteps(entry.records))
-    if (entry.effects !== null) state = entry.effects as WorldState
+    state = stateOfEntry(entry) ?? state
     if (performance.now() - began > REPLAY_TURN_MS) {
       await nextTurn()
       began = performance.now()
