@@ -182,7 +182,7 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
         [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, digest, row.ttlMs, row.createdAtMs, row.lastUsedMs]
       )
       await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', NULL, 'catalogue')", [row.id])
-      await client.query("INSERT INTO world_owners (world_id, instance, address, epoch, expires_at, facts) VALUES ($1, '', '', 0, '-infinity', $2)", [row.id, facts])
+      await client.query("INSERT INTO world_owners (world_id, instance, address, epoch, expires_at, facts) VALUES ($1, '', '', 0, 'epoch', $2)", [row.id, facts])
     },
     async addTenant (row) {
       await client.query(

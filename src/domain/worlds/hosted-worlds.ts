@@ -97,8 +97,12 @@ export class HostedWorlds implements SharedCatalogue {
     return this.exclusive(async () => await this.reload()).then(() => this.worlds.has(worldId), () => false)
   }
 
+  list (): KnownWorld[] {
+    return [...this.worlds.values()]
+  }
+
   ownedBy (tenantId: string): KnownWorld[] {
-    return [...this.worlds.values()].filter((world) => world.tenantId === tenantId)
+    return this.list().filter((world) => world.tenantId === tenantId)
   }
 
   async copyOf (worldId: string): Promise<Buffer | undefined> {

@@ -366,7 +366,8 @@ export class WorldRegistry {
   /** Past the bound on worlds: 429 with the seconds until an idle world expires, 507 when none will. */
   private fullError (): ApiError {
     const { maxWorlds } = this.options.limits
-    const next = Math.min(...[...this.worlds.values()].map((w) => w.expiresAtMs ?? Infinity))
+    const worlds: KnownWorld[] = this.sharedCatalogue?.list() ?? [...this.worlds.values()]
+    const next = Math.min(...worlds.map((w) => w.expiresAtMs ?? Infinity))
     const detail = `This sandbox holds ${maxWorlds} worlds, its most (SANDBOX_MAX_WORLDS=${maxWorlds}); DELETE /_sandbox/worlds/{id} the worlds you no longer need`
     if (next === Infinity) return insufficientStorage(`${detail} (none of them expires: each was created with ttlSeconds 0)`)
     return tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))

@@ -39,7 +39,8 @@ export interface NewTenant {
 export interface SharedCatalogue {
   /** A world of the catalogue, held here or not. */
   find(worldId: string): KnownWorld | undefined
-  /** The worlds of a tenant. */
+  /** The worlds of the catalogue, and those of a tenant. */
+  list(): KnownWorld[]
   ownedBy(tenantId: string): KnownWorld[]
   /** The world's data as its log holds it now (a world `from` copies), or undefined when this instance holds it (copied here). */
   copyOf(worldId: string): Promise<Buffer | undefined>
