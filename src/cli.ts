@@ -207,7 +207,7 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
 }
 
 const REPORT_OPTIONS: ParseArgsConfig['options'] = {
-  url: { type: 'string' }, session: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }
+  url: { type: 'string' }, session: { type: 'string' }, world: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }
 }
 
 /** `report` lives in src/report-command.ts (loaded only when run). */
@@ -261,7 +261,8 @@ export async function main (argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageError) {
       console.error(`agency-sandbox: ${e.message}\n\n${HELP[command ?? 'main'] ?? HELP.main}`)
-      return EXIT.usage
+      // verify's 2 says a valid report of another verdict than pass: a report it could not check is a 1
+      return command === 'verify' ? EXIT.failed : EXIT.usage
     }
     // FixtureError by name: its module is loaded only when a fixture is read
     if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
