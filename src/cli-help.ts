@@ -12,6 +12,7 @@ Commands:
   generate            write a generated fixture of any size
   report              print an ended examiner session's report; exit 1 when a finding reaches --fail-on, or on no-evidence
   verify              check a signed examiner report with the sandbox's public keys; exit 0 only for a valid pass
+  rotate-signing-key  make another key a hosted programme's signing key (recorded in PostgreSQL)
   import              read what an integration sees on a running instance into a fixture
   compare             send the same read-only requests to two instances and report every difference
 
@@ -66,6 +67,16 @@ tenant, signer, key id, judge), or why it is not.
 Exit codes: 0 valid and verdict pass, 2 valid with another verdict (warn, fail, no-evidence),
 1 not valid (a duplicate key, not as signed, unsigned, unknown algorithm, another key, tampered,
 not a report, unreadable) or a usage error.`,
+  'rotate-signing-key': `Usage: agency-sandbox rotate-signing-key --database URL --signing-key new-key.pem
+
+In hosted mode the first instance that signs reports records its key's id in PostgreSQL, and an
+instance started with another key refuses to start. This records the new key's id instead: the
+administrator's step of a rotation (docs/key-custody.md). Restart every instance with the new key
+(SANDBOX_SIGNING_KEY) and the previous public keys (SANDBOX_SIGNING_KEYS_PREVIOUS).
+  --database URL        the programme's PostgreSQL (default: SANDBOX_DATABASE_URL)
+  --signing-key FILE    the new Ed25519 private key, PEM (default: SANDBOX_SIGNING_KEY)
+
+Exit codes: 0 recorded, 1 failure (unreachable database, not a key), 2 usage error.`,
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.

@@ -227,6 +227,14 @@ async function verify (args: string[]): Promise<number> {
   return values.help === true ? help('verify') : (await import('./verify-command.js')).verifyCommand(positionals, values, process, usage)
 }
 
+/** `rotate-signing-key` lives in src/rotate-command.ts (loaded only when run). */
+async function rotate (args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { database: { type: 'string' }, 'signing-key': { type: 'string' } })
+  if (values.help === true) return help('rotate-signing-key')
+  if (positionals.length > 0) throw new UsageError(`rotate-signing-key takes no positional arguments, got '${positionals[0]}'`)
+  return await (await import('./rotate-command.js')).rotateCommand(values, process, usage)
+}
+
 function help (command: string): number {
   console.log(HELP[command] ?? HELP.main)
   return EXIT.ok
@@ -251,6 +259,8 @@ export async function main (argv: string[]): Promise<number> {
         return await report(rest)
       case 'verify':
         return await verify(rest)
+      case 'rotate-signing-key':
+        return await rotate(rest)
       case 'import':
       case 'compare':
         return await importOrCompare(command, rest)
