@@ -48,8 +48,9 @@ Options:
   --url URL                        the sandbox, e.g. http://127.0.0.1:8080
   --session ID                     the session (its id is in the answer of POST …/sessions)
   --world ID                       the world the session belongs to (default: the default world)
-  --format text|json|junit|html    the form printed (default text); junit: one test case per rule;
-                                   json to a file: the report as served (a signed one verifies)
+  --format text|json|junit|html    the form printed (default text); junit: one test case per rule
+  --out FILE                       write the report to FILE instead; json: the bytes served, which
+                                   a signature covers (printed, terminal controls are escaped)
   --fail-on error|warning          the lowest severity that fails (default error)
   --token T                        the control token: the sandbox's (SANDBOX_CONTROL_TOKEN), a
                                    tenant's, or the world's

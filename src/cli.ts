@@ -207,7 +207,7 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
 }
 
 const REPORT_OPTIONS: ParseArgsConfig['options'] = {
-  url: { type: 'string' }, session: { type: 'string' }, world: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }
+  url: { type: 'string' }, session: { type: 'string' }, world: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }, out: { type: 'string' }
 }
 
 /** `report` lives in src/report-command.ts (loaded only when run). */

@@ -1,4 +1,5 @@
 import { Value } from '@sinclair/typebox/value'
+import { writeFileSync } from 'node:fs'
 import { renderHtml } from './domain/examiner/render-html.js'
 import { renderJunit } from './domain/examiner/render-junit.js'
 import { renderText } from './domain/examiner/render-text.js'
@@ -16,15 +17,16 @@ import { ReportSchema, type Report, type Severity } from './schemas/examiner.js'
  * nothing to judge (no-evidence). The JSON report is fetched once and rendered here, so what is
  * printed and the exit code always come from the same report. The URL may lead anywhere: the
  * answer is read as the import reads an upstream's (at most MAX_ANSWER_BYTES, JSON nesting and
- * values checked before parsing), and whatever it holds is printed through printable, but the
- * JSON form written to a file or a pipe: those are the bytes served, which a signature covers.
+ * values checked before parsing), and whatever it holds is printed through printable. `--out
+ * FILE` writes the report to a file instead, the JSON form as the bytes served, which a signature
+ * covers (printed, a character a terminal acts on is escaped, which the signature does not cover).
  */
 
 type Values = Record<string, string | boolean | undefined>
 type Usage = (message: string) => never
 
 export interface ReportIo {
-  stdout: { write(text: string | Uint8Array): unknown, isTTY?: boolean }
+  stdout: { write(text: string): unknown }
   stderr: { write(text: string): unknown }
 }
 
@@ -55,9 +57,11 @@ function options (values: Values, usage: Usage) {
   const failOn = str(values['fail-on']) ?? 'error'
   if (!(failOn in FAILING)) usage(`--fail-on must be error or warning, got '${failOn}'`)
   const token = str(values.token)
+  const out = str(values.out)
+  if (out === '') usage('--out must name a file')
   const world = str(values.world)
   if (world !== undefined && !/^(default|w[0-9a-z]{10})$/.test(world)) usage(`--world must be a world id (w and ten letters or digits, as POST /_sandbox/worlds answers) or default, got '${world}'`)
-  return { base: (url as string).replace(/\/+$/, ''), session: Number(session), format: format as ReportOutputFormat, failOn, token, world }
+  return { base: (url as string).replace(/\/+$/, ''), session: Number(session), format: format as ReportOutputFormat, failOn, token, world, out }
 }
 
 /** The problem's detail of an error answer, or its text. */
@@ -117,9 +121,10 @@ async function fetchReport (base: string, session: number, token: string | undef
 /** How each format writes a character a terminal would act on: the same character, in its own syntax, where it can hold it. */
 const ESCAPES: Record<ReportOutputFormat, Escape | undefined> = { text: undefined, json: jsonEscape, junit: markupEscape, html: markupEscape }
 
-export function render (report: Report, format: ReportOutputFormat): string {
+/** The report in the form asked for: the JSON as it was served (`served`), the others rendered here. */
+export function render (report: Report, format: ReportOutputFormat, served: Buffer): string {
   switch (format) {
-    case 'json': return JSON.stringify(report, null, 2) + '\n'
+    case 'json': return served.toString('utf8')
     case 'junit': return renderJunit(report)
     case 'html': return renderHtml(report)
     case 'text': return renderText(report)
@@ -127,7 +132,7 @@ export function render (report: Report, format: ReportOutputFormat): string {
 }
 
 export async function reportCommand (values: Values, io: ReportIo, usage: Usage): Promise<number> {
-  const { base, session, format, failOn, token, world } = options(values, usage)
+  const { base, session, format, failOn, token, world, out } = options(values, usage)
   let fetched: Fetched
   try {
     fetched = await fetchReport(base, session, token, world)
@@ -137,9 +142,18 @@ export async function reportCommand (values: Values, io: ReportIo, usage: Usage)
     return 1
   }
   const { report } = fetched
-  // the JSON saved to a file is the report as served, byte for byte (a signed one verifies); a terminal gets it escaped
-  if (format === 'json' && io.stdout.isTTY !== true) io.stdout.write(fetched.body)
-  else io.stdout.write(printable(render(report, format), { escape: ESCAPES[format], keepLayout: true }))
+  const printed = () => printable(render(report, format, fetched.body), { escape: ESCAPES[format], keepLayout: true })
+  if (out === undefined) {
+    io.stdout.write(printed())
+  } else {
+    try {
+      // the JSON saved is the report as served, byte for byte: a signed one verifies
+      writeFileSync(out, format === 'json' ? fetched.body : printed())
+    } catch (e) {
+      io.stderr.write(`agency-sandbox report: cannot write ${printable(out)} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})\n`)
+      return 1
+    }
+  }
   const failing = report.findings.filter((f) => FAILING[failOn]!.includes(f.severity))
   const verdict = `session ${session}: verdict ${report.verdict}`
   const why = noEvidence(report)

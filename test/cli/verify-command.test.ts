@@ -104,6 +104,25 @@ t.test('verify: a report saved by the report command is valid; its verdict sets 
     t.equal(res.stderr.split('\n').length, 2, `${what}: one line, no stack trace`)
     t.equal(res.stdout, '', `${what}: nothing on standard output`)
   }
+  // a character a terminal acts on (an 8-bit CSI): printed escaped, which the signature does not cover; --out saves the bytes served
+  const csi = await session('csi \u009b2J', async () => {
+    await fetch(`${served.url}/vendor/agencies?version=4.0`, { headers: abc })
+    await fetch(`${served.url}/vendor/agency/1001/client/1000?version=4.0`, { headers: abc })
+  })
+  const printed = await runCli(['report', '--url', served.url, '--session', String(csi), '--format', 'json'])
+  t.notMatch(printed.stdout, /\u009b/, 'printed: the CSI escaped')
+  const csiFile = join(dir, 'csi.json')
+  const written = await runCli(['report', '--url', served.url, '--session', String(csi), '--format', 'json', '--out', csiFile])
+  t.equal(written.code, 0, written.stderr)
+  t.equal((await runCli(['verify', csiFile, '--key', keys])).code, 0, 'the file --out wrote verifies')
+  const escaped = await runCli(['verify', write('csi-printed.json', printed.stdout), '--key', keys])
+  t.equal(escaped.code, 1)
+  t.match(escaped.stderr, 'invalid, not as signed: byte ')
+  t.match(escaped.stderr, '(agency-sandbox report --format json --out report.json)')
+  const unwritable = await runCli(['report', '--url', served.url, '--session', String(csi), '--format', 'json', '--out', join(dir, 'none', 'x.json')])
+  t.equal(unwritable.code, 1)
+  t.match(unwritable.stderr, `agency-sandbox report: cannot write ${join(dir, 'none', 'x.json')} (ENOENT)`)
+
   const other = await runCli(['verify', file, '--key', otherKey])
   t.equal(other.code, 1)
   t.match(other.stderr, new RegExp(`^${file.replace(/[.]/g, '\\.')}: invalid, another key: it is signed by the key "${report.signature.keyId}", not by the key given \\([0-9a-f]{64}\\)\n$`))

@@ -85,7 +85,7 @@ function fromText (bytes: Uint8Array): { value: unknown } | ReportVerification {
   }
   if (canonical !== text) {
     return fail('not-canonical', `byte ${firstDifference(text, canonical)} differs from the report's canonical form (RFC 8785), the form it is served and signed in: ` +
-      'check the file as saved from the sandbox (agency-sandbox report --format json > report.json), unchanged')
+      'check the file as saved from the sandbox (agency-sandbox report --format json --out report.json), unchanged')
   }
   return { value }
 }

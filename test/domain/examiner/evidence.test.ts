@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { BUILD } from '../../../src/build-stamp.js'
 import { PACKAGE_VERSION } from '../../../src/config.js'
 import { RULES, RULES_VERSION, type Report, type Session } from '../../../src/schemas/examiner.js'
-import { AGENCY, build, demoFixture } from '../../helpers/app.js'
+import { AGENCY, build, demoFixture, overPostgres } from '../../helpers/app.js'
 import { clientIds, readInBatches, reportOf, vendor } from '../../helpers/examiner.js'
 
 /**
@@ -145,4 +145,21 @@ t.test('the rules version is raised with the catalogue', async (t) => {
   // the catalogue as the version last raised for it saw it: a change of a rule's id or severity needs RULES_VERSION raised, and this digest
   const catalogue = sha256(RULES.map((r) => `${r.id} ${r.severity}`).join('\n'))
   t.same({ RULES_VERSION, catalogue }, { RULES_VERSION: 2, catalogue: 'c38ef2ed36aac41b114b7d344f1c59bd7d663ec2e153f72882d6042327c1b4c4' }, 'RULES_VERSION and the catalogue it was raised for')
+})
+
+t.test('a report kept before reports named their judge is answered with what can still be told, never a 500', { skip: overPostgres }, async (t) => {
+  const app = await build(t)
+  const { id } = (await ctl(app, 'POST', '/sessions', { clientId: 'abc' })).json() as Session
+  await vendor(app, 'GET', '/vendor/agencies?version=4.0')
+  await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`)
+  await ctl(app, 'POST', `/sessions/${id}/end`)
+  const { evidence: _evidence, judgedBy: _judgedBy, world: _world, ...older } = await reportOf(app, id)
+  app.worlds.default.db.prepare('UPDATE examiner_sessions SET report = ? WHERE session_id = ?').run(JSON.stringify(older), id)
+  const res = await ctl(app, 'GET', `/sessions/${id}/report`)
+  t.equal(res.statusCode, 200)
+  const kept = res.json() as Report
+  t.equal(kept.verdict, older.verdict, 'its verdict as it was judged')
+  t.same(kept.evidence, { requests: 2, listings: 0, clientReads: 1 }, 'its evidence read from its coverage')
+  t.same(kept.judgedBy, { version: 'unknown', build: 'unknown', rulesVersion: 1, rules: [] })
+  t.same(kept.world, { id: 'default', name: 'default', tenant: null, startDigest: 'unknown' })
 })
