@@ -98,7 +98,7 @@ async function fetchReport (base: string, session: number, token: string | undef
   if (res.status === 401) {
     throw new ReportUnavailable(token === undefined
       ? `${base} protects its control API: pass --token (its SANDBOX_CONTROL_TOKEN, a tenant's token or the world's)`
-      : `${base} refused the control token given with --token`)
+      : `${base} refused the control token given with --token${scope === '' ? ' (a world\'s token opens its own world\'s sessions alone: pass --world ID)' : ''}`)
   }
   if (res.status === 403 && scope === '' && token !== undefined) {
     throw new ReportUnavailable(`GET ${url} answered ${explain(res.status, text)} (a tenant's or a world's token reaches its world's sessions: pass --world ID)`)

@@ -47,6 +47,9 @@ t.test('a tenant\'s world: a sync, its session ended, report --world, verify', a
   const byDefault = await runCli(['report', '--url', url, '--session', String(session.id), '--token', tenant.token])
   t.equal(byDefault.code, 1, 'without --world, a tenant reaches no session')
   t.match(byDefault.stderr, 'pass --world ID')
+  const worldTokenByDefault = await runCli(['report', '--url', url, '--session', String(session.id), '--token', world.token])
+  t.equal(worldTokenByDefault.code, 1)
+  t.match(worldTokenByDefault.stderr, 'refused the control token given with --token (a world\'s token opens its own world\'s sessions alone: pass --world ID)')
 
   const reportFile = join(dir, 'report.json')
   const byWorld = await runCli(['report', '--url', url, '--world', world.id, '--session', String(session.id), '--token', world.token])

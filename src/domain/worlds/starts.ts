@@ -144,7 +144,7 @@ export function snapshotStart (snapshot: Buffer | (() => Promise<Buffer>), sourc
     source,
     swaps: true,
     digest () {
-      digest ??= (async () => await sha256Hex(typeof snapshot === 'function' ? await snapshot() : snapshot))()
+      digest ??= (async () => await snapshotDigest(typeof snapshot === 'function' ? await snapshot() : snapshot))()
       // a failed read of the start (hosted mode) is tried again next time
       digest.catch(() => { digest = undefined })
       return digest
@@ -162,6 +162,15 @@ export function snapshotStart (snapshot: Buffer | (() => Promise<Buffer>), sourc
 export async function sha256Hex (bytes: Uint8Array | string): Promise<string> {
   const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes
   return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex')
+}
+
+/** Each snapshot's digest, hashed once however many worlds began as it (those made from the start-up fixture share one). */
+const snapshotDigests = new WeakMap<Buffer, Promise<string>>()
+
+function snapshotDigest (snapshot: Buffer): Promise<string> {
+  let digest = snapshotDigests.get(snapshot)
+  if (digest === undefined) snapshotDigests.set(snapshot, (digest = sha256Hex(snapshot)))
+  return digest
 }
 
 /** A database in memory with the snapshot's content (a copy: the snapshot stays as it is). */
