@@ -232,7 +232,7 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
 }
 
 const REPORT_OPTIONS: ParseArgsConfig['options'] = {
-  url: { type: 'string' }, session: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }
+  url: { type: 'string' }, session: { type: 'string' }, world: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }, out: { type: 'string' }
 }
 
 /** `report` lives in src/report-command.ts (loaded only when run). */
@@ -250,6 +250,14 @@ async function report (args: string[]): Promise<number> {
 async function verify (args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { key: { type: 'string' } })
   return values.help === true ? help('verify') : (await import('./verify-command.js')).verifyCommand(positionals, values, process, usage)
+}
+
+/** `rotate-signing-key` lives in src/rotate-command.ts (loaded only when run). */
+async function rotate (args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { database: { type: 'string' }, 'signing-key': { type: 'string' } })
+  if (values.help === true) return help('rotate-signing-key')
+  if (positionals.length > 0) throw new UsageError(`rotate-signing-key takes no positional arguments, got '${positionals[0]}'`)
+  return await (await import('./rotate-command.js')).rotateCommand(values, process, usage)
 }
 
 function help (command: string): number {
@@ -276,6 +284,8 @@ export async function main (argv: string[]): Promise<number> {
         return await report(rest)
       case 'verify':
         return await verify(rest)
+      case 'rotate-signing-key':
+        return await rotate(rest)
       case 'import':
       case 'compare':
         return await importOrCompare(command, rest)
@@ -286,7 +296,8 @@ export async function main (argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageError) {
       console.error(`agency-sandbox: ${e.message}\n\n${HELP[command ?? 'main'] ?? HELP.main}`)
-      return EXIT.usage
+      // verify's 2 says a valid report of another verdict than pass: a report it could not check is a 1
+      return command === 'verify' ? EXIT.failed : EXIT.usage
     }
     // FixtureError by name: its module is loaded only when a fixture is read
     if (e instanceof ConfigError || e instanceof ReadyFileError || (e instanceof Error && e.name === 'FixtureError')) {

@@ -81,6 +81,10 @@ export const notFound = (detail: string) => new ApiError(404, 'not-found', 'Not 
 
 export const conflict = (detail: string) => new ApiError(409, 'conflict', 'Conflict', detail)
 
+/** The final report of a session that has not ended (it would be provisional, and unsigned). */
+export const sessionStillOpen = (id: number) =>
+  conflict(`Session ${id} is still open: its report so far is provisional and unsigned; end it first (POST …/sessions/${id}/end)`)
+
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new ApiError(429, 'too-many-requests', 'Too Many Requests', detail, undefined, false, {
     'retry-after': String(retryAfterSeconds)

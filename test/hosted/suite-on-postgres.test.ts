@@ -16,6 +16,7 @@ const FILES = [
   'test/app/console-header.test.ts',
   'test/app/control-guard.test.ts',
   'test/domain/examiner/coverage.test.ts',
+  'test/domain/examiner/evidence.test.ts',
   'test/domain/examiner/kept-reports.test.ts',
   'test/domain/examiner/rules.test.ts',
   'test/domain/examiner/sessions.test.ts',

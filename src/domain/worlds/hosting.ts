@@ -6,6 +6,8 @@ import { Catalogue, CATALOGUE_CHANNEL } from '../../db/postgres/catalogue.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { Owners } from '../../db/postgres/owners.js'
 import { openPool, WorldLog } from '../../db/postgres/world-log.js'
+import { agreeOnSettings, type AgreedSetting } from '../../db/postgres/agreed-settings.js'
+import { disagreementMessage } from './agreed-settings.js'
 import { HostedWorlds } from './hosted-worlds.js'
 import { Ownership } from './ownership.js'
 import type { WorldRegistry } from './registry.js'
@@ -26,6 +28,10 @@ export interface HostingSettings {
   leaseMs: number
   idleReleaseMs: number
   onError?: (message: string) => void
+  /** Settings every instance must share (agreed-settings.ts): this instance's values. */
+  agreed?: readonly AgreedSetting[]
+  /** What a start refused for a disagreement throws (a ConfigError, for a one-line message). */
+  refuse?: (message: string) => Error
 }
 
 export interface Hosting {
@@ -44,13 +50,15 @@ export interface Hosting {
 export async function openHosting (settings: HostingSettings): Promise<Hosting> {
   const report = settings.onError ?? (() => undefined)
   const pool = openPool({ url: settings.url, onError: (e) => report(`PostgreSQL connection: ${e.message}`) })
+  const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   try {
     await migratePostgres(pool, settings.postgresMigrationsDir)
+    const disagreements = await agreeOnSettings(pool, settings.agreed ?? [], instance)
+    if (disagreements.length > 0) throw (settings.refuse ?? ((message: string) => new Error(message)))(disagreementMessage(disagreements))
   } catch (e) {
     await pool.end().catch(() => undefined)
     throw e
   }
-  const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   const log = new WorldLog(pool, instance)
   const owners = new Owners(pool, instance, settings.leaseMs)
   const catalogue = new Catalogue(pool)

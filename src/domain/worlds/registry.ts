@@ -274,7 +274,8 @@ export class WorldRegistry {
       readModel: limits.readModel,
       realNow: this.realNow,
       loadFaker: this.options.loadFaker,
-      reports: this.options.reports
+      reports: this.options.reports,
+      tenantOf: (tenantId) => this.tenants.get(tenantId)
     })
   }
 
