@@ -42,7 +42,8 @@ export async function writer (urls: () => string[], ledger: Ledger, run: { stop:
     const began = Date.now()
     const sent = note()
     const isNote = i % createEvery !== createEvery - 1
-    const policy = `LEDGER-${sent.refId}`
+    // a policy number holds at most 25 characters
+    const policy = `L-${sent.refId.replace(/-/g, '').slice(0, 20)}`
     try {
       const answer = isNote
         ? await fetch(`${url}/vendor/agency/${AGENCY}/client/1001/log?version=4.0`, { method: 'POST', headers: AUTH, body: JSON.stringify(sent), signal: AbortSignal.timeout(patienceMs) })
