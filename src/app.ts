@@ -11,17 +11,23 @@ import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
 import type { HostedWorlds } from './domain/worlds/hosted-worlds.js'
+import type { Hosting } from './domain/worlds/hosting.js'
+import { StartupError } from './startup-error.js'
 import { UnitOfWork } from './db/index.js'
 import { commitBeforeAnswering, shareWorlds, waitForReplica } from './plugins/replication.js'
 import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
-import { childLoggerFactory, loggerOptions } from './logger.js'
+import { childLoggerFactory, loggerOptions, startupWarnings } from './logger.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
+import { observeOperations, type Operations } from './plugins/operations.js'
+import { Drain } from './plugins/drain.js'
+import { requestIdOf } from './http/request-id.js'
+import { SandboxMetrics, storageMetrics, worldMetrics } from './metrics/registry.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
@@ -40,6 +46,11 @@ export interface AppOptions {
    * by default: only `serve`, whose process is the sandbox's own, turns it on.
    */
   collectBodyBuffers?: boolean
+  /**
+   * Add the process's own figures (CPU, memory, event-loop delay, garbage collection) to
+   * /_sandbox/metrics: process-wide observers, so only `serve` turns them on.
+   */
+  processMetrics?: boolean
 }
 
 declare module 'fastify' {
@@ -92,17 +103,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     logged.warn?.(line)
   }
   // Hosted mode: the worlds' data comes from PostgreSQL, into databases in memory (replica.ts, hosted-worlds.ts).
-  const hosting = config.databaseUrl === undefined
-    ? undefined
-    // loaded only in hosted mode: the PostgreSQL client stays out of every other start
-    : await (await import('./domain/worlds/hosting.js')).openHosting({
-      url: config.databaseUrl,
-      reads: config.hostedReads,
-      copyIdleMs: config.hostedCopyIdleSeconds * 1000,
-      onError: (line) => storageLog.warn?.(line),
-      migrationsDir: config.migrationsDir,
-      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
-    })
+  const hosting = config.databaseUrl === undefined ? undefined : await openStorage(config, config.databaseUrl, storageLog)
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
   // Hosted mode shares examiner sessions in PostgreSQL (shared-sessions.ts); until then a world's own
   // examiner keeps its rows here, beside the replica, never in the database whose commits are logged.
@@ -125,15 +126,18 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await hosting?.close()
   }
 
+  const requestLog = new OneLineRequestLog()
   const app = Fastify({
     logger: loggerOptions(config),
-    logController: new OneLineRequestLog(),
+    logController: requestLog,
+    genReqId: requestIdOf,
     childLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     connectionTimeout: 60_000,
     requestTimeout: 60_000,
     keepAliveTimeout: 65_000,
-    return503OnClosing: true,
+    // a request that arrives while the instance drains is answered by the operations hook (503 with Retry-After)
+    return503OnClosing: false,
     // Requests the HTTP parser refuses (431 headers too large, malformed) answer problem bodies too.
     clientErrorHandler,
     // Router-level failures (bad percent-encoding, over-long path parameters) answer problem bodies too.
@@ -169,6 +173,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     worlds.closeNow()
     closeStorage().catch(() => undefined)
   })
+  // before any other hook: the request id, the requests in flight, the drain, the metrics
+  observeOperations(app, operationsOf(worlds, hosting, options), requestLog)
   registerErrorHandling(app)
   if (hosted !== undefined) commitBeforeAnswering(app)
   if (hosted !== undefined) shareWorlds(app, hosted)
@@ -185,6 +191,58 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await registerApi(app, worlds, config)
 
   return app
+}
+
+/** The operator's view of the instance (src/plugins/operations.ts): its metrics, its health, its drain. */
+function operationsOf (worlds: WorldRegistry, hosting: Hosting | undefined, options: AppOptions): Operations {
+  const metrics = new SandboxMetrics()
+  worldMetrics(metrics, {
+    worlds: () => [worlds.default, ...worlds.list()],
+    tenants: () => worlds.tenants.list().length,
+    alive: (id) => id === worlds.default.id || worlds.get(id) !== undefined
+  })
+  if (hosting !== undefined) storageMetrics(metrics, hosting.storage)
+  if (options.processMetrics === true) metrics.withProcessMetrics()
+  return {
+    metrics,
+    drain: new Drain(),
+    async problems () {
+      if (hosting === undefined) return []
+      const probe = await hosting.storage.probe.check()
+      return probe.ok ? [] : [probe.problem]
+    },
+    // hosted mode's world leases are handed over here
+    async handOver () {}
+  }
+}
+
+/**
+ * Hosted mode's storage: PostgreSQL waited for (SANDBOX_PG_START_WAIT_SECONDS, a line per attempt),
+ * migrated, and the default world read from its log. A start that fails on PostgreSQL's side says
+ * so in one line (StartupError), with no stack trace.
+ */
+async function openStorage (config: Config, url: string, storageLog: { warn?: (line: string) => void }): Promise<Hosting> {
+  // loaded only in hosted mode: the PostgreSQL client stays out of every other start
+  const { waitUntilReachable, whereOf } = await import('./db/postgres/probe.js')
+  const { openHosting } = await import('./domain/worlds/hosting.js')
+  const bounds = { statementTimeoutMs: config.postgres.statementTimeoutMs, connectTimeoutMs: config.postgres.connectTimeoutMs }
+  await waitUntilReachable(url, { totalMs: config.postgres.startWaitSeconds * 1000, attemptMs: bounds.connectTimeoutMs, notice: startupWarnings(config) })
+  try {
+    return await openHosting({
+      url,
+      reads: config.hostedReads,
+      copyIdleMs: config.hostedCopyIdleSeconds * 1000,
+      bounds,
+      onError: (line) => storageLog.warn?.(line),
+      migrationsDir: config.migrationsDir,
+      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
+    })
+  } catch (e) {
+    // PostgreSQL's refusals (errors with a code) and lost connections, not this program's faults
+    const fromStorage = e instanceof Error && (typeof (e as { code?: unknown }).code === 'string' || /timeout|terminated|connect/i.test(e.message))
+    if (e instanceof StartupError || !fromStorage) throw e
+    throw new StartupError(`hosted mode could not start over PostgreSQL at ${whereOf(url)}: ${e.message}`)
+  }
 }
 
 /**

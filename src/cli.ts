@@ -69,7 +69,7 @@ async function serve (args: string[]): Promise<number> {
   // This process is the sandbox's own, so its process-wide memory settings are the sandbox's to
   // choose; an app built inside someone else's process (startSandbox, buildApp) leaves them alone.
   limitHeapGrowth(config.heapGrowthPercent)
-  const server = await startServer(config, { collectBodyBuffers: true })
+  const server = await startServer(config, { collectBodyBuffers: true, processMetrics: true })
   const { worlds } = server.app
   const facts: BannerFacts = {
     version: config.version,
@@ -96,7 +96,7 @@ async function serve (args: string[]): Promise<number> {
       'without protection; set SANDBOX_CONTROL_TOKEN to require Authorization: Bearer <token>'
     )
   }
-  closeOnSignals(server, (code) => process.exit(code))
+  closeOnSignals(server, (code) => process.exit(code), config.drainSeconds)
   return -1
 }
 
@@ -263,8 +263,8 @@ export async function main (argv: string[]): Promise<number> {
       console.error(`agency-sandbox: ${e.message}\n\n${HELP[command ?? 'main'] ?? HELP.main}`)
       return EXIT.usage
     }
-    // FixtureError by name: its module is loaded only when a fixture is read
-    if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
+    // FixtureError and StartupError by name: their modules are loaded only when a fixture is read or a start refused
+    if (e instanceof ConfigError || (e instanceof Error && (e.name === 'FixtureError' || e.name === 'StartupError'))) {
       // a fixture's errors quote its keys and text: each line printed through printable
       const { printable } = await import('./printable.js')
       console.error(`agency-sandbox: ${e.message.split('\n').map((line) => printable(line)).join('\n')}`)

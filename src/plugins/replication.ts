@@ -3,7 +3,7 @@ import type { Heads } from '../db/postgres/catalogue.js'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { WriteTurn } from '../domain/worlds/replica.js'
 import type { World } from '../domain/worlds/world.js'
-import { storageUnreachable, toResponse } from '../errors.js'
+import { storageUnreachable, toResponse, type RetryAdvice } from '../errors.js'
 import { OPERATIONS, type OperationId } from '../versions/operations.js'
 import { applySharedFaults } from './observe.js'
 
@@ -48,11 +48,17 @@ export function commitBeforeAnswering (app: FastifyInstance): void {
     if (turn === undefined) return done(null, payload)
     request.writeTurn = undefined
     turn.commit().then(() => done(null, payload), (e) => {
-      const answer = toResponse(storageUnreachable(e))
+      const answer = toResponse(storageUnreachable(e, adviceFor(request)))
       reply.code(answer.status).headers(answer.headers).header('content-type', answer.contentType)
       done(null, answer.body)
     })
   })
+}
+
+/** What a caller should do before sending again a write whose outcome is unknown: a partner's write has a RefId, but for create client. */
+function adviceFor (request: FastifyRequest): RetryAdvice {
+  const operation = request.routeOptions.config.operation
+  return operation === undefined ? 'check-first' : operation === 'createClient' ? 'look-for-client' : 'same-ref-id'
 }
 
 /** Goes on with `value` at once, or once it resolves when it is a promise (its failure to `fail`). */
@@ -64,6 +70,8 @@ function whenReady<T> (value: T | Promise<T>, next: (ready: T) => void, fail: (e
 export function shareWorlds (app: FastifyInstance, hosted: HostedWorlds): void {
   app.decorateRequest('hostedHeads', undefined)
   app.addHook('onRequest', (request, reply, done) => {
+    // health and metrics answer of the instance itself, whatever PostgreSQL does
+    if (request.routeOptions.config.instance === true) return done()
     whenReady(hosted.freshNow() ?? hosted.fresh(), (heads) => {
       request.hostedHeads = heads
       done()

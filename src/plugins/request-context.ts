@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import type { WorldRegistry } from '../domain/worlds/registry.js'
 import type { World } from '../domain/worlds/world.js'
-import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
+import type { Credentials } from '../http/basic-credentials.js'
 import { guardControlRequest } from './control-guard.js'
 import { stampDate } from '../http/date-header.js'
 import { isListing } from './examine.js'
 import { applyFaults, recordLostAnswer } from './observe.js'
+import { worldOf } from './request-world.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -38,14 +39,9 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
   // A callback hook, not an async one: it runs on every request and most return at once.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     reply.header('x-content-type-options', 'nosniff')
-    if (!request.url.startsWith('/vendor/')) {
-      request.world = worlds.default
-      return done(guardControlRequest(request, reply, config))
-    }
-    const credentials = basicCredentials(request.headers.authorization)
-    request.credentials = credentials
-    const world = worlds.forClientId(credentials?.clientId)
-    request.world = world
+    const world = worldOf(request, worlds)
+    if (!request.url.startsWith('/vendor/')) return done(guardControlRequest(request, reply, config))
+    const { credentials } = request
     world.touch()
     // a change the world makes while a listing is answered must be placed after it (sync.ts)
     const { examiner } = world

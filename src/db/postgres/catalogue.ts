@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
+import { CommitStats } from '../../metrics/histogram.js'
 import type { CommitDelivery } from './commit-delivery.js'
 import { inTransaction, LOG_CHANNEL } from './world-log.js'
 
@@ -91,6 +92,9 @@ type WorldRecord = {
 }
 
 export class Catalogue {
+  /** This instance's changes of the catalogue: their outcomes and times (/_sandbox/metrics). */
+  readonly stats = new CommitStats()
+
   constructor (private readonly pool: pg.Pool, private readonly delivery?: CommitDelivery) {}
 
   /** The catalogue's version and every world's log head, in one question. */
@@ -164,7 +168,8 @@ export class Catalogue {
   /**
    * Runs one change under the catalogue's lock, in one transaction; when it changed anything (it
    * answers true), the version is bumped and announced. Answers the version after the change and
-   * the change's own result.
+   * the change's own result. A COMMIT whose answer is lost is resolved before this answers
+   * (outcomes.ts): it throws NotApplied or OutcomeUnknown when that change was not, or may not have been, applied.
    */
   async change<T> (run: (change: CatalogueChange) => Promise<{ changed: boolean, result: T }>): Promise<{ before: number, after: number, result: T }> {
     const outcome = await inTransaction(this.pool, async (client) => {
@@ -178,7 +183,7 @@ export class Catalogue {
         await client.query('SELECT pg_notify($1, $2)', [LOG_CHANNEL, `${CATALOGUE_NOTICE} ${after}`])
       }
       return { before, after, result }
-    })
+    }, { subject: CATALOGUE_NOTICE, stats: this.stats })
     // acknowledged once every instance reading has heard it (strict reads)
     if (outcome.after > outcome.before) await this.delivery?.heardEverywhere()
     return outcome

@@ -9,7 +9,9 @@ import { CommitDelivery, PING_CHANNEL, PONG_CHANNEL, ReaderLease } from '../../d
 import { ExaminerStore } from '../../db/postgres/examiner-store.js'
 import { JOURNAL_CHANNEL, JournalStore } from '../../db/postgres/journal-store.js'
 import { Leases } from '../../db/postgres/leases.js'
-import { LOG_CHANNEL, openPool, WorldLog, type LogTurn } from '../../db/postgres/world-log.js'
+import { StorageProbe } from '../../db/postgres/probe.js'
+import { LOG_CHANNEL, openPool, WorldLog, type LogTurn, type StorageBounds } from '../../db/postgres/world-log.js'
+import type { CommitStats } from '../../metrics/histogram.js'
 import { FreshHeads, type ReplicaReads } from './fresh-heads.js'
 import { HostedWorlds } from './hosted-worlds.js'
 import { SharedJournals } from './shared-journals.js'
@@ -37,11 +39,23 @@ export interface HostingSettings {
   reads?: ReplicaReads
   /** Idle time after which an instance drops its copy of a created world's data (0: kept). */
   copyIdleMs?: number
+  /** How long PostgreSQL may take (world-log.ts). */
+  bounds?: StorageBounds
+}
+
+/** What an operator is told of the instance's PostgreSQL (/_sandbox/health, /_sandbox/metrics). */
+export interface StorageFacts {
+  readonly pool: pg.Pool
+  readonly probe: StorageProbe
+  /** Appends to the worlds' logs, and changes of the catalogue. */
+  readonly appends: CommitStats
+  readonly catalogueChanges: CommitStats
 }
 
 export interface Hosting {
   /** The default world's database to open the world over: the log's data, or an empty one the world seeds. */
   readonly db: Db
+  readonly storage: StorageFacts
   /**
    * Replicates the default world opened over `db` (and, when the log was empty, writes its data as
    * the first snapshot), then shares the registry's worlds and tenants.
@@ -54,7 +68,7 @@ export interface Hosting {
 
 export async function openHosting (settings: HostingSettings): Promise<Hosting> {
   const report = settings.onError ?? (() => undefined)
-  const pool = openPool({ url: settings.url, onError: (e) => report(`PostgreSQL connection: ${e.message}`) })
+  const pool = openPool({ url: settings.url, bounds: settings.bounds, onError: (e) => report(`PostgreSQL connection: ${e.message}`) })
   let turn: LogTurn | undefined
   try {
     await migratePostgres(pool, settings.postgresMigrationsDir)
@@ -81,13 +95,14 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     let listener: Listener | undefined
     let lease: ReaderLease | undefined
     let hosted: HostedWorlds | undefined
+    const catalogue = new Catalogue(pool, delivery)
     return {
       db,
+      storage: { pool, probe: new StorageProbe(settings.url), appends: log.stats, catalogueChanges: catalogue.stats },
       async attach (worlds) {
         const world = worlds.default
         const applied = seq === 0 ? await starting.append('snapshot', pagesOf(world.db)) : seq
         await starting.commit()
-        const catalogue = new Catalogue(pool, delivery)
         const heads = new FreshHeads(async () => await catalogue.heads(), settings.reads)
         const reader = new ReaderLease(instance, (until) => heads.trust(until), report)
         lease = reader
