@@ -40,10 +40,10 @@ t.test('SIGTERM under load: requests in flight answered, later ones refused, exi
   t.equal((await get(`${served.url}/vendor/agencies?version=4.0`, kept)).status, 200)
 
   // load: fast reads on their own connections, and slow ones in flight at the signal
-  let stop = false
+  const load = { stop: false }
   const fast: number[] = []
   const fastLoad = Promise.all(Array.from({ length: 4 }, async () => {
-    while (!stop) {
+    while (!load.stop) {
       fast.push(await fetch(`${served.url}/vendor/agency/1001/client/1000?version=4.0`, { headers: { authorization: DEMO } }).then((res) => res.status, () => 0))
     }
   }))
@@ -55,7 +55,7 @@ t.test('SIGTERM under load: requests in flight answered, later ones refused, exi
   const signalled = Date.now()
   served.child.kill('SIGTERM')
   await sleep(200)
-  stop = true
+  load.stop = true
 
   // the kept connection was idle at the signal: closed then, so this one needs a new connection
   const late = await get(`${served.url}/vendor/agencies?version=4.0`, kept).catch((e: NodeJS.ErrnoException) => e.code)

@@ -25,6 +25,8 @@ export class PgProxy {
   private readonly sockets = new Set<Socket>()
   /** How many times it acted. */
   fired = 0
+  /** Connections opened through it. */
+  connections = 0
   port = 0
 
   constructor (private readonly targetPort: number) {
@@ -47,6 +49,7 @@ export class PgProxy {
   }
 
   private connection (client: Socket): void {
+    this.connections++
     const upstream = connect(this.targetPort, '127.0.0.1')
     this.sockets.add(client)
     this.sockets.add(upstream)
