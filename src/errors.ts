@@ -239,9 +239,10 @@ export const tenantRoutesNeedAdministrator = (holder: 'tenant' | 'world') =>
       : "a world's token opens only that world's routes (/_sandbox/worlds/{id}/...)"))
 
 /** A tenant holds as many worlds as its quota allows. */
-export const tenantQuotaReached = (tenantId: string, maxWorlds: number) =>
-  conflict(`Tenant ${tenantId} holds ${maxWorlds} worlds, its quota (maxWorlds ${maxWorlds}); DELETE /_sandbox/worlds/{id} a world it ` +
-    'no longer needs (GET /_sandbox/worlds lists them), or ask the programme\'s administrator for a larger quota')
+export const tenantQuotaReached = (tenantId: string, maxWorlds: number, held = maxWorlds) =>
+  conflict(`Tenant ${tenantId} holds ${held} worlds, ${held > maxWorlds ? 'more than ' : ''}its quota (maxWorlds ${maxWorlds}); DELETE /_sandbox/worlds/{id} a world it ` +
+    'no longer needs (GET /_sandbox/worlds lists them), or ask the programme\'s administrator to raise the quota: ' +
+    `PATCH /_sandbox/tenants/${tenantId} {"maxWorlds": N} with the sandbox's control token`)
 
 /** The sandbox holds as many tenants as it may. */
 export const tooManyTenants = (maxTenants: number) =>

@@ -58,6 +58,10 @@ export interface CatalogueChange {
    */
   addWorld(row: WorldRow, start: Buffer, snapshot: Buffer | undefined): Promise<void>
   addTenant(row: TenantRow): Promise<void>
+  /** Writes a tenant's name, quota and token key; false when it is not there. */
+  updateTenant(row: TenantRow): Promise<boolean>
+  /** A tenant's quota as the catalogue holds it (undefined: no such tenant). */
+  tenantQuota(id: string): Promise<number | undefined>
   /** Deletes the worlds and their logs; answers those that were there. */
   deleteWorlds(ids: string[]): Promise<string[]>
   /** Deletes a tenant and its worlds; answers whether it was there. */
@@ -230,6 +234,17 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
         'INSERT INTO sandbox_tenants (tenant_id, name, max_worlds, created_at_ms, token_key) VALUES ($1, $2, $3, $4, $5)',
         [row.id, row.name, row.maxWorlds, row.createdAtMs, row.tokenKey]
       )
+    },
+    async updateTenant (row) {
+      const { rowCount } = await client.query(
+        'UPDATE sandbox_tenants SET name = $2, max_worlds = $3, token_key = $4 WHERE tenant_id = $1',
+        [row.id, row.name, row.maxWorlds, row.tokenKey]
+      )
+      return (rowCount ?? 0) > 0
+    },
+    async tenantQuota (id) {
+      const { rows } = await client.query<{ max_worlds: number }>('SELECT max_worlds FROM sandbox_tenants WHERE tenant_id = $1', [id])
+      return rows[0]?.max_worlds
     },
     async deleteWorlds (ids) {
       if (ids.length === 0) return []

@@ -2,7 +2,7 @@ import type { Catalogue, CatalogueChange, Heads, WorldRow } from '../../db/postg
 import { FaultCounts } from '../../db/postgres/fault-counts.js'
 import type { WorldLog } from '../../db/postgres/world-log.js'
 import { openEmptySchema, type Db } from '../../db/database.js'
-import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
+import { notFound, storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
 import type { FreshHeads } from './fresh-heads.js'
 import type { WorldRegistry } from './registry.js'
 import type { Leases } from '../../db/postgres/leases.js'
@@ -190,7 +190,13 @@ export class HostedWorlds implements SharedCatalogue {
     }
     await this.change(async (change) => {
       if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()
-      if (owner !== undefined && await change.countWorlds(owner.id) >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
+      if (owner !== undefined) {
+        // its quota as the catalogue holds it: the administrator may have changed it on another instance
+        const quota = await change.tenantQuota(owner.id)
+        if (quota === undefined) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
+        const held = await change.countWorlds(owner.id)
+        if (held >= quota) throw tenantQuotaReached(owner.id, quota, held)
+      }
       // its data is its start as a world opens it (with its own Client Ids), which every instance does alike
       await change.addWorld(row, start, undefined)
       return true
@@ -215,6 +221,15 @@ export class HostedWorlds implements SharedCatalogue {
       await change.addTenant({ id: tenant.id, name: tenant.name, maxWorlds: tenant.maxWorlds, createdAtMs: tenant.createdAtMs, tokenKey: tenant.tokenKey })
       return true
     }, register)
+  }
+
+  async updateTenant (tenant: Tenant, apply: () => void): Promise<boolean> {
+    let found = false
+    await this.change(async (change) => {
+      found = await change.updateTenant({ id: tenant.id, name: tenant.name, maxWorlds: tenant.maxWorlds, createdAtMs: tenant.createdAtMs, tokenKey: tenant.tokenKey })
+      return found
+    }, () => { if (found) apply() })
+    return found
   }
 
   async deleteTenant (id: string, apply: () => void): Promise<boolean> {
