@@ -173,12 +173,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     worlds.closeNow()
     closeStorage().catch(() => undefined)
   })
-  // before any other hook: the request id, the requests in flight, the drain, the metrics
-  observeOperations(app, operationsOf(worlds, hosting, options), requestLog)
+  // the request id, the requests in flight, the drain, the metrics: first thing in the request
+  // context's hook, or in one of their own before the hosted hooks (which may wait for PostgreSQL)
+  const admit = observeOperations(app, operationsOf(worlds, hosting, options), requestLog, hosted !== undefined)
   registerErrorHandling(app)
   if (hosted !== undefined) commitBeforeAnswering(app)
   if (hosted !== undefined) shareWorlds(app, hosted)
-  buildRequestContext(app, worlds, config, hosted === undefined ? 'here' : 'after-replica')
+  buildRequestContext(app, worlds, config, hosted === undefined ? { faults: 'here', admit } : { faults: 'after-replica' })
   if (hosted !== undefined) waitForReplica(app, hosted)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)

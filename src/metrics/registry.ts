@@ -126,10 +126,10 @@ export function worldMetrics (metrics: SandboxMetrics, facts: WorldsFacts): void
   const { requests } = metrics
   metrics.counter('sandbox_http_requests_total', 'Requests answered, by route, method, status, world and tenant (empty: none)', () => {
     requests.forgetWorldsBut(facts.alive)
-    return [...requests.cells.values()].map((c) => ({ labels: { route: c.route, method: c.method, status: c.status, world: c.world, tenant: c.tenant }, value: c.count }))
+    return [...requests.cells()].map((c) => ({ labels: { route: c.route, method: c.method, status: c.status, world: c.world, tenant: c.tenant }, value: c.count }))
   })
   metrics.histogram('sandbox_http_request_duration_seconds', 'Time from a request\'s arrival to its answer, by route and method',
-    () => [...requests.latency.values()].map((c) => ({ labels: { route: c.route, method: c.method }, buckets: c.buckets })))
+    () => [...requests.latency()].map((c) => ({ labels: { route: c.route, method: c.method }, buckets: c.buckets })))
   metrics.gauge('sandbox_worlds', 'Worlds held, the default world included', () => [{ value: facts.worlds().length }])
   metrics.gauge('sandbox_world_bytes', 'Memory a world\'s data takes (its SQLite database), by world and tenant',
     () => facts.worlds().map((w) => ({ labels: { world: w.id, tenant: w.tenantId ?? '' }, value: w.bytes() })))

@@ -155,7 +155,7 @@ function actOnFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRu
 function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
   const { method, url, faultId, answerLost } = request
   // a request answered before its context was built (refused while PostgreSQL cannot be reached) has its world chosen now
-  const world = worldOf(request, request.server.worlds)
+  const world = request.world ?? worldOf(request, request.server.worlds)
   request.journaled = true
   const atMs = world.clock.nowMs()
   const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
@@ -243,7 +243,7 @@ export function observeVendorTraffic (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
     if (isVendor(request) && !request.journaled) {
-      record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && worldOf(request, request.server.worlds).examiner.recording ? reply.getHeader('retry-after') : undefined)
+      record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && (request.world ?? worldOf(request, request.server.worlds)).examiner.recording ? reply.getHeader('retry-after') : undefined)
     }
     done()
   })

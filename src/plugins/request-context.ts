@@ -7,6 +7,7 @@ import { guardControlRequest } from './control-guard.js'
 import { stampDate } from '../http/date-header.js'
 import { isListing } from './examine.js'
 import { applyFaults, recordLostAnswer } from './observe.js'
+import type { Admit } from './operations.js'
 import { worldOf } from './request-world.js'
 
 declare module 'fastify' {
@@ -24,7 +25,8 @@ declare module 'fastify' {
 }
 
 /**
- * The request's context, built once, in the one hook every request passes first: the answer's
+ * The request's context, built once, in the one hook every request passes first: what the
+ * operator sees of it (`admit`: its id, its refusal while the instance drains), the answer's
  * nosniff header (no body is ever read as another type than it is sent as); for a partner
  * request, its Basic credentials decoded and its world chosen by their Client Id (which marks the
  * world used) and, for a listing an examiner session records, its place among the world's records, then
@@ -32,13 +34,16 @@ declare module 'fastify' {
  * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
  * again; the route's operation and version come with the route (src/plugins/vendor.ts).
  */
-export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, faults: 'here' | 'after-replica' = 'here'): void {
+export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, { faults, admit }: { faults: 'here' | 'after-replica', admit?: Admit } = { faults: 'here' }): void {
   app.decorateRequest('world', null as unknown as World)
   app.decorateRequest('credentials', null)
   app.decorateRequest('examinerArrival', null)
   // A callback hook, not an async one: it runs on every request and most return at once.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     reply.header('x-content-type-options', 'nosniff')
+    // the request's id, and its refusal while the instance drains (operations.ts), unless a hook before did it
+    const refused = admit?.(request, reply)
+    if (refused !== undefined) return done(refused)
     const world = worldOf(request, worlds)
     if (!request.url.startsWith('/vendor/')) return done(guardControlRequest(request, reply, config))
     const { credentials } = request
