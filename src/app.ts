@@ -12,17 +12,22 @@ import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
 import type { Hosting } from './domain/worlds/hosting.js'
+import { StartupError } from './startup-error.js'
 import { UnitOfWork } from './db/index.js'
 import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
-import { childLoggerFactory, loggerOptions } from './logger.js'
+import { childLoggerFactory, loggerOptions, startupWarnings } from './logger.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
 import { routeToOwners } from './plugins/owner-routing.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
+import { observeOperations, type Operations } from './plugins/operations.js'
+import { Drain } from './plugins/drain.js'
+import { requestIdOf } from './http/request-id.js'
+import { SandboxMetrics, storageMetrics, worldMetrics } from './metrics/registry.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
@@ -41,6 +46,11 @@ export interface AppOptions {
    * by default: only `serve`, whose process is the sandbox's own, turns it on.
    */
   collectBodyBuffers?: boolean
+  /**
+   * Add the process's own figures (CPU, memory, event-loop delay, garbage collection) to
+   * /_sandbox/metrics: process-wide observers, so only `serve` turns them on.
+   */
+  processMetrics?: boolean
 }
 
 declare module 'fastify' {
@@ -93,20 +103,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     logged.warn?.(line)
   }
   // Hosted mode: every world kept in PostgreSQL, each served by its owner (ownership.ts, plugins/owner-routing.ts).
-  const hosting: Hosting | undefined = config.databaseUrl === undefined
-    ? undefined
-    // loaded only in hosted mode: the PostgreSQL client stays out of every other start
-    : await (await import('./domain/worlds/hosting.js')).openHosting({
-      url: config.databaseUrl,
-      leaseMs: config.hostedLeaseMs,
-      idleReleaseMs: config.hostedIdleReleaseSeconds * 1000,
-      onError: (line) => storageLog.warn?.(line),
-      // one signing key per programme: an instance with another refuses to start
-      agreed: (await import('./domain/worlds/agreed-settings.js')).instanceSettings(config.signingKey?.keyId),
-      refuse: (message) => new ConfigError(message),
-      migrationsDir: config.migrationsDir,
-      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
-    })
+  const hosting = config.databaseUrl === undefined ? undefined : await openStorage(config, config.databaseUrl, storageLog)
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
   let worlds: WorldRegistry
   let attached: Awaited<ReturnType<Hosting['attach']>> | undefined
@@ -124,15 +121,18 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     await hosting?.close()
   }
 
+  const requestLog = new OneLineRequestLog()
   const app = Fastify({
     logger: loggerOptions(config),
-    logController: new OneLineRequestLog(),
+    logController: requestLog,
+    genReqId: requestIdOf,
     childLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     connectionTimeout: 60_000,
     requestTimeout: 60_000,
     keepAliveTimeout: 65_000,
-    return503OnClosing: true,
+    // a request that arrives while the instance drains is answered by the operations hook (503 with Retry-After)
+    return503OnClosing: false,
     // Requests the HTTP parser refuses (431 headers too large, malformed) answer problem bodies too.
     clientErrorHandler,
     // Router-level failures (bad percent-encoding, over-long path parameters) answer problem bodies too.
@@ -170,6 +170,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     worlds.closeNow()
     closeStorage().catch(() => undefined)
   })
+  // the request id, the requests in flight, the drain, the metrics: first thing in the request
+  // context's hook, or in one of their own before the hosted hooks (which may wait for PostgreSQL)
+  const admit = observeOperations(app, operationsOf(worlds, hosting, attached, options), requestLog, hosting !== undefined)
   registerErrorHandling(app)
   if (hosting !== undefined && attached !== undefined) {
     const { ownership } = attached
@@ -179,7 +182,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       done()
     })
   }
-  buildRequestContext(app, worlds, config)
+  buildRequestContext(app, worlds, config, hosting === undefined ? admit : undefined)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
@@ -191,6 +194,65 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   await registerApi(app, worlds, config)
 
   return app
+}
+
+/** The operator's view of the instance (src/plugins/operations.ts): its metrics, its health, its drain. */
+function operationsOf (worlds: WorldRegistry, hosting: Hosting | undefined, attached: Awaited<ReturnType<Hosting['attach']>> | undefined, options: AppOptions): Operations {
+  const metrics = new SandboxMetrics()
+  worldMetrics(metrics, {
+    worlds: () => [worlds.default, ...worlds.list()],
+    tenants: () => worlds.tenants.list().length,
+    alive: (id) => id === worlds.default.id || worlds.get(id) !== undefined
+  })
+  if (hosting !== undefined) storageMetrics(metrics, hosting.storage)
+  if (attached !== undefined) metrics.gauge('sandbox_worlds_owned', 'Worlds this instance owns now (hosted mode): their leases held, renewed together', () => [{ value: attached.ownership.count }])
+  if (options.processMetrics === true) metrics.withProcessMetrics()
+  return {
+    metrics,
+    drain: new Drain(),
+    async problems () {
+      if (hosting === undefined) return []
+      const probe = await hosting.storage.probe.check()
+      return probe.ok ? [] : [probe.problem]
+    },
+    // hosted mode: every world held given back, what it holds written to its log, for the next request's instance
+    async handOver () {
+      await hosting?.releaseAll()
+    }
+  }
+}
+
+/**
+ * Hosted mode's storage: PostgreSQL waited for (SANDBOX_PG_START_WAIT_SECONDS, a line per attempt),
+ * migrated, and the settings every instance shares agreed (the default world is read from its
+ * log by the first request this instance answers for it). A start that fails on PostgreSQL's side says
+ * so in one line (StartupError), with no stack trace.
+ */
+async function openStorage (config: Config, url: string, storageLog: { warn?: (line: string) => void }): Promise<Hosting> {
+  // loaded only in hosted mode: the PostgreSQL client stays out of every other start
+  const { waitUntilReachable, whereOf } = await import('./db/postgres/probe.js')
+  const { openHosting } = await import('./domain/worlds/hosting.js')
+  const bounds = { statementTimeoutMs: config.postgres.statementTimeoutMs, connectTimeoutMs: config.postgres.connectTimeoutMs }
+  await waitUntilReachable(url, { totalMs: config.postgres.startWaitSeconds * 1000, attemptMs: bounds.connectTimeoutMs, notice: startupWarnings(config) })
+  try {
+    return await openHosting({
+      url,
+      leaseMs: config.hostedLeaseMs,
+      idleReleaseMs: config.hostedIdleReleaseSeconds * 1000,
+      bounds,
+      onError: (line) => storageLog.warn?.(line),
+      // one signing key per programme: an instance with another refuses to start
+      agreed: (await import('./domain/worlds/agreed-settings.js')).instanceSettings(config.signingKey?.keyId),
+      refuse: (message) => new ConfigError(message),
+      migrationsDir: config.migrationsDir,
+      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
+    })
+  } catch (e) {
+    // PostgreSQL's refusals (errors with a code) and lost connections, not this program's faults
+    const fromStorage = e instanceof Error && (typeof (e as { code?: unknown }).code === 'string' || /timeout|terminated|connect/i.test(e.message))
+    if (e instanceof StartupError || !fromStorage) throw e
+    throw new StartupError(`hosted mode could not start over PostgreSQL at ${whereOf(url)}: ${e.message}`)
+  }
 }
 
 /**

@@ -60,6 +60,10 @@ export interface Config {
   hostedLeaseMs: number
   /** Hosted mode: idle seconds after which an instance gives up a world it owns (SANDBOX_HOSTED_IDLE_RELEASE_SECONDS; 0: kept). */
   hostedIdleReleaseSeconds: number
+  /** Hosted mode: how long PostgreSQL may take (SANDBOX_PG_STATEMENT_TIMEOUT_MS, SANDBOX_PG_CONNECT_TIMEOUT_MS) and wait at start (SANDBOX_PG_START_WAIT_SECONDS). */
+  postgres: { statementTimeoutMs: number, connectTimeoutMs: number, startWaitSeconds: number }
+  /** After SIGTERM or SIGINT, how long requests in flight may take before they are answered 503 (SANDBOX_DRAIN_SECONDS). */
+  drainSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -90,6 +94,16 @@ const MIN_HOSTED_LEASE_MS = 500
 
 /** What signed reports name as their signer when SANDBOX_SIGNER_NAME is not set. */
 export const UNNAMED_SIGNER = 'unnamed (SANDBOX_SIGNER_NAME not set)'
+/** PostgreSQL's bounds: a statement or a lock wait, a new connection, the wait for it at start. */
+const DEFAULT_PG_STATEMENT_TIMEOUT_MS = 5000
+const MAX_PG_STATEMENT_TIMEOUT_MS = 600_000
+const DEFAULT_PG_CONNECT_TIMEOUT_MS = 3000
+const MAX_PG_CONNECT_TIMEOUT_MS = 60_000
+const DEFAULT_PG_START_WAIT_SECONDS = 60
+const MAX_PG_START_WAIT_SECONDS = 3600
+/** In-flight requests' time after a stop signal. */
+const DEFAULT_DRAIN_SECONDS = 10
+const MAX_DRAIN_SECONDS = 600
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -117,6 +131,11 @@ export const SETTINGS = [
   { env: 'SANDBOX_INSTANCE_URL', default: 'http://<host>:<port> listened on', meaning: 'hosted mode: the URL the other instances forward a world\'s requests to this one by (0.0.0.0: the machine\'s host name)' },
   { env: 'SANDBOX_HOSTED_LEASE_MS', default: String(DEFAULT_HOSTED_LEASE_MS), meaning: `hosted mode: how long an owner holds its worlds without renewing (${MIN_HOSTED_LEASE_MS} to ${MAX_HOSTED_LEASE_MS}): a stopped owner's worlds are taken over within it` },
   { env: 'SANDBOX_HOSTED_IDLE_RELEASE_SECONDS', default: String(DEFAULT_HOSTED_IDLE_RELEASE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance gives up a world it owns, freeing its memory (0: kept)' },
+  { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
+  { env: 'SANDBOX_PG_STATEMENT_TIMEOUT_MS', default: String(DEFAULT_PG_STATEMENT_TIMEOUT_MS), meaning: 'hosted mode: the longest a PostgreSQL statement or lock wait may take before the request answers 503 (statement_timeout and lock_timeout; the client gives up 500 ms later)' },
+  { env: 'SANDBOX_PG_CONNECT_TIMEOUT_MS', default: String(DEFAULT_PG_CONNECT_TIMEOUT_MS), meaning: 'hosted mode: the longest a new PostgreSQL connection, or the wait for a free one, may take' },
+  { env: 'SANDBOX_PG_START_WAIT_SECONDS', default: String(DEFAULT_PG_START_WAIT_SECONDS), meaning: 'hosted mode: how long a start waits for PostgreSQL to answer (tries again with backoff, a line each), then exits 1' },
+  { env: 'SANDBOX_DRAIN_SECONDS', default: String(DEFAULT_DRAIN_SECONDS), meaning: 'after SIGTERM or SIGINT: new requests are refused (503 with Retry-After), requests in flight get this long, then those left are answered 503 with Retry-After' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -134,6 +153,13 @@ function wholeNumber (env: Env, name: string, fallback: number, max: number, ran
   const text = env[name] ?? String(fallback)
   if (!/^\d+$/.test(text) || Number(text) > max) throw new ConfigError(`${name}=${text} is not a whole number ${range}`)
   return Number(text)
+}
+
+/** A setting that is a whole number from 1 to `max` (0 would mean no bound at all, which these settings never allow). */
+function positive (env: Env, name: string, fallback: number, max: number, unit: string): number {
+  const value = wholeNumber(env, name, fallback, max, `${unit} from 1 to ${max}`)
+  if (value === 0) throw new ConfigError(`${name}=0 is not a whole number ${unit} from 1 to ${max}`)
+  return value
 }
 
 /** A name in SANDBOX_ALLOWED_HOSTS: `*`, a host name, or `.domain` for the domain and its subdomains. */
@@ -281,6 +307,12 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     instanceUrl: instanceUrlFrom(env.SANDBOX_INSTANCE_URL),
     hostedLeaseMs: hostedLeaseFrom(env),
     hostedIdleReleaseSeconds: wholeNumber(env, 'SANDBOX_HOSTED_IDLE_RELEASE_SECONDS', DEFAULT_HOSTED_IDLE_RELEASE_SECONDS, MAX_HOSTED_IDLE_RELEASE_SECONDS, `of seconds from 0 to ${MAX_HOSTED_IDLE_RELEASE_SECONDS} (a day)`),
+    postgres: {
+      statementTimeoutMs: positive(env, 'SANDBOX_PG_STATEMENT_TIMEOUT_MS', DEFAULT_PG_STATEMENT_TIMEOUT_MS, MAX_PG_STATEMENT_TIMEOUT_MS, 'of milliseconds'),
+      connectTimeoutMs: positive(env, 'SANDBOX_PG_CONNECT_TIMEOUT_MS', DEFAULT_PG_CONNECT_TIMEOUT_MS, MAX_PG_CONNECT_TIMEOUT_MS, 'of milliseconds'),
+      startWaitSeconds: wholeNumber(env, 'SANDBOX_PG_START_WAIT_SECONDS', DEFAULT_PG_START_WAIT_SECONDS, MAX_PG_START_WAIT_SECONDS, `of seconds from 0 to ${MAX_PG_START_WAIT_SECONDS}`)
+    },
+    drainSeconds: wholeNumber(env, 'SANDBOX_DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, MAX_DRAIN_SECONDS, `of seconds from 0 to ${MAX_DRAIN_SECONDS}`),
     ...overrides
   }
 }

@@ -72,7 +72,12 @@ export function controlTokens (sandboxToken: string | undefined, holders: TokenH
     const holder = holders.find(token)
     const bySandbox = expected !== undefined && timingSafeEqual(tokenDigest(token), expected)
     if (bySandbox) return ADMINISTRATOR
-    if (holder !== undefined) return holder.kind === 'tenant' ? { kind: 'tenant', tenant: holder.tenant } : { kind: 'world', world: holder.world }
+    if (holder?.kind === 'tenant') {
+      // named in the request's log line and metrics
+      request.callerTenant = holder.tenant.id
+      return { kind: 'tenant', tenant: holder.tenant }
+    }
+    if (holder !== undefined) return { kind: 'world', world: holder.world }
     return open ? ADMINISTRATOR : NOBODY
   }
   /** The administrator, or a world's token on a sandbox without a control token (where it opens everything, as it always did). */

@@ -10,6 +10,8 @@ export interface JournalEntry {
   id: number
   /** Sandbox clock time the answer was sent (it arrived `durationMs` earlier, the clock running). */
   time: string
+  /** The request's id: its `x-request-id` as sent (when usable), else the one the sandbox made; the answer echoes it. */
+  requestId?: string
   method: string
   /** The path, cut at MAX_MATCHED_PATH characters (then ending with PATH_CUT_MARKER). */
   path: string
@@ -76,6 +78,8 @@ export interface JournalInput {
   describe: () => EntryDescription
   /** The request URL the description is made from (counted twice: raw, then as path and query). */
   url: string
+  /** The request's id (counted once: the description holds it). */
+  requestId?: string
   warnings: readonly string[]
   body?: RecordedBody
 }
@@ -114,7 +118,7 @@ function bodyBytes (body: RecordedBody | undefined): number {
 
 /** The accounted size of an entry: its strings and a fixed overhead. */
 export function entryBytes (input: JournalInput): number {
-  let total = ENTRY_OVERHEAD_BYTES + 2 * stringBytes(input.url) + bodyBytes(input.body)
+  let total = ENTRY_OVERHEAD_BYTES + 2 * stringBytes(input.url) + bodyBytes(input.body) + (input.requestId === undefined ? 0 : 16 + input.requestId.length)
   for (const warning of input.warnings) total += 16 + stringBytes(warning)
   return total
 }

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { OwnedWorld, WriteTurn } from '../domain/worlds/owned-world.js'
 import type { Ownership, Route } from '../domain/worlds/ownership.js'
-import { ApiError, storageUnreachable, toResponse, worldUnavailable, writeOutcomeUnknown } from '../errors.js'
+import { ApiError, OutcomeUnknownAnswer, storageUnreachable, toResponse, worldUnavailable, type RetryAdvice } from '../errors.js'
 import { isWorldDeletion, mayWrite, worldOfRequest, worldRouteUrls } from './world-of-request.js'
 
 declare module 'fastify' {
@@ -128,13 +128,14 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
       timeout: FORWARD_TIMEOUT_MS,
       // the owner's answer is the answer: a 503 is not sent again behind the client's back (a fault rule counts each request)
       retryDelay: () => null,
-      rewriteRequestHeaders: (_request, headers) => ({ ...headers, [FORWARDED_BY]: instance }),
+      // the request's id goes with it (the owner logs, journals and echoes the same one)
+      rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'x-request-id': request.id, [FORWARDED_BY]: instance }),
       // the answer says it came through this instance (routing by world sends few requests this way)
       rewriteHeaders: (headers) => ({ ...headers, [FORWARDED_BY]: instance }),
       onError: (_reply, { error }) => {
         const nothingSent = codeOf(error) !== undefined && body?.started !== true
         const writes = mayWrite(request.method, request.routeOptions.config.operation)
-        if (!nothingSent && writes) return answer(request, reply, writeOutcomeUnknown(`the world's owner did not answer: ${error.message}`))
+        if (!nothingSent && writes) return answer(request, reply, new OutcomeUnknownAnswer(`the world's owner did not answer (${error.message})`, adviceFor(request)))
         if (retried || (!nothingSent && body !== undefined)) return answer(request, reply, worldUnavailable(worldId, `its owner did not answer: ${error.message}`))
         // nothing reached the owner (or a read, sent again once): taken over here when its lease has run out
         request.body = undefined
@@ -199,7 +200,7 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
     if (waiting === undefined) return done(null, payload)
     waiting.then(() => done(null, payload), (e: unknown) => {
       if (payload instanceof Readable) payload.destroy()
-      const { status, headers, contentType, body } = toResponse(e instanceof ApiError ? e : writeOutcomeUnknown(String(e)))
+      const { status, headers, contentType, body } = toResponse(storageUnreachable(e instanceof ApiError ? e : new OutcomeUnknownAnswer(String(e), 'check-first'), adviceFor(request)))
       reply.code(status).headers(headers).header('content-type', contentType)
       done(null, body)
     })
@@ -214,6 +215,12 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
   }
   app.addHook('onResponse', (request, reply, done) => settle(request, done))
   app.addHook('onRequestAbort', settle)
+}
+
+/** What a caller should do before sending again a write whose outcome is unknown: a partner's write has a RefId, but for create client. */
+function adviceFor (request: FastifyRequest): RetryAdvice {
+  const operation = request.routeOptions.config.operation
+  return operation === undefined ? 'check-first' : operation === 'createClient' ? 'look-for-client' : 'same-ref-id'
 }
 
 const hooksOf = <T>(hooks: T | T[] | undefined): T[] => hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]

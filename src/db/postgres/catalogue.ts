@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
+import { CommitStats } from '../../metrics/histogram.js'
 import { inTransaction } from './world-log.js'
 
 /**
@@ -36,6 +37,8 @@ export interface CatalogueRows {
 
 /** The channel every change of the catalogue is announced on, with its version: each instance reloads it. */
 export const CATALOGUE_CHANNEL = 'sandbox_catalogue'
+/** What sandbox_appends names as the subject of a change of the catalogue (outcomes.ts). */
+const CATALOGUE_SUBJECT = '~catalogue'
 
 /** A change of the catalogue, in its transaction and under its lock. */
 export interface CatalogueChange {
@@ -51,6 +54,10 @@ export interface CatalogueChange {
    */
   addWorld(row: WorldRow, start: Buffer, facts: string): Promise<void>
   addTenant(row: TenantRow): Promise<void>
+  /** Writes a tenant's name, quota and token key; false when it is not there. */
+  updateTenant(row: TenantRow): Promise<boolean>
+  /** A tenant's quota as the catalogue holds it (undefined: no such tenant). */
+  tenantQuota(id: string): Promise<number | undefined>
   /** Deletes the worlds and their logs; answers those that were there. */
   deleteWorlds(ids: string[]): Promise<string[]>
   /** Deletes a tenant and its worlds; answers whether it was there. */
@@ -85,6 +92,9 @@ type WorldRecord = {
 }
 
 export class Catalogue {
+  /** This instance's changes of the catalogue: their outcomes and times (/_sandbox/metrics). */
+  readonly stats = new CommitStats()
+
   constructor (private readonly pool: pg.Pool) {}
 
   /** The catalogue's version: one small question, before a token is trusted. */
@@ -136,7 +146,8 @@ export class Catalogue {
   /**
    * Runs one change under the catalogue's lock, in one transaction; when it changed anything (it
    * answers true), the version is bumped and announced. Answers the version after the change and
-   * the change's own result.
+   * the change's own result. A COMMIT whose answer is lost is resolved before this answers
+   * (outcomes.ts): it throws NotApplied or OutcomeUnknown when that change was not, or may not have been, applied.
    */
   async change<T> (run: (change: CatalogueChange) => Promise<{ changed: boolean, result: T }>): Promise<{ before: number, after: number, result: T }> {
     const outcome = await inTransaction(this.pool, async (client) => {
@@ -150,7 +161,7 @@ export class Catalogue {
         await client.query('SELECT pg_notify($1, $2)', [CATALOGUE_CHANNEL, String(after)])
       }
       return { before, after, result }
-    })
+    }, { subject: CATALOGUE_SUBJECT, stats: this.stats })
     return outcome
   }
 }
@@ -189,6 +200,17 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
         'INSERT INTO sandbox_tenants (tenant_id, name, max_worlds, created_at_ms, token_key) VALUES ($1, $2, $3, $4, $5)',
         [row.id, row.name, row.maxWorlds, row.createdAtMs, row.tokenKey]
       )
+    },
+    async updateTenant (row) {
+      const { rowCount } = await client.query(
+        'UPDATE sandbox_tenants SET name = $2, max_worlds = $3, token_key = $4 WHERE tenant_id = $1',
+        [row.id, row.name, row.maxWorlds, row.tokenKey]
+      )
+      return (rowCount ?? 0) > 0
+    },
+    async tenantQuota (id) {
+      const { rows } = await client.query<{ max_worlds: number }>('SELECT max_worlds FROM sandbox_tenants WHERE tenant_id = $1', [id])
+      return rows[0]?.max_worlds
     },
     async deleteWorlds (ids) {
       if (ids.length === 0) return []

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 
 /**
- * Who owns each world (migrations/postgres/010-world-owners.sql): a lease PostgreSQL's clock times.
+ * Who owns each world (migrations/postgres/009-world-owners.sql): a lease PostgreSQL's clock times.
  * An instance claims a world whose lease ran out (or that it holds), renews every lease it holds
  * in one statement, and gives them back when it stops. Each claim bumps the world's epoch, which
  * fences the log's appends (world-log.ts).

@@ -159,7 +159,13 @@ export class HostedWorlds implements SharedCatalogue {
     const facts = factsOf(world)
     await this.change(async (change) => {
       if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()
-      if (owner !== undefined && await change.countWorlds(owner.id) >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
+      if (owner !== undefined) {
+        // its quota as the catalogue holds it: the administrator may have changed it on another instance
+        const quota = await change.tenantQuota(owner.id)
+        if (quota === undefined) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
+        const held = await change.countWorlds(owner.id)
+        if (held >= quota) throw tenantQuotaReached(owner.id, quota, held)
+      }
       await change.addWorld(row, start, facts)
       return true
     }, () => this.add(row))
@@ -180,6 +186,15 @@ export class HostedWorlds implements SharedCatalogue {
       await change.addTenant({ id: tenant.id, name: tenant.name, maxWorlds: tenant.maxWorlds, createdAtMs: tenant.createdAtMs, tokenKey: tenant.tokenKey })
       return true
     }, register)
+  }
+
+  async updateTenant (tenant: Tenant, apply: () => void): Promise<boolean> {
+    let found = false
+    await this.change(async (change) => {
+      found = await change.updateTenant({ id: tenant.id, name: tenant.name, maxWorlds: tenant.maxWorlds, createdAtMs: tenant.createdAtMs, tokenKey: tenant.tokenKey })
+      return found
+    }, () => { if (found) apply() })
+    return found
   }
 
   async deleteTenant (id: string, apply: () => void): Promise<boolean> {

@@ -5,8 +5,10 @@ import { openEmptySchema, type Db } from '../../db/database.js'
 import { Catalogue, CATALOGUE_CHANNEL } from '../../db/postgres/catalogue.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
 import { Owners } from '../../db/postgres/owners.js'
-import { openPool, WorldLog } from '../../db/postgres/world-log.js'
+import { StorageProbe } from '../../db/postgres/probe.js'
+import { openPool, WorldLog, type StorageBounds } from '../../db/postgres/world-log.js'
 import { agreeOnSettings, type AgreedSetting } from '../../db/postgres/agreed-settings.js'
+import type { CommitStats } from '../../metrics/histogram.js'
 import { disagreementMessage } from './agreed-settings.js'
 import { HostedWorlds } from './hosted-worlds.js'
 import { Ownership } from './ownership.js'
@@ -32,6 +34,17 @@ export interface HostingSettings {
   agreed?: readonly AgreedSetting[]
   /** What a start refused for a disagreement throws (a ConfigError, for a one-line message). */
   refuse?: (message: string) => Error
+  /** How long PostgreSQL may take (world-log.ts). */
+  bounds?: StorageBounds
+}
+
+/** What an operator is told of the instance's PostgreSQL (/_sandbox/health, /_sandbox/metrics). */
+export interface StorageFacts {
+  readonly pool: pg.Pool
+  readonly probe: StorageProbe
+  /** Appends to the worlds' logs, and changes of the catalogue. */
+  readonly appends: CommitStats
+  readonly catalogueChanges: CommitStats
 }
 
 export interface Hosting {
@@ -40,6 +53,7 @@ export interface Hosting {
   /** The default world's databases to open the world over (empty: loaded when this instance claims it). */
   readonly db: Db
   readonly records: Db
+  readonly storage: StorageFacts
   /** Shares the registry's worlds and tenants through the catalogue. */
   attach(worlds: WorldRegistry): Promise<{ hosted: HostedWorlds, ownership: Ownership }>
   /** Gives back every world held (their last records written): the first step of a graceful stop. */
@@ -49,7 +63,7 @@ export interface Hosting {
 
 export async function openHosting (settings: HostingSettings): Promise<Hosting> {
   const report = settings.onError ?? (() => undefined)
-  const pool = openPool({ url: settings.url, onError: (e) => report(`PostgreSQL connection: ${e.message}`) })
+  const pool = openPool({ url: settings.url, bounds: settings.bounds, onError: (e) => report(`PostgreSQL connection: ${e.message}`) })
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
   try {
     await migratePostgres(pool, settings.postgresMigrationsDir)
@@ -69,6 +83,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
     instance,
     db: openEmptySchema(settings.migrationsDir),
     records: openEmptySchema(settings.migrationsDir),
+    storage: { pool, probe: new StorageProbe(settings.url), appends: log.stats, catalogueChanges: catalogue.stats },
     async attach (worlds) {
       hosted = new HostedWorlds(worlds, catalogue, owners, { report })
       const shared = hosted

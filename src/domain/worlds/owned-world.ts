@@ -1,8 +1,8 @@
 import pg from 'pg'
 import type { Db } from '../../db/database.js'
 import type { CapturedStep, UnitOfWork } from '../../db/index.js'
-import { Fenced, type NewEntry, type WorldLog } from '../../db/postgres/world-log.js'
-import { ApiError, writeNotApplied, writeOutcomeUnknown } from '../../errors.js'
+import { AppendNotSent, Fenced, type NewEntry, type WorldLog } from '../../db/postgres/world-log.js'
+import { ApiError, OutcomeUnknownAnswer, writeNotApplied } from '../../errors.js'
 import { pagesOf } from './starts.js'
 import type { World } from './world.js'
 import { encodeSteps, stateOf } from './world-state.js'
@@ -19,8 +19,10 @@ import { encodeSteps, stateOf } from './world-state.js'
  * - The instruments' state (world-state.ts) goes with an append whenever its JSON changed; records
  *   of the examiner (a database of the world's own) and state changed by reads (fault counts) go
  *   with the next append or the background flush.
- * - An append that fails leaves the world's memory ahead of its log (or unknown): every request
- *   waiting is answered 503, and the world is given up (`onLost`), to be loaded again from its log.
+ * - An append whose answer is lost is resolved before anyone is answered (world-log.ts,
+ *   outcomes.ts): found in the log, it succeeded. One that fails leaves the world's memory ahead
+ *   of its log (or unknown): every request waiting is answered 503 (saying nothing was applied
+ *   only when that is known), and the world is given up (`onLost`), to be loaded again from its log.
  */
 
 export interface OwnedWorldOptions {
@@ -159,7 +161,7 @@ export class OwnedWorld {
     if (this.lost !== undefined) return
     this.lost = reason
     const notApplied = this.notApplied()
-    const sent = refused ? writeNotApplied(reason.message) : writeOutcomeUnknown(reason.message)
+    const sent = refused ? writeNotApplied(reason.message) : new OutcomeUnknownAnswer(`it did not confirm the write (${reason.message})`, 'check-first')
     for (const waiter of this.inFlight?.waiters ?? []) waiter.reject(sent)
     for (const waiter of this.pending.waiters) waiter.reject(notApplied)
     this.pending = emptyBatch(0)
@@ -248,8 +250,9 @@ export class OwnedWorld {
       this.startAppend()
     }, (e: unknown) => {
       clearTimeout(timer)
-      // refused by PostgreSQL itself (an error of the statement, the fence): nothing was applied
-      const refused = e instanceof Fenced || (e instanceof pg.DatabaseError && e.severity === 'ERROR')
+      // refused by PostgreSQL itself (an error of the statement, the fence), never sent, or learnt absent: nothing was applied
+      const refused = e instanceof Fenced || e instanceof AppendNotSent || (e instanceof Error && e.name === 'NotApplied') ||
+        (e instanceof pg.DatabaseError && e.severity === 'ERROR')
       this.lose(e instanceof Error ? e : new Error(String(e)), refused)
     })
   }

@@ -156,7 +156,8 @@ export class WorldRegistry {
 
   /** 409 when the tenant holds as many worlds as its quota allows. */
   checkQuota (owner: Tenant): void {
-    if (this.ownedBy(owner.id).length >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
+    const held = this.ownedBy(owner.id).length
+    if (held >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds, held)
   }
 
   /** The bounds on the worlds created. */
@@ -208,11 +209,10 @@ export class WorldRegistry {
       snapshot = await this.startupSnapshot()
       source = this.default.source
     }
-    if (owner !== undefined) {
-      // the first world made from the start-up fixture waited for it: the tenant may have gone, or filled its quota, meanwhile
-      if (!this.tenants.holds(owner)) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
-      this.checkQuota(owner)
-    }
+    // the first world made from the start-up fixture waited for it: the tenant may have gone, or filled its quota (or had it changed), meanwhile
+    const current = owner === undefined ? undefined : this.tenants.get(owner.id)
+    if (owner !== undefined && current === undefined) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
+    if (current !== undefined) this.checkQuota(current)
     const ttlSeconds = request.ttlSeconds ?? limits.defaultTtlSeconds
     const token = newControlToken()
     const world = this.open({
@@ -232,7 +232,7 @@ export class WorldRegistry {
     }
     // hosted mode: the world is in the catalogue, and the first request for it (at any instance) takes it
     try {
-      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError())
+      await this.sharedCatalogue.addWorld(world, snapshot, current, () => this.fullError())
     } finally {
       world.destroy('keep')
     }

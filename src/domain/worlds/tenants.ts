@@ -31,6 +31,9 @@ export interface NewTenant {
   maxWorlds?: number
 }
 
+/** What the administrator may change of a tenant (PATCH /_sandbox/tenants/{id}). */
+export type TenantChange = NewTenant
+
 /**
  * What the registry and the tenants ask of a catalogue shared by several instances (hosted mode:
  * hosted-worlds.ts; absent: the process's own). Every instance knows every world and tenant there,
@@ -52,6 +55,8 @@ export interface SharedCatalogue {
   addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError): Promise<void>
   deleteWorld(id: string, apply: () => void): Promise<boolean>
   addTenant(tenant: Tenant, register: () => void): Promise<void>
+  /** Writes the tenant as it is now (its name, quota and token); false when it is not there. */
+  updateTenant(tenant: Tenant, apply: () => void): Promise<boolean>
   deleteTenant(id: string, apply: () => void): Promise<boolean>
 }
 
@@ -75,9 +80,7 @@ export class Tenants {
   /** A new tenant and its token (given now only). Past MAX_TENANTS, 409. */
   async create (request: NewTenant): Promise<{ tenant: Tenant, token: string }> {
     const most = this.worlds.limits.maxWorlds
-    if (request.maxWorlds !== undefined && request.maxWorlds > most) {
-      throw invalidField('maxWorlds', `must be at most ${most}, the worlds this sandbox holds at once (SANDBOX_MAX_WORLDS)`)
-    }
+    this.checkQuota(request.maxWorlds)
     if (this.tenants.size >= MAX_TENANTS) throw tooManyTenants(MAX_TENANTS)
     const token = newControlToken()
     const tenant: Tenant = {
@@ -93,16 +96,68 @@ export class Tenants {
     return { tenant, token }
   }
 
+  /**
+   * Changes a tenant's name or quota (the worlds it holds stay, a lower quota only stops it
+   * creating more), in the shared catalogue first in hosted mode; undefined when there is none.
+   */
+  async update (id: string, change: TenantChange): Promise<Tenant | undefined> {
+    this.checkQuota(change.maxWorlds)
+    const tenant = this.tenants.get(id)
+    if (tenant === undefined) return undefined
+    return await this.replaceWith({ ...tenant, name: change.name ?? tenant.name, maxWorlds: change.maxWorlds ?? tenant.maxWorlds })
+  }
+
+  /**
+   * A new token for the tenant (given now only): the old one opens nothing from now on, on every
+   * instance (hosted mode: each reloads the catalogue before its next request). Undefined when there is none.
+   */
+  async newToken (id: string): Promise<{ tenant: Tenant, token: string } | undefined> {
+    const tenant = this.tenants.get(id)
+    if (tenant === undefined) return undefined
+    const token = newControlToken()
+    const changed = await this.replaceWith({ ...tenant, tokenKey: TokenHolders.keyOf(token) })
+    return changed === undefined ? undefined : { tenant: changed, token }
+  }
+
   /** Makes the tenants these (hosted mode: as the shared catalogue holds them); the worlds of those deleted go too. */
   adopt (rows: readonly Tenant[]): void {
     const listed = new Set(rows.map((row) => row.id))
     for (const id of [...this.tenants.keys()]) if (!listed.has(id)) this.delete(id)
-    for (const row of rows) if (!this.tenants.has(row.id)) this.register({ ...row })
+    for (const row of rows) {
+      const held = this.tenants.get(row.id)
+      if (held === undefined) this.register({ ...row })
+      else if (held.name !== row.name || held.maxWorlds !== row.maxWorlds || held.tokenKey !== row.tokenKey) this.replace(held, { ...row })
+    }
+  }
+
+  /** 400 for a quota above the worlds the sandbox holds at once. */
+  private checkQuota (maxWorlds: number | undefined): void {
+    const most = this.worlds.limits.maxWorlds
+    if (maxWorlds !== undefined && maxWorlds > most) {
+      throw invalidField('maxWorlds', `must be at most ${most}, the worlds this sandbox holds at once (SANDBOX_MAX_WORLDS)`)
+    }
+  }
+
+  /** The tenant as `next` from now on, in the shared catalogue first in hosted mode (undefined: deleted meanwhile). */
+  private async replaceWith (next: Tenant): Promise<Tenant | undefined> {
+    const apply = () => {
+      const held = this.tenants.get(next.id)
+      if (held !== undefined) this.replace(held, next)
+    }
+    if (this.worlds.shared === undefined) apply()
+    else if (!await this.worlds.shared.updateTenant(next, apply)) return undefined
+    return this.tenants.get(next.id)
   }
 
   private register (tenant: Tenant): void {
     this.tenants.set(tenant.id, tenant)
     this.worlds.tokens.add(tenant.tokenKey, { kind: 'tenant', tenant })
+  }
+
+  /** A tenant changed: a token changed stops opening anything at once. */
+  private replace (held: Tenant, next: Tenant): void {
+    if (held.tokenKey !== next.tokenKey) this.worlds.tokens.remove(held.tokenKey)
+    this.register(next)
   }
 
   /** Deletes a tenant, in the shared catalogue first in hosted mode; false when there was none. */
@@ -113,11 +168,6 @@ export class Tenants {
 
   get (id: string): Tenant | undefined {
     return this.tenants.get(id)
-  }
-
-  /** Whether this tenant is still there (not deleted meanwhile). */
-  holds (tenant: Tenant): boolean {
-    return this.tenants.get(tenant.id) === tenant
   }
 
   /** The tenants, oldest first. */
