@@ -55,6 +55,26 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
     const named = new Set(answers.map((r) => r.headers.get('x-sandbox-instance')))
     t.equal(named.size, 1, `every answer names the same instance (${[...named].join(', ')})`)
 
+    await t.test('a request forwarded to the owner keeps its id: echoed, and in the owner\'s journal', async (t) => {
+      const owner = answers[0].headers.get('x-sandbox-instance')
+      const [ownerUrl, other] = (await getClient(a, 1001)).headers.get('x-sandbox-forwarded-by') === null ? [a, b] : [b, a]
+      const sent = await fetch(`${other}/vendor/agency/${AGENCY}/client/1001?version=4.0`, { headers: { ...AUTH, 'x-request-id': 'trace-forwarded-1' } })
+      t.equal(sent.headers.get('x-sandbox-instance'), owner, 'answered by the owner')
+      t.not(sent.headers.get('x-sandbox-forwarded-by'), null, 'through the other instance')
+      t.equal(sent.headers.get('x-request-id'), 'trace-forwarded-1', 'the id sent is echoed')
+      const made = await fetch(`${other}/vendor/agency/${AGENCY}/client/1002?version=4.0`, { headers: AUTH })
+      const madeId = made.headers.get('x-request-id') ?? ''
+      // the ids an instance makes begin with its own prefix (src/http/request-id.ts): health is answered by the instance asked
+      const prefixOf = (id: string | null) => id?.slice(0, 12)
+      const reached = prefixOf((await fetch(`${other}/_sandbox/health`)).headers.get('x-request-id'))
+      t.not(reached, prefixOf((await fetch(`${ownerUrl}/_sandbox/health`)).headers.get('x-request-id')), 'each instance makes ids of its own')
+      t.equal(prefixOf(madeId), reached, 'the id is the one the instance the request reached made')
+      const journal = await (await fetch(`${ownerUrl}/_sandbox/requests`)).json() as Array<{ requestId: string }>
+      const ids = journal.map((e) => e.requestId)
+      t.ok(ids.includes('trace-forwarded-1'), 'the owner journals the id sent')
+      t.ok(ids.includes(madeId), 'and the id the forwarding instance made')
+    })
+
     await t.test('a write acknowledged through one is read through the other on the next request', async (t) => {
       const numbers: number[] = []
       let stale = 0
