@@ -45,6 +45,7 @@ const FILES = [
   'test/routes/control-inputs.test.ts',
   'test/routes/control-ranges.test.ts',
   'test/routes/lost-answers.test.ts',
+  'test/routes/unstorable-text.test.ts',
   'test/routes/writes.test.ts',
   'test/versions/versions.test.ts',
   'test/worlds/reset-swap.test.ts',
