@@ -81,6 +81,14 @@ export const notFound = (detail: string) => new ApiError(404, 'not-found', 'Not 
 
 export const conflict = (detail: string) => new ApiError(409, 'conflict', 'Conflict', detail)
 
+/**
+ * A world deleted (or expired) while a request to it was handled: to a partner request the world's
+ * credentials answer 401, as they do from then on; to a control request the world is a 404.
+ */
+export const worldDeleted = (worldId: string, partner = false): ApiError => partner
+  ? unauthorized()
+  : notFound(`No world ${worldId.slice(0, 40)}: it was deleted (or expired) while this request was handled; nothing more was applied to it`)
+
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new ApiError(429, 'too-many-requests', 'Too Many Requests', detail, undefined, false, {
     'retry-after': String(retryAfterSeconds)

@@ -95,6 +95,7 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
       schema: { summary: 'One world', params: WorldIdParams, response: { 200: WorldSchema } }
     }, (request) => describe(request.world, request.world.dataFacts()))
     scope.withTypeProvider<TypeBoxTypeProvider>().delete('/worlds/:worldId', {
+      config: { removesWorld: true },
       schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
     }, async (request, reply) => {
       await worlds.remove(request.world.id)

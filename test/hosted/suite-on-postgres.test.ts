@@ -48,6 +48,7 @@ const FILES = [
   'test/routes/unstorable-text.test.ts',
   'test/routes/writes.test.ts',
   'test/versions/versions.test.ts',
+  'test/worlds/deleted-in-flight.test.ts',
   'test/worlds/reset-swap.test.ts',
   'test/worlds/state-document.test.ts',
   'test/worlds/tenants.test.ts',

@@ -12,6 +12,7 @@ import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
+import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { pagesOf, type WorldContent, type WorldStart } from './starts.js'
@@ -101,6 +102,8 @@ export class World {
   /** Where this world's examiner sessions are kept (the process's database); worlds created later keep theirs there too. */
   readonly records: UnitOfWork
   private readonly realNow: () => number
+  /** Set once the world is deleted (or expired): nothing is applied to it from then on. */
+  private gone = false
 
   constructor (private readonly options: WorldOptions) {
     this.id = options.id
@@ -166,9 +169,23 @@ export class World {
     return this.sharedExaminer
   }
 
+  /** True once the world is deleted (or expired): requests still in flight to it answer 401 or 404. */
+  get deleted (): boolean { return this.gone }
+
+  /** Throws the 404 of a deleted world (the HTTP layer makes it a partner's 401): a step that would apply something to it stops. */
+  private checkLive (): void {
+    if (this.gone) throw worldDeleted(this.id)
+  }
+
   /** Loads the world's start, or the fixture given, into its data. */
   async restoreData (next?: WorldContent): Promise<void> {
+    this.checkLive()
     const db = await this.options.start.restore(this.data, this.clock, next)
+    if (this.gone) {
+      // deleted while its start was read: the copy made for it goes, unused
+      if (db !== this.data.db && db.open) db.close()
+      this.checkLive()
+    }
     if (db === this.data.db) {
       this.data.adoptIntegrations()
     } else {
@@ -185,6 +202,10 @@ export class World {
    * made elsewhere: replica.ts); the instruments stay as they are.
    */
   adoptDatabase (db: Db): void {
+    if (this.gone) {
+      if (db.open) db.close()
+      return
+    }
     const old = this.data.db
     this.data = this.openData(db)
     this.dataAtStart = false
@@ -254,12 +275,15 @@ export class World {
    * emptied; `keep` names the parts to leave alone.
    */
   async reset (next?: WorldContent, keep: readonly ResetPart[] = []): Promise<void> {
+    this.checkLive()
     const keeps = (part: ResetPart) => keep.includes(part)
     // open sessions end first: their reports judge the data they saw, before it is reset
     if (!keeps('sessions')) await this.examiner.endAll('reset')
     if (!keeps('simulator')) this.simulator.stop()
     if (!keeps('clock')) this.clock.reset()
+    this.checkLive()
     if (!keeps('data')) await this.restoreData(next)
+    this.checkLive()
     if (!keeps('journal')) await this.journal.clear()
     if (!keeps('faults')) this.faults.clear()
     if (!keeps('rateWindows')) this.createBudget.clear()
@@ -273,6 +297,7 @@ export class World {
 
   /** Ends the world: its timers stop, its sessions are forgotten, its database is closed. */
   destroy (): void {
+    this.gone = true
     this.close()
     this.sessions.deleteAll()
     if (this.data.db.open) this.data.db.close()
