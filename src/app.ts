@@ -234,6 +234,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     limits: {
       maxWorlds: config.worlds.max,
       maxBytes: config.worlds.maxBytes,
+      worldMaxBytes: config.worlds.worldMaxBytes,
       defaultTtlSeconds: config.worlds.ttlSeconds,
       journalSize: config.journalSize,
       journalBytes: Math.ceil(config.journalBytes / CREATED_WORLD_SHARE),

@@ -96,6 +96,23 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
 
 export const insufficientStorage = (detail: string) => new ApiError(507, 'insufficient-storage', 'Insufficient Storage', detail)
 
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`
+
+/**
+ * A write, reset or load that would take a world's data past its bound: nothing was applied.
+ * `fix`: how to make room (a created world's, or the default world's).
+ */
+export const worldBoundReached = (worldId: string, held: number, wanted: number, maxBytes: number, fix: string) =>
+  new ApiError(507, 'world-bound-reached', 'Insufficient Storage',
+    `World ${worldId} holds ${held} bytes (${mib(held)}) of the ${maxBytes} (${mib(maxBytes)}) its bound allows (maxBytes), ` +
+    `and this request would take it to ${wanted} bytes; nothing was applied. ${fix}`)
+
+/** A write, reset, load or new world that would take the worlds of the process past the bound on them all: nothing was applied. */
+export const worldsBoundReached = (held: number, wanted: number, maxBytes: number, fix: string) =>
+  new ApiError(507, 'worlds-bound-reached', 'Insufficient Storage',
+    `The worlds of this sandbox hold ${held} bytes (${mib(held)}) of the ${maxBytes} (${mib(maxBytes)}) they may take together ` +
+    `(SANDBOX_WORLDS_MAX_BYTES), and this request would take them to ${wanted} bytes; nothing was applied. ${fix}`)
+
 export const payloadTooLarge = (detail: string) => new ApiError(413, 'payload-too-large', 'Payload Too Large', detail)
 
 export const headersTooLarge = (maxBytes: number) =>

@@ -48,8 +48,10 @@ const FILES = [
   'test/routes/unstorable-text.test.ts',
   'test/routes/writes.test.ts',
   'test/versions/versions.test.ts',
+  'test/worlds/bounds.test.ts',
   'test/worlds/deleted-in-flight.test.ts',
   'test/worlds/reset-swap.test.ts',
+  'test/worlds/secrets.test.ts',
   'test/worlds/state-document.test.ts',
   'test/worlds/tenants.test.ts',
   'test/worlds/worlds.test.ts'

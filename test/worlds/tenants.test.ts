@@ -61,7 +61,7 @@ t.test('the administrator creates, lists, reads and deletes tenants; the body is
   t.equal((await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${b.id}`, headers: ADMIN })).statusCode, 404, 'deleted once')
   t.same((await app.inject({ url: '/_sandbox/tenants', headers: ADMIN })).json().tenants.map((x: Tenant) => x.id), [a.id])
 
-  const small = await build(t, { config: { controlToken: TOKEN, worlds: { max: 3, maxBytes: 1024 ** 3, ttlSeconds: 3600 } } })
+  const small = await build(t, { config: { controlToken: TOKEN, worlds: { max: 3, maxBytes: 1024 ** 3, worldMaxBytes: 1024 ** 3, ttlSeconds: 3600 } } })
   t.equal((await createTenant(small)).maxWorlds, 3, 'the default quota is SANDBOX_MAX_WORLDS when that is lower than 10')
 })
 
@@ -192,7 +192,7 @@ t.test('a tenant at its quota learns it before a large fixture is read', async (
 })
 
 t.test("the sandbox's own bounds still apply to a tenant's worlds", async (t) => {
-  const app = await build(t, { config: { controlToken: TOKEN, worlds: { max: 2, maxBytes: 1024 ** 3, ttlSeconds: 0 } } })
+  const app = await build(t, { config: { controlToken: TOKEN, worlds: { max: 2, maxBytes: 1024 ** 3, worldMaxBytes: 1024 ** 3, ttlSeconds: 0 } } })
   const a = await createTenant(app, { maxWorlds: 2 })
   const b = await createTenant(app, { maxWorlds: 2 })
   await createWorldAs(app, bearer(a.token))

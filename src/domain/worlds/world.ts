@@ -17,9 +17,9 @@ import { TokenHolders } from './control-tokens.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { pagesOf, type WorldContent, type WorldStart } from './starts.js'
 import { stateDocument } from './state-document.js'
-import { openWorldData, type WorldData } from './world-data.js'
+import { bytesOf, openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
-import { clientIdInWorld, DEFAULT_WORLD_ID } from './world-ids.js'
+import { clientIdInWorld, DEFAULT_WORLD_ID, ownSecret } from './world-ids.js'
 
 /** A world's database up to this size writes its state document on the event loop (a few milliseconds; the worker's round trip costs more). */
 export const INLINE_STATE_BYTES = 512 * 1024
@@ -58,6 +58,22 @@ export interface WorldOptions {
   loadFaker: Parameters<typeof createSimulator>[2]
   /** Where examiner reports are computed (one worker for every world). */
   reports: ReportRunner
+  /** Bytes the world's data may take (absent: unbounded, the default world outside hosted mode). */
+  maxBytes?: number
+  /**
+   * True: each integration a load brings in gets a secret of the world's own with its Client Id
+   * (world-ids.ts ownSecret); false or absent: it keeps the secret it came with (the default world;
+   * a world created with `secrets: "fixture"`).
+   */
+  ownSecrets?: boolean
+  /** Where growth is counted against the world's bound and the process's (the registry). */
+  account?: ByteAccount
+}
+
+/** Counts what worlds hold against their bounds and the process's (WorldRegistry). */
+export interface ByteAccount {
+  /** Throws a 507 unless the world may hold `bytes` instead of what it holds now. */
+  admit(world: World, bytes: number): void
 }
 
 /** What a world's data holds, as GET /_sandbox/worlds tells it. */
@@ -104,6 +120,10 @@ export class World {
   private readonly realNow: () => number
   /** Set once the world is deleted (or expired): nothing is applied to it from then on. */
   private gone = false
+  /** Bytes its data took at its last commit (or load): the registry sums these. */
+  private heldBytes = 0
+  private account: ByteAccount | undefined
+  private bound: number | undefined
 
   constructor (private readonly options: WorldOptions) {
     this.id = options.id
@@ -117,6 +137,8 @@ export class World {
     this.lastUsedMs = options.lastUsedMs ?? this.createdAtMs
     this.clock = options.clock ?? new Clock()
     this.journal = new Journal(options.journalSize, options.journalBytes)
+    this.account = options.account
+    this.bound = options.maxBytes
     this.data = this.openData(options.db)
     this.dataSource = options.start.source
     this.simulator = createSimulator(() => this.data.repos, this.clock, options.loadFaker)
@@ -137,16 +159,37 @@ export class World {
       clock: this.clock,
       createBudget: this.createBudget,
       readModel: this.options.readModel,
-      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id)
+      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id),
+      secretOf: this.options.ownSecrets === true && this.tokenKey !== undefined ? ownSecret.bind(undefined, this.tokenKey) : undefined
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
     data.sql.onCommit(({ clients, replayed }) => {
       this.dataAtStart = false
+      this.heldBytes = data.bytes()
       this.examiner?.noteChanges(clients, replayed)
     })
     data.adoptIntegrations()
+    this.heldBytes = data.bytes()
+    // from now on a commit that would take the world past its bound, or the process past its own, rolls back with a 507
+    data.sql.checkBeforeCommit(() => {
+      if (this.account === undefined) return
+      const bytes = data.bytes()
+      if (bytes > this.heldBytes) this.account.admit(this, bytes)
+    })
     return data
+  }
+
+  /** Bytes the world's data may take (undefined: unbounded). */
+  get maxBytes (): number | undefined { return this.bound }
+
+  /** Bytes its data took at its last commit or load (what the registry sums; bytes() asks the database). */
+  get held (): number { return this.heldBytes }
+
+  /** From now on the world's growth counts against `maxBytes` and the account's bound (hosted mode's default world). */
+  countIn (account: ByteAccount, maxBytes: number): void {
+    this.account = account
+    this.bound = maxBytes
   }
 
   /** Hosted mode: the sessions shared by every instance (the replica logs which are open, and applies them). */
@@ -189,6 +232,13 @@ export class World {
     if (db === this.data.db) {
       this.data.adoptIntegrations()
     } else {
+      // a database swapped in whole (a snapshot) counts against the bounds before it replaces the old one
+      try {
+        this.account?.admit(this, bytesOf(db)())
+      } catch (e) {
+        db.close()
+        throw e
+      }
       const old = this.data.db
       this.data = this.openData(db)
       old.close()
@@ -217,6 +267,8 @@ export class World {
 
   /** The one way the world's data is written (replica.ts captures and replays its commits). */
   get sql (): UnitOfWork { return this.data.sql }
+  /** True when its integrations get secrets of the world's own (the create answer gives them), false when they keep the fixture's. */
+  get ownSecrets (): boolean { return this.options.ownSecrets === true }
   get access () { return this.data.access }
   get clients () { return this.data.clients }
   get writes () { return this.data.writes }
@@ -244,8 +296,12 @@ export class World {
   get swapsData (): boolean { return this.options.start.swaps }
   /** Where the data came from: the start, or the fixture of the last reset. */
   get source (): string { return this.dataSource }
-  /** Bytes the world's database takes. */
-  bytes (): number { return this.data.bytes() }
+  /** Bytes the world's database takes now. */
+  bytes (): number {
+    this.heldBytes = this.data.bytes()
+    return this.heldBytes
+  }
+
   /** The database (tests and the registry's fork read it whole). */
   get db (): Db { return this.data.db }
 

@@ -141,8 +141,9 @@ t.test('every change to what the signature covers is caught, with its reason', a
 t.test('a world\'s report is signed with its world id, its text in UTF-8', async (t) => {
   const app = await signingApp(t)
   const created = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: {} })
-  const world = created.json() as { id: string }
-  const { report } = await endedReport(app, `/worlds/${world.id}`, 'Basic ' + Buffer.from(`abc@${world.id}:123`).toString('base64'), 'Nächtlicher Abgleich ✓ 😀')
+  const world = created.json() as { id: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+  const { clientId, clientSecret } = world.integrations[0]
+  const { report } = await endedReport(app, `/worlds/${world.id}`, 'Basic ' + Buffer.from(`${clientId}:${clientSecret}`).toString('base64'), 'Nächtlicher Abgleich ✓ 😀')
   t.equal(report.signature?.worldId, world.id)
   t.equal(report.session.name, 'Nächtlicher Abgleich ✓ 😀')
   t.ok(report.findings.length > 0, 'the world\'s own session recorded the traffic')
