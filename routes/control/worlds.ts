@@ -60,7 +60,8 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
       if (owner !== undefined) worlds.checkQuota(owner)
       const body: unknown = request.body
       const { name, from, ttlSeconds, maxBytes, secrets, snapshot, warnings } = body instanceof UnparsedJson
-        ? await worlds.fixtures.world(body.bytes, body.maxValues)
+        // a creator's large bodies take one place on the worker at a time, as a world's do
+        ? await worlds.fixtures.world(body.bytes, body.maxValues, `creator:${owner?.id ?? 'administrator'}`)
         : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
       for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
       const world = await worlds.create({ name, from, snapshot, ttlSeconds, maxBytes, secrets, owner })

@@ -182,9 +182,9 @@ t.test('a tenant at its quota learns it before a large fixture is read', async (
   const runner = app.worlds.fixtures
   const read = runner.world.bind(runner)
   let reads = 0
-  runner.world = async (bytes, maxValues) => {
+  runner.world = async (bytes, maxValues, creator) => {
     reads++
-    return read(bytes, maxValues)
+    return read(bytes, maxValues, creator)
   }
   const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: demoFixture() }, headers: bearer(a.token) })
   t.equal(res.statusCode, 409)
@@ -230,9 +230,9 @@ t.test('a tenant deleted while its world is being made (a large fixture read on 
   const runner = app.worlds.fixtures
   const read = runner.world.bind(runner)
   // the tenant goes while the posted fixture (1.8 MB: read on the worker) is being read
-  runner.world = async (bytes, maxValues) => {
+  runner.world = async (bytes, maxValues, creator) => {
     t.equal((await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${a.id}`, headers: ADMIN })).statusCode, 204)
-    return read(bytes, maxValues)
+    return read(bytes, maxValues, creator)
   }
   const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: demoFixture() }, headers: bearer(a.token) })
   t.equal(res.statusCode, 404)

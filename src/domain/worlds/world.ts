@@ -149,7 +149,7 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: options.reports
+      reports: options.reports.of(this.id)
     })
   }
 
@@ -206,7 +206,7 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: this.options.reports
+      reports: this.options.reports.of(this.id)
     })
     this.examiner = this.sharedExaminer
     return this.sharedExaminer
@@ -289,7 +289,7 @@ export class World {
   async stateDocument (fixtures: FixtureRunner): Promise<Buffer[] | Readable> {
     const { db, repos } = this.data
     if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
-    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
+    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name }, this.id)
   }
 
   /** True when a reset to a fixture swaps the world's database for a snapshot of it (WorldStart.swaps). */
