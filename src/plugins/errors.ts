@@ -178,7 +178,8 @@ export function registerErrorHandling (app: FastifyInstance): void {
     if (rename !== undefined && context !== undefined && err.errors !== undefined) {
       err = validationFailed(err.errors.map((e) => ({ ...e, field: rename(e.field, context) })))
     }
-    if (err.status >= 500) request.log.error({ err: error }, 'request failed')
+    // a failure of the sandbox is logged; a bound a caller reached (507) is its answer, not a failure
+    if (err.status >= 500 && err.status !== 507) request.log.error({ err: error }, 'request failed')
     // A streamed body cut off at the limit: Fastify asks to close the connection, and closing it
     // while the client still sends makes the kernel reset it, which can discard the 413 before the
     // client reads it. Kept open instead, the rest of the body is read and dropped (never kept)

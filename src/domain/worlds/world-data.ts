@@ -37,24 +37,33 @@ export interface WorldDataOptions {
   clientIdOf?: (clientId: string) => string
   /** The Client Secret an integration gets with its Client Id in this world (absent: it keeps the one it came with). */
   secretOf?: (clientId: string) => string
+  /** Throws (a 507) when the world cannot grow by this many bytes: asked before a large content is written. */
+  room?: (bytes: number) => void
 }
 
 /**
  * Bytes a database takes: its pages in use (page_count × page_size), what a database in memory
- * holds, uncommitted pages of the open transaction included; two prepared statements, a few
+ * holds, uncommitted pages of the open transaction included; a prepared statement, a few
  * microseconds, so it may be asked after every commit.
  */
 export function bytesOf (db: Db): () => number {
-  const pageCount = db.prepare('PRAGMA page_count').pluck()
-  const pageSize = db.pragma('page_size', { simple: true }) as number
-  return () => (pageCount.get() as number) * pageSize
+  return pagesOf(db, 'page_count')
 }
 
-export function openWorldData (db: Db, { clock, createBudget, readModel, clientIdOf, secretOf }: WorldDataOptions): WorldData {
+/** Bytes of a database's free pages (its free list), which a write fills before the database grows. */
+const freeBytesOf = (db: Db): () => number => pagesOf(db, 'freelist_count')
+
+function pagesOf (db: Db, pragma: 'page_count' | 'freelist_count'): () => number {
+  const pages = db.prepare(`PRAGMA ${pragma}`).pluck()
+  const pageSize = db.pragma('page_size', { simple: true }) as number
+  return () => (pages.get() as number) * pageSize
+}
+
+export function openWorldData (db: Db, { clock, createBudget, readModel, clientIdOf, secretOf, room }: WorldDataOptions): WorldData {
   const sql = new UnitOfWork(db)
   const repos = createRepositories(sql)
   const reads = createReadModel(repos, repos.changes, readModel)
-  const writes = createWrites(repos, clock)
+  const writes = createWrites(repos, clock, room)
 
   /**
    * Changes an agency's flags in one transaction; reconnecting applies its pending writes
@@ -126,6 +135,7 @@ export function openWorldData (db: Db, { clock, createBudget, readModel, clientI
     },
     /** Bytes the database takes (pages in use), for the worlds' memory bounds. */
     bytes: bytesOf(db),
+    freeBytes: freeBytesOf(db),
     counts: () => ({
       integrations: repos.access.countIntegrations(),
       agencies: repos.agencies.countAgencies(),
@@ -152,5 +162,6 @@ export interface WorldData {
   adoptIntegrations: () => void
   clientVersions: (agencyId: number) => Promise<ClientVersion[]>
   bytes: () => number
+  freeBytes: () => number
   counts: () => { integrations: number, agencies: number, clients: number, writes: ReturnType<Repositories['writes']['countWrites']> }
 }

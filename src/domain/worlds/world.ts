@@ -160,7 +160,9 @@ export class World {
       createBudget: this.createBudget,
       readModel: this.options.readModel,
       clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id),
-      secretOf: this.options.ownSecrets === true && this.tokenKey !== undefined ? ownSecret.bind(undefined, this.tokenKey) : undefined
+      secretOf: this.options.ownSecrets === true && this.tokenKey !== undefined ? ownSecret.bind(undefined, this.tokenKey) : undefined,
+      // what a content of this size would take the world to, beyond the free pages it fills first
+      room: (bytes) => this.account?.admit(this, this.heldBytes + Math.max(0, bytes - this.data.freeBytes()))
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
