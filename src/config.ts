@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
 import { MAX_MAX_WORLDS, MAX_WORLD_TTL_SECONDS, MAX_WORLDS_BYTES } from './schemas/worlds.js'
+import { MAX_REQUESTS_IN_PROGRESS, REQUESTS_IN_PROGRESS } from './domain/worlds/request-turns.js'
 
 /**
  * Settings of the sandbox. This is the only module that reads the environment
@@ -48,7 +49,7 @@ export interface Config {
    * Worlds created besides the default one: how many at once, the memory they may take together,
    * each one's bound unless it asks for another (worldMaxBytes; at most maxBytes), their idle time to live.
    */
-  worlds: { max: number, maxBytes: number, worldMaxBytes: number, ttlSeconds: number }
+  worlds: { max: number, maxBytes: number, worldMaxBytes: number, ttlSeconds: number, requestsInProgress?: number }
   /** The Ed25519 key ended sessions' reports are signed with (SANDBOX_SIGNING_KEY); none: unsigned. */
   signingKey: SigningKey | undefined
   /** PostgreSQL's URL (SANDBOX_DATABASE_URL): hosted mode, the default world's data kept there for every instance. */
@@ -112,6 +113,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_MAX_WORLDS', default: String(DEFAULT_MAX_WORLDS), meaning: `worlds POST /_sandbox/worlds may create, at once (at most ${MAX_MAX_WORLDS})` },
   { env: 'SANDBOX_WORLDS_MAX_BYTES', default: String(DEFAULT_WORLDS_BYTES), meaning: 'memory the created worlds (and, in hosted mode, the default world) may take together, in bytes; a write past it answers 507' },
   { env: 'SANDBOX_WORLD_MAX_BYTES', default: String(DEFAULT_WORLD_BYTES), meaning: 'memory one world\'s data may take, in bytes, unless POST /_sandbox/worlds asks for another maxBytes (at most SANDBOX_WORLDS_MAX_BYTES; hosted mode bounds the default world so too); a write past it answers 507' },
+  { env: 'SANDBOX_WORLD_REQUESTS', default: String(REQUESTS_IN_PROGRESS), meaning: 'requests of one world in progress at once (the default world\'s too); more wait their turn, so that one world at full speed does not starve the others (0: unbounded)' },
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
@@ -221,7 +223,8 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     max: wholeNumber(env, 'SANDBOX_MAX_WORLDS', DEFAULT_MAX_WORLDS, MAX_MAX_WORLDS),
     maxBytes,
     worldMaxBytes: worldMaxBytesFrom(env, maxBytes),
-    ttlSeconds: wholeNumber(env, 'SANDBOX_WORLD_TTL_SECONDS', DEFAULT_WORLD_TTL_SECONDS, MAX_WORLD_TTL_SECONDS, `of seconds from 0 to ${MAX_WORLD_TTL_SECONDS} (30 days)`)
+    ttlSeconds: wholeNumber(env, 'SANDBOX_WORLD_TTL_SECONDS', DEFAULT_WORLD_TTL_SECONDS, MAX_WORLD_TTL_SECONDS, `of seconds from 0 to ${MAX_WORLD_TTL_SECONDS} (30 days)`),
+    requestsInProgress: wholeNumber(env, 'SANDBOX_WORLD_REQUESTS', REQUESTS_IN_PROGRESS, MAX_REQUESTS_IN_PROGRESS)
   }
   const token = env.SANDBOX_CONTROL_TOKEN
   let simulator: Config['simulator']

@@ -25,6 +25,8 @@ export interface WorldLimits {
   journalBytes: number
   /** Each world's read model: what it may keep in memory. */
   readModel: ReadModelOptions
+  /** Each world's requests in progress at once (0: unbounded). */
+  requestsInProgress?: number
 }
 
 export type { NewWorld } from './new-world.js'
@@ -274,6 +276,7 @@ export class WorldRegistry implements ByteAccount {
       journalSize: limits.journalSize,
       journalBytes: limits.journalBytes,
       readModel: limits.readModel,
+      requestsInProgress: limits.requestsInProgress,
       realNow: this.realNow,
       loadFaker: this.options.loadFaker,
       reports: this.options.reports

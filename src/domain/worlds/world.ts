@@ -14,6 +14,7 @@ import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
 import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
+import { RequestTurns } from './request-turns.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { pagesOf, type WorldContent, type WorldStart } from './starts.js'
 import { stateDocument } from './state-document.js'
@@ -66,6 +67,8 @@ export interface WorldOptions {
    * a world created with `secrets: "fixture"`).
    */
   ownSecrets?: boolean
+  /** Its requests in progress at once (request-turns.ts; 0: unbounded). */
+  requestsInProgress?: number
   /** Where growth is counted against the world's bound and the process's (the registry). */
   account?: ByteAccount
 }
@@ -103,6 +106,8 @@ export class World {
   readonly journal: Journal
   readonly faults = new Faults()
   readonly createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
+  /** Its requests in progress, bounded so that one world's traffic does not fill every turn of the event loop. */
+  readonly requests: RequestTurns
   readonly simulator: ReturnType<typeof createSimulator>
   /**
    * The world's examiner sessions: its own, or, once hosted mode calls shareSessions, those every
@@ -137,6 +142,7 @@ export class World {
     this.lastUsedMs = options.lastUsedMs ?? this.createdAtMs
     this.clock = options.clock ?? new Clock()
     this.journal = new Journal(options.journalSize, options.journalBytes)
+    this.requests = new RequestTurns(options.requestsInProgress === 0 ? Infinity : options.requestsInProgress)
     this.account = options.account
     this.bound = options.maxBytes
     this.data = this.openData(options.db)
