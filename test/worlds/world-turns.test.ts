@@ -56,3 +56,23 @@ t.test('every ending gives the turn back: answers, refusals, errors, dropped ans
   const after = await app.inject({ url: `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`, headers: auth })
   t.equal(after.statusCode, 200, 'the world answers as before')
 })
+
+t.test('a world with many requests in progress does not keep another waiting behind all of them', async (t) => {
+  const app = await build(t, { config: { worlds: { max: 10, maxBytes: 1024 ** 3, worldMaxBytes: 64 * 1024 ** 2, ttlSeconds: 3600, requestsInProgress: 2 } } })
+  const authOf = async (name: string) => {
+    const { integrations: [abc] } = (await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { name } })).json()
+    return { authorization: basic(abc.clientId, abc.clientSecret) }
+  }
+  const loud = await authOf('hammered')
+  const quiet = await authOf('quiet')
+  const order: string[] = []
+  const requests = []
+  for (let i = 0; i < 40; i++) {
+    requests.push(app.inject({ url: `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`, headers: loud }).then((res) => order.push(`loud ${res.statusCode}`)))
+  }
+  requests.push(app.inject({ url: `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`, headers: quiet }).then((res) => order.push(`quiet ${res.statusCode}`)))
+  await Promise.all(requests)
+  const position = order.indexOf('quiet 200')
+  t.ok(position >= 0 && position < 10, `the quiet world's read, sent after 40 reads of another world, was answered among the first (${position + 1} of ${order.length})`)
+  t.same(new Set(order.filter((o) => o.startsWith('loud'))), new Set(['loud 200']), 'every read answered in the end')
+})
