@@ -110,6 +110,6 @@ ${readTable(f.manyRows)}
 | one of the two SIGKILLed mid-run: get client errors | ${f.killed.reads.errors} of ${f.killed.reads.requests + f.killed.reads.errors} (statuses ${JSON.stringify(f.killed.reads.statuses)}) |
 | the same run: log notes (POST, which nginx does not retry) errors | ${f.killed.writes.errors} of ${f.killed.writes.requests + f.killed.writes.errors} (statuses ${JSON.stringify(f.killed.writes.statuses)}) |
 
-On one machine two instances share the same ${cpus().length} cores with PostgreSQL, nginx and the load generators, so a second instance adds no capacity here; the figure shows what nginx costs and that the pair answers as one. Capacity beyond one machine is estimated in the README ("Hosting for a partner programme").
+On one machine two instances share the same ${cpus().length} cores with PostgreSQL, nginx and the load generators, so a second instance adds no capacity here; the figure shows what nginx costs and that the pair answers as one. Capacity beyond one machine is estimated in docs/hosting.md.
 `
 }

@@ -1,6 +1,9 @@
 import { build } from 'esbuild'
-import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { chmodSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { BUILD_STAMP_FILE } from '../src/build-stamp.js'
 import { ROOT } from '../src/config.js'
 
 /**
@@ -66,6 +69,7 @@ async function bundle (analyze: boolean): Promise<void> {
   })
   // executable, as npm makes a bin on install, so that ./dist/bundle/cli.js runs in a checkout too
   chmodSync(join(BUNDLE_DIR, 'cli.js'), 0o755)
+  writeFileSync(BUILD_STAMP_FILE, JSON.stringify({ build: buildStamp() }) + '\n')
   // beside the bundle, not in it (the package ships dist/bundle): read by the bundle test
   writeFileSync(join(ROOT, 'dist', 'bundle.meta.json'), JSON.stringify(result.metafile))
 
@@ -79,6 +83,29 @@ async function bundle (analyze: boolean): Promise<void> {
       console.log(`  ${file} ${kb(output.bytes)}: ${inputs.map(([name, i]) => `${name} ${kb(i.bytesInOutput)}`).join(', ')}`)
     }
   }
+}
+
+const git = (...args: string[]) => spawnSync('git', ['-C', ROOT, ...args], { encoding: 'utf8' })
+
+/**
+ * What identifies this build in the reports it judges (src/build-stamp.ts): the commit, when the
+ * package is the top of a clean git checkout (not a package installed inside another repository,
+ * whose commit says nothing of this code), else the SHA-256 of the bundle's files, by name.
+ */
+function buildStamp (): string {
+  const top = git('rev-parse', '--show-toplevel')
+  const commit = git('rev-parse', 'HEAD').stdout.trim()
+  const clean = git('status', '--porcelain', '--untracked-files=no')
+  if (top.status === 0 && realpathSync(top.stdout.trim()) === realpathSync(ROOT) && /^[0-9a-f]{40}$/.test(commit) && clean.status === 0 && clean.stdout.trim() === '') {
+    return `git:${commit}`
+  }
+  const hash = createHash('sha256')
+  const files = (readdirSync(BUNDLE_DIR, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile() && entry.name !== 'build.json')
+    .map((entry) => relative(BUNDLE_DIR, join(entry.parentPath, entry.name)))
+    .sort()
+  for (const file of files) hash.update(`${file}\n`).update(readFileSync(join(BUNDLE_DIR, file)))
+  return `sha256:${hash.digest('hex')}`
 }
 
 await bundle(process.argv.includes('--analyze'))

@@ -101,6 +101,9 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       reads: config.hostedReads,
       copyIdleMs: config.hostedCopyIdleSeconds * 1000,
       onError: (line) => storageLog.warn?.(line),
+      // one signing key per programme: an instance with another refuses to start
+      agreed: (await import('./domain/worlds/agreed-settings.js')).instanceSettings(config.signingKey?.keyId),
+      refuse: (message) => new ConfigError(message),
       migrationsDir: config.migrationsDir,
       postgresMigrationsDir: join(config.migrationsDir, 'postgres')
     })

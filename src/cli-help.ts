@@ -7,13 +7,14 @@ export const HELP: Record<string, string> = {
 Usage: agency-sandbox <command> [options]
 
 Commands:
-  serve        start the sandbox (default command)
-  validate     check a fixture file and print its errors, grouped by rule
-  generate     write a generated fixture of any size
-  report       print an examiner session's report; exit 1 when a finding reaches --fail-on
-  verify       check a signed examiner report with the sandbox's public key; exit 1 when it is not valid
-  import       read what an integration sees on a running instance into a fixture
-  compare      send the same read-only requests to two instances and report every difference
+  serve               start the sandbox (default command)
+  validate            check a fixture file and print its errors, grouped by rule
+  generate            write a generated fixture of any size
+  report              print an ended examiner session's report; exit 1 when a finding reaches --fail-on, or on no-evidence
+  verify              check a signed examiner report with the sandbox's public keys; exit 0 only for a valid pass
+  rotate-signing-key  make another key a hosted programme's signing key (recorded in PostgreSQL)
+  import              read what an integration sees on a running instance into a fixture
+  compare             send the same read-only requests to two instances and report every difference
 
 Run agency-sandbox <command> --help for its options.
 Exit codes: 0 success, 1 failure (invalid fixture, start-up error), 2 usage error.`,
@@ -33,29 +34,61 @@ Options (each overrides its environment setting):
   --signing-key FILE SANDBOX_SIGNING_KEY (an Ed25519 private key, PEM: ended sessions' reports are signed)
   --database URL     SANDBOX_DATABASE_URL (postgres://…: hosted mode, instances share the default world)
 
+For a program that starts the sandbox (no environment setting):
+  --ready-file PATH       once listening, write {"url":…,"pid":…} to PATH (written beside it, then
+                          renamed: never read half written); removed when the sandbox stops
+  --exit-on-stdin-close   stop, as on SIGTERM, when standard input ends: give the sandbox a pipe
+                          as stdin and it stops when the program that holds the pipe ends, even killed
+
+Once listening, serve prints one line {"url":"http://127.0.0.1:PORT","pid":N} on stdout when
+stdout is not a terminal or the port is 0: the only stdout line that begins {"url": (JSON log
+lines begin {"level":). Keep reading stdout after it (or send it to a file): a full pipe stalls
+the sandbox.
+
 Environment settings:
 ${settingsHelp()}`,
-  report: `Usage: agency-sandbox report --url URL --session ID [options]
+  report: `Usage: agency-sandbox report --url URL --session ID [--world ID] [options]
 
-Fetches the examiner report of a session (GET /_sandbox/sessions/ID/report) from a running
-sandbox and prints it: the verdict, each finding with its fix and example requests, the sync
-checks and coverage. The exit code fails a CI step when a finding reaches --fail-on.
+Fetches the report an ended examiner session kept (GET /_sandbox/sessions/ID/report, or
+/_sandbox/worlds/WORLD/sessions/ID/report) from a running sandbox and prints it: the verdict
+and its evidence, each finding with its fix and example requests, the sync checks, coverage,
+every rule's outcome, the world and the judge. The exit code fails a CI step when a finding
+reaches --fail-on, or when the run gave nothing to judge (verdict no-evidence).
 
 Options:
   --url URL                        the sandbox, e.g. http://127.0.0.1:8080
-  --session ID                     the session (its id is in the answer of POST /_sandbox/sessions)
+  --session ID                     the session (its id is in the answer of POST …/sessions)
+  --world ID                       the world the session belongs to (default: the default world)
   --format text|json|junit|html    the form printed (default text); junit: one test case per rule
+  --out FILE                       write the report to FILE instead; json: the bytes served, which
+                                   a signature covers (printed, terminal controls are escaped)
   --fail-on error|warning          the lowest severity that fails (default error)
-  --token T                        the control token, when the sandbox has SANDBOX_CONTROL_TOKEN
+  --token T                        the control token: the sandbox's (SANDBOX_CONTROL_TOKEN), a
+                                   tenant's, or the world's
 
-Exit codes: 0 no finding at that severity, 1 a finding at it (or the report cannot be read), 2 usage error.`,
+Exit codes: 0 no finding at that severity, 1 a finding at it, no evidence, a session still open,
+or the report cannot be read, 2 usage error.`,
   verify: `Usage: agency-sandbox verify FILE --key public.pem
 
-Checks a signed examiner report (JSON, from a sandbox with SANDBOX_SIGNING_KEY) offline and
-prints one line: valid (verdict, session, signing time, key id), or why it is not.
-  --key FILE   the sandbox's public key, PEM (GET /_sandbox/signing-key?format=pem); its private key works too
+Checks a signed examiner report (JSON, from a sandbox with SANDBOX_SIGNING_KEY) offline, byte
+for byte as the sandbox served it, and prints one line: valid (verdict, session, world and
+tenant, signer, key id, judge), or why it is not.
+  --key FILE   the sandbox's public keys, PEM: one key, or the current and previous keys
+               (GET /_sandbox/signing-keys?format=pem, or its JSON); a private key works too
 
-Exit codes: 0 valid, 1 not valid (unsigned, unknown algorithm, another key, tampered, not a report), 2 usage error.`,
+Exit codes: 0 valid and verdict pass, 2 valid with another verdict (warn, fail, no-evidence),
+1 not valid (a duplicate key, not as signed, unsigned, unknown algorithm, another key, tampered,
+not a report, unreadable) or a usage error.`,
+  'rotate-signing-key': `Usage: agency-sandbox rotate-signing-key --database URL --signing-key new-key.pem
+
+In hosted mode the first instance that signs reports records its key's id in PostgreSQL, and an
+instance started with another key refuses to start. This records the new key's id instead: the
+administrator's step of a rotation (docs/key-custody.md). Restart every instance with the new key
+(SANDBOX_SIGNING_KEY) and the previous public keys (SANDBOX_SIGNING_KEYS_PREVIOUS).
+  --database URL        the programme's PostgreSQL (default: SANDBOX_DATABASE_URL)
+  --signing-key FILE    the new Ed25519 private key, PEM (default: SANDBOX_SIGNING_KEY)
+
+Exit codes: 0 recorded, 1 failure (unreachable database, not a key), 2 usage error.`,
   validate: `Usage: agency-sandbox validate FILE
 
 Checks a fixture document against the fixture schema and its cross-references.

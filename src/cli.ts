@@ -5,6 +5,7 @@ import { bannerFields, bannerLines, DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, type Ban
 import { HELP } from './cli-help.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, limitHeapGrowth } from './heap-growth.js'
+import { readyLine, ReadyFileError, writeReadyFile } from './ready.js'
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
@@ -54,9 +55,13 @@ async function serve (args: string[]): Promise<number> {
     'journal-size': { type: 'string' },
     'journal-bytes': { type: 'string' },
     'signing-key': { type: 'string' },
-    database: { type: 'string' }
+    database: { type: 'string' },
+    'ready-file': { type: 'string' },
+    'exit-on-stdin-close': { type: 'boolean' }
   })
   if (values.help === true) return help('serve')
+  const readyFile = values['ready-file']
+  if (readyFile === '') throw new UsageError('--ready-file needs a path, e.g. --ready-file /tmp/sandbox-ready.json')
   const env = { ...process.env }
   for (const [option, name] of Object.entries(SERVE_OPTION_SETTINGS)) {
     const value = values[option as keyof typeof values]
@@ -71,6 +76,20 @@ async function serve (args: string[]): Promise<number> {
   limitHeapGrowth(config.heapGrowthPercent)
   const server = await startServer(config, { collectBodyBuffers: true })
   const { worlds } = server.app
+  // A program that started the sandbox learns where it listens: a line on stdout that is not a
+  // terminal (or that asked for a free port), and the file it named.
+  const ready = { url: server.url, pid: process.pid }
+  // The file first: a program that reads the stdout line may look for the file next.
+  let removeReadyFile = () => {}
+  if (typeof readyFile === 'string') {
+    try {
+      removeReadyFile = writeReadyFile(readyFile, ready)
+    } catch (e) {
+      await server.close()
+      throw e
+    }
+  }
+  if (config.port === 0 || process.stdout.isTTY !== true) process.stdout.write(readyLine(ready))
   const facts: BannerFacts = {
     version: config.version,
     url: server.url,
@@ -96,7 +115,14 @@ async function serve (args: string[]): Promise<number> {
       'without protection; set SANDBOX_CONTROL_TOKEN to require Authorization: Bearer <token>'
     )
   }
-  closeOnSignals(server, (code) => process.exit(code))
+  const stop = closeOnSignals(server, (code) => {
+    removeReadyFile()
+    process.exit(code)
+  })
+  if (values['exit-on-stdin-close'] === true) {
+    // the end of the pipe the starting program holds: it stopped, however it stopped (SIGKILL too)
+    process.stdin.once('end', () => stop('stdin closed')).once('error', () => stop('stdin closed')).resume()
+  }
   return -1
 }
 
@@ -207,7 +233,7 @@ async function importOrCompare (command: 'import' | 'compare', args: string[]): 
 }
 
 const REPORT_OPTIONS: ParseArgsConfig['options'] = {
-  url: { type: 'string' }, session: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }
+  url: { type: 'string' }, session: { type: 'string' }, world: { type: 'string' }, format: { type: 'string' }, 'fail-on': { type: 'string' }, token: { type: 'string' }, out: { type: 'string' }
 }
 
 /** `report` lives in src/report-command.ts (loaded only when run). */
@@ -225,6 +251,14 @@ async function report (args: string[]): Promise<number> {
 async function verify (args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { key: { type: 'string' } })
   return values.help === true ? help('verify') : (await import('./verify-command.js')).verifyCommand(positionals, values, process, usage)
+}
+
+/** `rotate-signing-key` lives in src/rotate-command.ts (loaded only when run). */
+async function rotate (args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, { database: { type: 'string' }, 'signing-key': { type: 'string' } })
+  if (values.help === true) return help('rotate-signing-key')
+  if (positionals.length > 0) throw new UsageError(`rotate-signing-key takes no positional arguments, got '${positionals[0]}'`)
+  return await (await import('./rotate-command.js')).rotateCommand(values, process, usage)
 }
 
 function help (command: string): number {
@@ -251,6 +285,8 @@ export async function main (argv: string[]): Promise<number> {
         return await report(rest)
       case 'verify':
         return await verify(rest)
+      case 'rotate-signing-key':
+        return await rotate(rest)
       case 'import':
       case 'compare':
         return await importOrCompare(command, rest)
@@ -261,10 +297,11 @@ export async function main (argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof UsageError) {
       console.error(`agency-sandbox: ${e.message}\n\n${HELP[command ?? 'main'] ?? HELP.main}`)
-      return EXIT.usage
+      // verify's 2 says a valid report of another verdict than pass: a report it could not check is a 1
+      return command === 'verify' ? EXIT.failed : EXIT.usage
     }
     // FixtureError by name: its module is loaded only when a fixture is read
-    if (e instanceof ConfigError || (e instanceof Error && e.name === 'FixtureError')) {
+    if (e instanceof ConfigError || e instanceof ReadyFileError || (e instanceof Error && e.name === 'FixtureError')) {
       // a fixture's errors quote its keys and text: each line printed through printable
       const { printable } = await import('./printable.js')
       console.error(`agency-sandbox: ${e.message.split('\n').map((line) => printable(line)).join('\n')}`)

@@ -1,12 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs'
 import { FileTooLarge, readFileBounded } from './bounded-file.js'
 import { InvalidKeyError, signingKeyOf, type SigningKey } from './domain/examiner/signature.js'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { publicKeyEntry, verifyingKeysOf } from './domain/examiner/verify-report.js'
+import { join, resolve } from 'node:path'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
 import { MAX_MAX_WORLDS, MAX_WORLD_TTL_SECONDS, MAX_WORLDS_BYTES } from './schemas/worlds.js'
 import { MAX_REQUESTS_IN_PROGRESS, REQUESTS_IN_PROGRESS } from './domain/worlds/request-turns.js'
+import { PACKAGE_VERSION, ROOT } from './package-root.js'
 
 /**
  * Settings of the sandbox. This is the only module that reads the environment
@@ -52,6 +52,10 @@ export interface Config {
   worlds: { max: number, maxBytes: number, worldMaxBytes: number, ttlSeconds: number, requestsInProgress?: number }
   /** The Ed25519 key ended sessions' reports are signed with (SANDBOX_SIGNING_KEY); none: unsigned. */
   signingKey: SigningKey | undefined
+  /** Who holds the signing key, as signed reports name their signer (SANDBOX_SIGNER_NAME). */
+  signerName: string
+  /** Public keys that signed reports before the current one (SANDBOX_SIGNING_KEYS_PREVIOUS), published beside it for rotation. */
+  previousSigningKeys: PublishedKey[]
   /** PostgreSQL's URL (SANDBOX_DATABASE_URL): hosted mode, the default world's data kept there for every instance. */
   databaseUrl: string | undefined
   /** Hosted mode: how a request learns of commits made by other instances (SANDBOX_HOSTED_READS; see worlds/replica.ts). */
@@ -67,18 +71,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The package root (holds package.json, migrations/ and fixtures/), from src/ or dist/src/. */
-export const ROOT = (() => {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json'))) {
-    const up = dirname(dir)
-    if (up === dir) throw new Error('agency-sandbox: cannot find package.json above ' + fileURLToPath(import.meta.url))
-    dir = up
-  }
-  return dir
-})()
-
-export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+export { PACKAGE_VERSION, ROOT } from './package-root.js'
 
 /** Largest SANDBOX_JOURNAL_BYTES accepted: 1 GiB. */
 const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024
@@ -93,6 +86,9 @@ const DEFAULT_WORLD_TTL_SECONDS = 3600
 /** A copy dropped is loaded again in milliseconds (a demo-sized world): five idle minutes keep a partner's test run on its copies. */
 const DEFAULT_HOSTED_COPY_IDLE_SECONDS = 300
 const MAX_HOSTED_COPY_IDLE_SECONDS = 86_400
+
+/** What signed reports name as their signer when SANDBOX_SIGNER_NAME is not set. */
+export const UNNAMED_SIGNER = 'unnamed (SANDBOX_SIGNER_NAME not set)'
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -116,6 +112,8 @@ export const SETTINGS = [
   { env: 'SANDBOX_WORLD_REQUESTS', default: String(REQUESTS_IN_PROGRESS), meaning: 'requests of one world in progress at once (the default world\'s too); more wait their turn, so that one world at full speed does not starve the others (0: unbounded)' },
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
+  { env: 'SANDBOX_SIGNER_NAME', default: UNNAMED_SIGNER, meaning: 'who holds the signing key (a partner programme, a partner team): signed reports name it as their signer' },
+  { env: 'SANDBOX_SIGNING_KEYS_PREVIOUS', default: '(none)', meaning: 'a PEM file (or the PEM text) of the public keys that signed reports before the current key: published by GET /_sandbox/signing-keys, so those reports still verify' },
   { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
   { env: 'SANDBOX_HOSTED_READS', default: 'strict', meaning: 'hosted mode, the same on every instance: strict (a write is acknowledged once every instance heard it, or its lease ran out; no read misses an acknowledged write) or notified (writers do not wait; a read may miss a write acknowledged a moment before on another instance)' },
   { env: 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', default: String(DEFAULT_HOSTED_COPY_IDLE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance drops its copy of a created world\'s data, loaded again by the world\'s next request there (0: kept)' },
@@ -151,8 +149,25 @@ function allowedHostsOf (text: string | undefined): string[] {
   return names.map((name) => (name.length > 1 && name.endsWith('.') ? name.slice(0, -1) : name))
 }
 
-/** A PEM key file is some 120 bytes; anything past this is not one. */
+/** A PEM key file is some 120 bytes; anything past this is not one (a file of previous keys holds a few hundred). */
 const MAX_KEY_FILE_BYTES = 64 * 1024
+
+/** A public key published for checking reports, by its id (GET /_sandbox/signing-keys). */
+export interface PublishedKey {
+  keyId: string
+  publicKeyPem: string
+}
+
+/** The PEM text of a key setting: the text itself when it starts with `-----BEGIN`, else the file it names; `kind` says what it holds. */
+function pemOf (name: string, text: string, kind: string): { pem: string, what: string } {
+  if (text.trimStart().startsWith('-----BEGIN')) return { pem: text.replace(/\\n/g, '\n'), what: 'the PEM text given' }
+  try {
+    return { pem: readFileBounded(resolve(text), MAX_KEY_FILE_BYTES).toString('utf8'), what: text }
+  } catch (e) {
+    if (e instanceof FileTooLarge) throw new ConfigError(`${name}: ${text} is larger than ${MAX_KEY_FILE_BYTES / 1024} KiB, which no ${kind} is`)
+    throw new ConfigError(`${name}: cannot read ${text} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); give the path of a ${kind}`)
+  }
+}
 
 /**
  * SANDBOX_SIGNING_KEY: the PEM text itself when it starts with `-----BEGIN` (its line breaks may
@@ -160,19 +175,7 @@ const MAX_KEY_FILE_BYTES = 64 * 1024
  */
 function signingKeyFrom (text: string | undefined): SigningKey | undefined {
   if (text === undefined || text.trim() === '') return undefined
-  const inline = text.trimStart().startsWith('-----BEGIN')
-  const what = inline ? 'the PEM text given' : text
-  let pem: string
-  if (inline) {
-    pem = text.replace(/\\n/g, '\n')
-  } else {
-    try {
-      pem = readFileBounded(resolve(text), MAX_KEY_FILE_BYTES).toString('utf8')
-    } catch (e) {
-      if (e instanceof FileTooLarge) throw new ConfigError(`SANDBOX_SIGNING_KEY: ${what} is larger than ${MAX_KEY_FILE_BYTES / 1024} KiB, which no PEM Ed25519 private key is`)
-      throw new ConfigError(`SANDBOX_SIGNING_KEY: cannot read ${what} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); give the path of a PEM Ed25519 private key`)
-    }
-  }
+  const { pem, what } = pemOf('SANDBOX_SIGNING_KEY', text, 'PEM Ed25519 private key')
   try {
     return signingKeyOf(pem)
   } catch (e) {
@@ -193,6 +196,28 @@ function worldMaxBytesFrom (env: Env, maxBytes: number): number {
     throw new ConfigError(`SANDBOX_WORLD_MAX_BYTES=${bytes} is above SANDBOX_WORLDS_MAX_BYTES=${maxBytes}, the bytes all the worlds may take together; lower the one or raise the other`)
   }
   return bytes
+}
+
+/** SANDBOX_SIGNING_KEYS_PREVIOUS: one or more PEM keys (public, or private: their public keys), as SANDBOX_SIGNING_KEY is given. */
+function previousKeysFrom (text: string | undefined, current: SigningKey | undefined): PublishedKey[] {
+  if (text === undefined || text.trim() === '') return []
+  const { pem, what } = pemOf('SANDBOX_SIGNING_KEYS_PREVIOUS', text, 'PEM file of Ed25519 public keys')
+  let keys: PublishedKey[]
+  try {
+    keys = verifyingKeysOf(pem).map(publicKeyEntry)
+  } catch (e) {
+    if (!(e instanceof InvalidKeyError)) throw e
+    throw new ConfigError(`SANDBOX_SIGNING_KEYS_PREVIOUS: ${what} ${e.message}`)
+  }
+  return keys.filter((key, i) => key.keyId !== current?.keyId && keys.findIndex((k) => k.keyId === key.keyId) === i)
+}
+
+/** A signer's name: one line of printable text, at most 200 characters. */
+function signerNameFrom (text: string): string {
+  const name = text.trim()
+  // eslint-disable-next-line no-control-regex
+  if (name.length > 200 || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(name)) throw new ConfigError('SANDBOX_SIGNER_NAME must be one line of at most 200 characters, without control characters')
+  return name
 }
 
 function databaseUrlFrom (text: string | undefined): string | undefined {
@@ -227,6 +252,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     requestsInProgress: wholeNumber(env, 'SANDBOX_WORLD_REQUESTS', REQUESTS_IN_PROGRESS, MAX_REQUESTS_IN_PROGRESS)
   }
   const token = env.SANDBOX_CONTROL_TOKEN
+  const signingKey = signingKeyFrom(env.SANDBOX_SIGNING_KEY)
   let simulator: Config['simulator']
   if (env.SANDBOX_SIMULATOR_RATE !== undefined && env.SANDBOX_SIMULATOR_RATE !== '') {
     const rate = Number(env.SANDBOX_SIMULATOR_RATE)
@@ -252,7 +278,9 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     heapGrowthPercent,
     simulator,
     worlds,
-    signingKey: signingKeyFrom(env.SANDBOX_SIGNING_KEY),
+    signingKey,
+    signerName: env.SANDBOX_SIGNER_NAME === undefined || env.SANDBOX_SIGNER_NAME.trim() === '' ? UNNAMED_SIGNER : signerNameFrom(env.SANDBOX_SIGNER_NAME),
+    previousSigningKeys: previousKeysFrom(env.SANDBOX_SIGNING_KEYS_PREVIOUS, signingKey),
     databaseUrl: databaseUrlFrom(env.SANDBOX_DATABASE_URL),
     hostedReads: hostedReadsFrom(env.SANDBOX_HOSTED_READS),
     hostedCopyIdleSeconds: wholeNumber(env, 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', DEFAULT_HOSTED_COPY_IDLE_SECONDS, MAX_HOSTED_COPY_IDLE_SECONDS, `of seconds from 0 to ${MAX_HOSTED_COPY_IDLE_SECONDS} (a day)`),

@@ -89,6 +89,10 @@ export const worldDeleted = (worldId: string, partner = false): ApiError => part
   ? unauthorized()
   : notFound(`No world ${worldId.slice(0, 40)}: it was deleted (or expired) while this request was handled; nothing more was applied to it`)
 
+/** The final report of a session that has not ended (it would be provisional, and unsigned). */
+export const sessionStillOpen = (id: number) =>
+  conflict(`Session ${id} is still open: its report so far is provisional and unsigned; end it first (POST …/sessions/${id}/end)`)
+
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new ApiError(429, 'too-many-requests', 'Too Many Requests', detail, undefined, false, {
     'retry-after': String(retryAfterSeconds)

@@ -9,8 +9,9 @@ export {
   type TenantCreated, type Tenants, type TenantView, type WorldCreated, type Worlds, type WorldView, type WorldWithSecrets
 } from './sdk/control-client.js'
 export { createWorld, type SandboxWorld, type WorldOptions } from './sdk/world.js'
-export type { Finding, Mirror, Report, ReportSignature, ReportSummary, Session, SessionStart, SigningKeyView } from './schemas/examiner.js'
-export { verifyReport, InvalidKeyError, type ReportVerification, type SignedReport, type VerificationFailure } from './domain/examiner/signature.js'
+export type { Finding, JudgedBy, Mirror, Report, ReportSignature, ReportSummary, ReportWorld, Session, SessionStart, Signer, SigningKeysView, SigningKeyView } from './schemas/examiner.js'
+export { InvalidKeyError, type SignedReport } from './domain/examiner/signature.js'
+export { verifyReport, type ReportVerification, type VerificationFailure, type VerifyingKeys } from './domain/examiner/verify-report.js'
 
 /**
  * Programmatic start for partners' own test suites:

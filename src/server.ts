@@ -36,18 +36,14 @@ export const SHUTDOWN_GRACE_MS = 1500
 /**
  * SIGINT/SIGTERM: graceful close (new requests 503, work in progress stopped, in-flight requests
  * finish); past SHUTDOWN_GRACE_MS the rest is cut short and the database closed at once; exit 0
- * when the database closed cleanly. A second signal exits at once.
+ * when the database closed cleanly. A second signal exits at once. Answers the same stop for
+ * other reasons to stop (standard input closed, with serve --exit-on-stdin-close).
  */
-export function closeOnSignals (server: RunningServer, exit: (code: number) => void): void {
+export function closeOnSignals (server: RunningServer, exit: (code: number) => void): (reason: string) => void {
   let stopping = false
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      server.app.log.warn({ signal }, 'second signal: exiting now')
-      exit(1)
-      return
-    }
+  const stop = (reason: string) => {
     stopping = true
-    server.app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    server.app.log.info({ signal: reason }, 'shutting down: finishing in-flight requests')
     const timer = setTimeout(() => {
       server.app.log.warn(`requests still in flight after ${SHUTDOWN_GRACE_MS} ms: closing now`)
       try {
@@ -67,6 +63,12 @@ export function closeOnSignals (server: RunningServer, exit: (code: number) => v
       }
     )
   }
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!stopping) return stop(signal)
+    server.app.log.warn({ signal }, 'second signal: exiting now')
+    exit(1)
+  }
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
+  return (reason) => { if (!stopping) stop(reason) }
 }

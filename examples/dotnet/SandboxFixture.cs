@@ -15,12 +15,14 @@
 //
 // A started sandbox is stopped with every process it started, also when the test run ends early
 // (ProcessExit, Ctrl-C): on Linux it runs in a session of its own (through setsid) and the whole
-// group gets SIGTERM, then SIGKILL after a grace period; elsewhere the process tree is killed.
+// group gets SIGTERM, then SIGKILL after a grace period; elsewhere the process tree is killed. A
+// sandbox whose test process was killed stops itself, as the pipe on its stdin closes (serve
+// --exit-on-stdin-close). It listens on a free port it picks itself (port 0) and names it in its
+// ready file (serve --ready-file).
 using System.Diagnostics;
 using System.Net;
 using System.Net.Http.Headers;
 using System.Net.Http.Json;
-using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Text.Json;
 using Xunit;
@@ -47,9 +49,24 @@ public sealed class SandboxFixture : IAsyncLifetime
         var attached = Environment.GetEnvironmentVariable("AGENCY_SANDBOX_URL");
         if (string.IsNullOrEmpty(attached))
         {
-            var port = FreePort();
-            StartProcess(SandboxCommand(), port);
-            attached = $"http://127.0.0.1:{port}";
+            // port 0: the sandbox picks a free port and writes {"url":...,"pid":...} to the ready file once listening
+            var folder = Path.Combine(Path.GetTempPath(), "agency-sandbox-" + Guid.NewGuid().ToString("N"));
+            Directory.CreateDirectory(folder);
+            try
+            {
+                var readyFile = Path.Combine(folder, "ready.json");
+                StartProcess(SandboxCommand(), readyFile);
+                attached = await WaitReadyAsync(readyFile, TimeSpan.FromSeconds(30));
+            }
+            catch
+            {
+                await StopAsync();
+                throw;
+            }
+            finally
+            {
+                Directory.Delete(folder, recursive: true);
+            }
         }
         BaseUrl = new Uri(attached.TrimEnd('/') + "/");
         _control = new HttpClient { BaseAddress = new Uri(BaseUrl, "_sandbox/") };
@@ -128,13 +145,14 @@ public sealed class SandboxFixture : IAsyncLifetime
             .Select(m => m.Groups[1].Success ? m.Groups[1].Value : m.Groups[2].Success ? m.Groups[2].Value : m.Groups[3].Value)
             .ToList();
 
-    private void StartProcess(List<string> command, int port)
+    private void StartProcess(List<string> command, string readyFile)
     {
-        var arguments = command.Concat(new[] { "serve", "--port", port.ToString(), "--db", ":memory:", "--log-level", "warn" }).ToList();
+        var arguments = command.Concat(new[] { "serve", "--port", "0", "--db", ":memory:", "--log-level", "warn", "--ready-file", readyFile, "--exit-on-stdin-close" }).ToList();
         // .NET cannot start a process in a new session itself; setsid (util-linux) does, and execs the command.
         var setsid = OperatingSystem.IsLinux() ? new[] { "/usr/bin/setsid", "/bin/setsid" }.FirstOrDefault(File.Exists) : null;
         _ownSession = setsid is not null;
-        var start = new ProcessStartInfo(setsid ?? arguments[0]) { UseShellExecute = false, RedirectStandardOutput = false, RedirectStandardError = false };
+        // stdin: a pipe only this process holds; when it ends, even killed, the sandbox stops itself
+        var start = new ProcessStartInfo(setsid ?? arguments[0]) { UseShellExecute = false, RedirectStandardInput = true, RedirectStandardOutput = false, RedirectStandardError = false };
         foreach (var arg in setsid is null ? arguments.Skip(1) : arguments) start.ArgumentList.Add(arg);
         lock (Running)
         {
@@ -201,13 +219,18 @@ public sealed class SandboxFixture : IAsyncLifetime
         return false;
     }
 
-    private static int FreePort()
+    /// <summary>The URL the started sandbox writes to its ready file once it listens.</summary>
+    private async Task<string> WaitReadyAsync(string readyFile, TimeSpan timeout)
     {
-        var listener = new TcpListener(IPAddress.Loopback, 0);
-        listener.Start();
-        var port = ((IPEndPoint)listener.LocalEndpoint).Port;
-        listener.Stop();
-        return port;
+        var deadline = DateTime.UtcNow + timeout;
+        while (!File.Exists(readyFile))
+        {
+            if (_process is { HasExited: true }) throw new InvalidOperationException($"the sandbox exited with {_process.ExitCode} before it was listening");
+            if (DateTime.UtcNow > deadline) throw new TimeoutException($"the sandbox did not say where it listens within {timeout}");
+            await Task.Delay(50);
+        }
+        using var ready = JsonDocument.Parse(await File.ReadAllTextAsync(readyFile));
+        return ready.RootElement.GetProperty("url").GetString()!;
     }
 
     private async Task WaitHealthyAsync(TimeSpan timeout)

@@ -12,7 +12,9 @@
 // A started sandbox runs in its own process group; stop() ends the whole group (SIGTERM, then
 // SIGKILL after a grace period), so a launcher in between (npx, a shell) leaves nothing behind.
 // Sandboxes still running when this process exits or is stopped by SIGINT, SIGTERM or SIGHUP
-// are stopped too.
+// are stopped too, and one whose starting process was killed (SIGKILL) stops itself: it is
+// started with --exit-on-stdin-close and a pipe on its stdin that only this process holds.
+// It is started on port 0 and says where it listens on stdout (a line {"url":...,"pid":...}).
 //
 // Tests that run in parallel against one sandbox each take a world of their own (createWorld):
 // its own data, clock, faults, journal and sessions, reached by its own credentials. To share one
@@ -20,20 +22,13 @@
 // the run: `node run-with-sandbox.mjs node --test --test-concurrency=4` (see that file).
 import { spawn, spawnSync } from 'node:child_process'
 import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { createInterface } from 'node:readline'
 import { delimiter, dirname, join, resolve } from 'node:path'
 
 export const DEMO_AUTH = 'Basic ' + Buffer.from('abc:123').toString('base64')
 const BIN = 'agency-sandbox'
 const STOP_GRACE_MS = 10_000
 const WINDOWS = process.platform === 'win32'
-
-const freePort = () => new Promise((resolve, reject) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address()
-    server.close(() => resolve(port))
-  }).on('error', reject)
-})
 
 const query = (q = {}) => {
   const entries = Object.entries(q).filter(([, v]) => v !== undefined && v !== null)
@@ -146,6 +141,30 @@ function stopAtExit () {
   }
 }
 
+/**
+ * The URL a started sandbox says it listens on: the stdout line that begins {"url":. Its stdout is
+ * read to the end (the warnings it logs there are dropped), so that a full pipe never stalls it.
+ */
+function readyUrl (child, command, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the sandbox (${command}) did not say where it listens within ${timeoutMs} ms`)), timeoutMs)
+    child.stdin.on('error', () => {}) // the sandbox may end first: nothing is ever written to it
+    child.once('error', (e) => {
+      clearTimeout(timer)
+      reject(new Error(`could not run ${command}: ${e.message}`))
+    })
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      reject(new Error(`the sandbox (${command}) exited with ${code ?? signal} before it was listening`))
+    })
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!line.startsWith('{"url":')) return
+      clearTimeout(timer)
+      resolve(JSON.parse(line).url)
+    })
+  })
+}
+
 /** The control calls a test suite uses most, for the default world (SandboxProcess) or one world (SandboxWorld). */
 class Controls {
   /** Back to the start: data, pending writes, journal, faults, clock, simulator, rate windows. */
@@ -176,17 +195,18 @@ export class SandboxProcess extends Controls {
       return attached
     }
     const [command, ...args] = sandboxCommand()
-    const port = await freePort()
     stopAtExit()
-    // detached: a process group (a session) of its own on POSIX, so stop() reaches every process in it
-    const child = spawn(command, [...args, 'serve', '--port', String(port), '--db', ':memory:', '--log-level', 'warn'], {
-      stdio: ['ignore', 'ignore', 'inherit'], detached: !WINDOWS, shell: WINDOWS && /\.cmd$/i.test(command)
+    // detached: a process group (a session) of its own on POSIX, so stop() reaches every process in it.
+    // Port 0: the sandbox picks a free port and says which on stdout ({"url":...,"pid":...}). Its stdin
+    // is a pipe this process holds: when this process ends, even killed, the pipe closes and the
+    // sandbox stops itself (--exit-on-stdin-close), through any launcher in between.
+    const child = spawn(command, [...args, 'serve', '--port', '0', '--db', ':memory:', '--log-level', 'warn', '--exit-on-stdin-close'], {
+      stdio: ['pipe', 'pipe', 'inherit'], detached: !WINDOWS, shell: WINDOWS && /\.cmd$/i.test(command)
     })
-    const sandbox = new SandboxProcess(`http://127.0.0.1:${port}`, child, token)
+    const sandbox = new SandboxProcess(undefined, child, token)
     running.add(sandbox)
-    const failed = new Promise((resolve, reject) => child.once('error', (e) => reject(new Error(`could not run ${command}: ${e.message}`))))
     try {
-      await Promise.race([sandbox.waitHealthy(timeoutMs), failed])
+      sandbox.url = await readyUrl(child, command, timeoutMs)
     } catch (e) {
       await sandbox.stop()
       throw e

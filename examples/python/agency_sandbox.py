@@ -27,7 +27,9 @@ and AGENCY_SANDBOX_TOKEN is the control token, when the sandbox was started with
 A started sandbox runs in its own session (process group); stop() ends the whole group, SIGTERM
 then SIGKILL after a grace period, so a launcher in between (npx, a shell) leaves nothing behind.
 Sandboxes still running when the interpreter exits (a test run ended or interrupted with Ctrl-C,
-SIGTERM or SIGHUP) are stopped the same way.
+SIGTERM or SIGHUP) are stopped the same way; one whose interpreter was killed (SIGKILL) stops
+itself, as the pipe on its stdin closes (serve --exit-on-stdin-close). It listens on a free port
+it picks itself (port 0) and names it in its ready file (serve --ready-file).
 """
 from __future__ import annotations
 
@@ -38,7 +40,6 @@ import os
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -65,12 +66,6 @@ class ControlError(Exception):
 
 class SandboxNotFound(RuntimeError):
     """No sandbox to attach to and no command to start one."""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _installed_bin(start: str) -> Optional[str]:
@@ -257,27 +252,46 @@ class Sandbox(_Controls):
         if attached:
             return cls.attach(attached, token, timeout)
         command = sandbox_command()
-        port = _free_port()
         # its own file, not a pipe: a pipe nobody reads would stall the sandbox once full
         stderr = tempfile.TemporaryFile()
+        # port 0: the sandbox picks a free port and writes {"url":...,"pid":...} to the ready file once listening
+        folder = tempfile.mkdtemp(prefix="agency-sandbox-")
+        ready_file = os.path.join(folder, "ready.json")
         _stop_at_exit()
         own_group = {"creationflags": subprocess.CREATE_NEW_PROCESS_GROUP} if os.name == "nt" else {"start_new_session": True}
         try:
+            # stdin: a pipe only this interpreter holds; when it ends, even killed, the sandbox stops itself
             process = subprocess.Popen(
-                [*command, "serve", "--port", str(port), "--db", ":memory:", "--log-level", "warn"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, **own_group,
+                [*command, "serve", "--port", "0", "--db", ":memory:", "--log-level", "warn",
+                 "--ready-file", ready_file, "--exit-on-stdin-close"],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr, **own_group,
             )
         except OSError as e:
             stderr.close()
+            shutil.rmtree(folder, ignore_errors=True)
             raise SandboxNotFound(f"could not run {shlex.join(command)}: {e}") from e
-        sandbox = cls(f"http://127.0.0.1:{port}", process, token, stderr)
+        sandbox = cls("", process, token, stderr)
         _running.add(sandbox)
         try:
-            sandbox.wait_healthy(timeout)
+            sandbox.url = sandbox._wait_ready(ready_file, timeout)
         except BaseException:
             sandbox.stop()
             raise
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
         return sandbox
+
+    def _wait_ready(self, ready_file: str, timeout: float) -> str:
+        """The URL the started sandbox writes to its ready file once it listens."""
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(ready_file):
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"the sandbox exited with {self.process.returncode} before it was listening: {self._stderr_text()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the sandbox did not say where it listens within {timeout} s: {self._stderr_text()}")
+            time.sleep(0.05)
+        with open(ready_file, encoding="utf-8") as f:
+            return json.load(f)["url"]
 
     def _stderr_text(self) -> str:
         if self._stderr is None:
@@ -318,6 +332,8 @@ class Sandbox(_Controls):
                     break
             process.wait(5)
         finally:
+            if process.stdin is not None:
+                process.stdin.close()
             if self._stderr is not None:
                 self._stderr.close()
                 self._stderr = None

@@ -111,12 +111,12 @@ function authHeaders () {
  */
 export async function api (method, path, body, { raw = false } = {}) {
   for (let attempt = 0; ; attempt++) {
-    // marked as the console's own, so the sandbox logs these at debug, not info
+    // the console's header asks for its cookie (given to the sandbox's administrator), which marks its own requests
     /** @type {Record<string, string>} */
     const headers = { ...authHeaders(), 'x-sandbox-console': '1' }
     if (body !== undefined) headers['content-type'] = 'application/json'
     const url = controlUrl(path)
-    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store' })
+    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin', cache: 'no-store' })
     if (res.status === 401 && attempt < 5) {
       const hadToken = sessionStorage.getItem(TOKEN_KEY) !== null
       sessionStorage.removeItem(TOKEN_KEY)

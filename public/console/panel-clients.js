@@ -190,8 +190,8 @@ export const clientsPanel = {
     for (let attempt = 0; attempt < 2; attempt++) {
       const secret = secrets.get(this.reader) ?? ''
       const basic = btoa(String.fromCharCode(...new TextEncoder().encode(`${this.reader}:${secret}`)))
-      // Marked as the console's own read: kept out of the request journal and fault rules.
-      res = await fetch(path, { headers: { authorization: `Basic ${basic}`, 'x-sandbox-console': '1' }, cache: 'no-store' })
+      // The console's own read: its cookie (sent by the browser, same origin) keeps it out of the journal, fault rules and sessions.
+      res = await fetch(path, { headers: { authorization: `Basic ${basic}` }, credentials: 'same-origin', cache: 'no-store' })
       if (res.status !== 401) break
       secrets = await loadSecrets(true) // the secret may have changed since it was loaded
     }

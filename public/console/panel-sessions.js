@@ -12,7 +12,7 @@ import { loadWorld, world } from './state.js'
 /** @typedef {import('./types.js').ExaminerReport} ExaminerReport */
 
 /** @type {Record<string, string>} badge kind of each verdict and severity */
-const KIND = { pass: 'good', warn: 'warn', fail: 'bad', error: 'bad', warning: 'warn', info: 'info' }
+const KIND = { pass: 'good', warn: 'warn', fail: 'bad', 'no-evidence': 'bad', error: 'bad', warning: 'warn', info: 'info' }
 
 /** The integrations a session can be limited to (they may change: filled on every show). */
 function fillIntegrations () {

@@ -154,7 +154,7 @@
  * The parts of an examiner report (GET /_sandbox/sessions/{id}/report) the console writes itself.
  * @typedef {object} ExaminerReport
  * @property {Session} session
- * @property {'pass' | 'warn' | 'fail'} verdict
+ * @property {'pass' | 'warn' | 'fail' | 'no-evidence'} verdict
  * @property {{ rule: string, severity: 'error' | 'warning' | 'info', count: number, message: string }[]} findings
  */
 

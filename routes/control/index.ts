@@ -12,7 +12,8 @@ import worldControl from './world.js'
 import worldsControl from './worlds.js'
 import tenantsControl from './tenants.js'
 import consoleUi from './ui.js'
-import { controlTokens, worldScope } from './tokens.js'
+import { controlTokens, isConsolePage, worldScope } from './tokens.js'
+import { grantConsoleCookie, wantsConsoleCookie } from '../../src/plugins/console-cookie.js'
 import type { ControlOptions } from './options.js'
 
 export type { ControlOptions } from './options.js'
@@ -31,6 +32,12 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
   // Control calls such as POST /reset are often sent with a JSON content type and no body.
   useJsonBodies(app, { emptyIsAbsent: true })
   const tokens = controlTokens(config.controlToken, worlds.tokens)
+
+  // the console's cookie, to the sandbox's administrator only (console-cookie.ts): its page, or its first call the token authorizes
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (wantsConsoleCookie(request, isConsolePage(request)) && tokens.administers(request)) grantConsoleCookie(reply)
+    done(null, payload)
+  })
 
   app.route({
     method: 'GET',

@@ -7,7 +7,7 @@ import { renderJunit } from '../../src/domain/examiner/render-junit.js'
 import { renderHtml } from '../../src/domain/examiner/render-html.js'
 import { firstErrors } from '../../src/domain/examiner/mirror-body.js'
 import { signReport } from '../../src/domain/examiner/signature.js'
-import { validationFailed } from '../../src/errors.js'
+import { sessionStillOpen, validationFailed } from '../../src/errors.js'
 import { UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import {
   MirrorAcceptedSchema, MirrorBody, ReportQuery, ReportSchema, ReportSummarySchema, SessionIdParams, SessionSchema, SessionStartBody
@@ -48,7 +48,7 @@ function firstErrorsValidator ({ schema, httpPart }: { schema: unknown, httpPart
 /** Examiner sessions: record a test run of an integration and report whether it is ready for the live service. */
 export default async function sessionControl (fastify: FastifyInstance, { worlds, config }: ControlOptions) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
-  const { signingKey, version } = config
+  const { signingKey, signerName } = config
 
   app.post('/sessions', {
     schema: {
@@ -62,7 +62,8 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
       done()
     }
   }, async (request, reply) => {
-    return reply.code(201).send(await request.world.examiner.start(request.body))
+    const { world, body } = request
+    return reply.code(201).send(await world.examiner.start({ ...body, clientId: world.sessionClientId(body.clientId) }))
   })
 
   app.get('/sessions', { schema: { summary: 'Sessions, oldest first', response: { 200: Type.Array(SessionSchema) } } }, (request) => request.world.examiner.list())
@@ -110,10 +111,11 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
   }, async (request, reply) => {
     const format = request.query.format ?? 'json'
     const report = await request.world.examiner.report(request.params.id)
+    if (request.query.final === true && report.session.endedAt === undefined) throw sessionStillOpen(report.session.id)
     if (format === 'json') {
-      const signed = signingKey === undefined ? undefined : await signReport(report, { key: signingKey, worldId: request.world.id, sandboxVersion: version })
-      // the signed text goes out as it was signed, not re-serialized by the response schema
-      return signed === undefined ? reply.send(report) : reply.type('application/json; charset=utf-8').send(JSON.stringify(signed) as never)
+      const signed = signingKey === undefined ? undefined : await signReport(report, { key: signingKey, signerName })
+      // the signed text goes out as it was signed (its canonical form), not re-serialized by the response schema
+      return signed === undefined ? reply.send(report) : reply.type('application/json; charset=utf-8').send(signed.text as never)
     }
     const renderer = RENDERERS[format]
     // A rendered text: Fastify sends a string as it is (the response schema describes the JSON form).

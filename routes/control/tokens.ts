@@ -26,6 +26,8 @@ export interface ControlTokens {
   callerOf: (request: FastifyRequest) => ControlCaller
   /** The tenant whose token the request shows, if any. */
   tenantOf: (request: FastifyRequest) => Tenant | undefined
+  /** Whether the request's caller administers the sandbox (its token, or any caller of a sandbox without one). */
+  administers: (request: FastifyRequest) => boolean
   /** onRequest hook of the default world's routes (and the console): the administrator's; a tenant's token is 403. */
   sandboxOnly: (request: FastifyRequest) => Promise<void>
   /** onRequest hook of the tenants' routes: the administrator's alone; a tenant's or a world's token is 403. */
@@ -50,7 +52,7 @@ const bearerToken = (request: FastifyRequest): string | undefined => {
 }
 
 /** The console's page loads without a token and then asks for it. */
-const isConsolePage = (request: FastifyRequest) => {
+export const isConsolePage = (request: FastifyRequest) => {
   const path = request.url.split('?')[0]
   return request.method === 'GET' && (path === '/_sandbox/ui' || path.startsWith('/_sandbox/ui/'))
 }
@@ -82,6 +84,7 @@ export function controlTokens (sandboxToken: string | undefined, holders: TokenH
       const caller = callerOf(request)
       return caller.kind === 'tenant' ? caller.tenant : undefined
     },
+    administers: (request) => actsAsAdministrator(callerOf(request)),
     async sandboxOnly (request) {
       if (isConsolePage(request)) return
       const caller = callerOf(request)

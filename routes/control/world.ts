@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { Readable } from 'node:stream'
 import { POSTED_RESET_SOURCE, readResetBody } from '../../src/domain/worlds/fixture-job.js'
-import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
+import { sha256Hex } from '../../src/domain/worlds/starts.js'
+import { FIXTURE_BODY_LIMIT, postedBytes, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import type { ControlOptions } from './options.js'
 
 /** Info, reset and state: one world as a whole. */
@@ -39,7 +40,7 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
 
   // A large body (a fixture document) is read on the fixture worker: this scope leaves it unparsed.
   await app.register(async function resetScope (scope) {
-    useJsonBodies(scope, { emptyIsAbsent: true, unparsedAbove: UNPARSED_JSON_BYTES })
+    useJsonBodies(scope, { emptyIsAbsent: true, unparsedAbove: UNPARSED_JSON_BYTES, keepBytes: true })
     scope.route({
       method: 'POST',
       url: '/reset',
@@ -58,7 +59,10 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
         // what an earlier fixture format held and was converted, one line per field
         for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/reset: ${line}`)
         const source = POSTED_RESET_SOURCE
-        await world.reset(snapshot !== undefined ? { snapshot, source } : prepared !== undefined ? { fixture: prepared, source } : undefined, keep)
+        // a report of the world names the fixture it was reset to by its bytes' digest
+        const posted = postedBytes(request)
+        const digest = snapshot === undefined && prepared === undefined ? undefined : posted === undefined ? undefined : await sha256Hex(posted)
+        await world.reset(snapshot !== undefined ? { snapshot, source, digest } : prepared !== undefined ? { fixture: prepared, source, digest } : undefined, keep)
         return { status: 'reset', fixture: world.source, kept: keep, counts: world.counts(), ...(warnings.length > 0 ? { warnings } : {}) }
       }
     })

@@ -4,6 +4,7 @@ import { clientNumbersExhausted, tooManyRequests, validationFailed, type FieldEr
 import { NO_DATE } from '../schemas/client.js'
 import { MAX_CLIENT_NUMBER } from '../schemas/common.js'
 import { LINES_OF_BUSINESS } from '../schemas/lob.js'
+import { DEFAULT_OPERATOR_STATUS, driverOf } from '../fixture/complete.js'
 import type { ClientCreateRequest } from '../schemas/writes.js'
 import { parseTimestamp } from '../time.js'
 import type { Clock } from './clock.js'
@@ -42,6 +43,9 @@ function ruleErrorsOf (body: unknown): FieldError[] {
   return [...checkPeopleRules(peopleOf(body)), ...checkEffectiveDate(policyOf(body))]
 }
 
+/** Lines of business whose policies have vehicles and drivers. */
+const AUTO_LINES = new Set(['AUTOP', 'AUTOB'])
+
 /** Task roles that need an agency default user, keyed by both spellings of the CSR role. */
 const ROLE_KEY: Record<string, string> = { Csr: 'Csr', CSR: 'Csr', Producer: 'Producer', Agent1: 'Agent1', Agent2: 'Agent2', Agent3: 'Agent3' }
 
@@ -50,7 +54,7 @@ const ROLE_KEY: Record<string, string> = { Csr: 'Csr', CSR: 'Csr', Producer: 'Pr
  * midnight without a zone (`2024-10-08T00:00:00`), whatever time or zone the caller added.
  */
 const localDate = (d: string) => `${d.slice(0, 10)}T00:00:00`
-const dateTime = (d: string | undefined) => (d === undefined ? null : localDate(d))
+const dateTime = (d: string | undefined) => (d === undefined ? undefined : localDate(d))
 
 /**
  * Client creation. `budget` is the accepted-creations window per integration, kept in the clock's
@@ -95,46 +99,36 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
   function insert (agency: AgencyRow, cmd: CreateClientCommand, origin: Origin): number {
     const now = clock.iso()
     const users = repos.agencies.listUsers(agency.agencyId)
-    const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username ?? null
+    const username = (role: string) => users.find((u) => u.userId === agency.defaultUsers[role])?.username
     return repos.transaction(() => {
       const clientNumber = repos.clients.maxClientNumber(agency.agencyId) + 1
       if (clientNumber > MAX_CLIENT_NUMBER) throw clientNumbersExhausted(agency.agencyId)
       let legacy = clientNumber * 100
       const record = () => ({ id: randomUUID(), modified: now, legacyId: ++legacy })
+      // a field the request does not give is absent (undefined is left out of the stored JSON), never null
       const people = cmd.people.map((p) => ({
         ...record(),
-        title: null,
-        firstName: p.firstName ?? null,
-        middleName: null,
-        lastName: p.lastName ?? null,
+        firstName: p.firstName,
+        lastName: p.lastName,
         mainContactType: p.mainContactType,
-        relationship: null,
         dateOfBirth: dateTime(p.dateOfBirth),
-        gender: null,
-        occupation: null,
-        maritalStatus: null,
-        driverLicenseNumber: p.driverLicenseNumber ?? null
+        driverLicenseNumber: p.driverLicenseNumber
       }))
-      const contact = (c: { type: string; value: string }, personId: string | null) => ({
-        ...record(), type: c.type, data: c.value, personId, description: null, isBillingContact: false, allowMassEmail: false, priority: null
-      })
-      const contacts = [
-        ...(cmd.contacts ?? []).map((c) => contact(c, null)),
-        ...cmd.people.flatMap((p, i) => (p.contacts ?? []).map((c) => contact(c, people[i].id)))
-      ]
+      // each owner's contacts (the client's own, each person's) are numbered from 1 in the order given
+      const contacts = (list: readonly { type: string; value: string }[] | undefined, personId: string | null) => (list ?? []).map((c, i) => ({
+        ...record(), type: c.type, data: c.value, personId, isBillingContact: false, allowMassEmail: false, priority: i + 1
+      }))
       const officeId = cmd.officeId ?? agency.defaultOfficeId
       const b = cmd.businessDetail
-      const address = cmd.mailingAddress === undefined
-        ? null
-        : {
-            address1: cmd.mailingAddress.address1 ?? null,
-            address2: cmd.mailingAddress.address2 ?? null,
-            city: cmd.mailingAddress.city ?? null,
-            state: cmd.mailingAddress.state ?? null,
-            zip: cmd.mailingAddress.zip ?? null,
-            county: null,
-            countryCode: 'US'
-          }
+      const m = cmd.mailingAddress
+      const address = m === undefined
+        ? undefined
+        : { address1: m.address1, address2: m.address2, city: m.city, state: m.state, zip: m.zip, countryCode: 'US' }
+      const lobs = cmd.policy?.loBs ?? []
+      // an auto line's shell lists the people who hold a licence as its drivers (principal operators until the agency says otherwise)
+      const drivers = lobs.some((code) => AUTO_LINES.has(code))
+        ? people.filter((p) => p.driverLicenseNumber !== undefined).map((p) => driverOf(p, DEFAULT_OPERATOR_STATUS, cmd.policy?.state))
+        : []
       // the policy shell carries every field the client model marks non-optional, empty where the request gave nothing
       const policies = cmd.policy === undefined
         ? []
@@ -142,12 +136,11 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
             ...record(),
             policyNumber: cmd.policy.policyNumber ?? '',
             policyIndex: 0,
-            status: null,
             statusDate: NO_DATE,
             type: '',
             title: '',
             applicationType: cmd.policy.applicationType ?? 'Undefined',
-            policyState: cmd.policy.state ?? null,
+            policyState: cmd.policy.state,
             effectiveDate: dateTime(cmd.policy.effectiveDate),
             paymentPlan: '',
             premiumMode: '',
@@ -155,9 +148,9 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
             program: '',
             raterCode: 0,
             officeId,
-            loBs: (cmd.policy.loBs ?? []).map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? null })),
+            loBs: lobs.map((code) => ({ code, name: LINES_OF_BUSINESS[code] ?? code })),
             coverages: [],
-            drivers: [],
+            drivers,
             autos: [],
             boats: [],
             boatOperators: [],
@@ -173,30 +166,29 @@ export function createClientCreator (repos: Pick<Repositories, 'agencies' | 'cli
         status: cmd.status ?? 'Prospect',
         isPersonal: b === undefined,
         isCommercial: b !== undefined,
-        companyName: b?.companyName ?? null,
-        dbaName: b?.dbaName ?? null,
-        businessType: b?.businessType ?? null,
-        feinNum: b?.feinNum ?? null,
-        website: b?.website ?? null,
-        licenseNum: b?.licenseNum ?? null,
-        naics: b?.naics ?? null,
+        companyName: b?.companyName,
+        dbaName: b?.dbaName,
+        businessType: b?.businessType,
+        feinNum: b?.feinNum,
+        website: b?.website,
+        licenseNum: b?.licenseNum,
+        naics: b?.naics,
         agencyNum: String(agency.agencyId),
         officeId,
         // the creation date in the live format of client dates (`2026-11-22T00:00:00`)
         clientSince: localDate(now),
         allowCrossSell: true,
-        source: cmd.source ?? null,
+        source: cmd.source,
         producer: username('Producer'),
         csr: username('Csr'),
         mainContacts: people.filter((p) => p.mainContactType === 'First' || p.mainContactType === 'Second').map((p) => p.id),
-        mailingAddress: address,
-        physicalAddress: null
+        mailingAddress: address
       }
       insertClient(repos.clients, agency.agencyId, {
         clientNumber,
         details,
         people,
-        contacts,
+        contacts: [...contacts(cmd.contacts, null), ...cmd.people.flatMap((p, i) => contacts(p.contacts, people[i].id))],
         claims: [],
         policies,
         invoices: []

@@ -1,5 +1,6 @@
 import type { Faker } from '@faker-js/faker'
 import type { Repositories } from '../db/index.js'
+import { DEFAULT_OPERATOR_STATUS, driverOf } from '../fixture/complete.js'
 import type { FixtureClient } from '../fixture/schema.js'
 import { MAX_CLIENT_NUMBER } from '../schemas/common.js'
 import { insertClient, replaceClient, rowToClient } from './world.js'
@@ -100,6 +101,8 @@ export function changeOnce (data: SimulatorData, tools: ChangeTools, at: string,
       const field = f.helpers.arrayElement(['lastName', 'occupation', 'maritalStatus'] as const)
       p[field] = field === 'lastName' ? f.person.lastName() : field === 'occupation' ? f.person.jobTitle() : f.helpers.arrayElement(['Single', 'Married', 'Divorced', 'Widowed'])
       p.modified = at
+      // a driver is the person: it reads with the person's new name
+      for (const policy of c.policies ?? []) for (const d of policy.drivers ?? []) if (field === 'lastName' && d.personId === p.id) d.lastName = p.lastName ?? undefined
       break
     }
     case 'contact': {
@@ -135,6 +138,10 @@ export function changeOnce (data: SimulatorData, tools: ChangeTools, at: string,
         raterCode: 0,
         loBs: [{ code, name: code }],
         carrier: f.company.name(),
+        // an auto policy's drivers are the client's people who hold a licence
+        drivers: code === 'AUTOP' || code === 'AUTOB'
+          ? (c.people ?? []).filter((x) => typeof x.driverLicenseNumber === 'string').map((x) => driverOf(x, DEFAULT_OPERATOR_STATUS, c.details.mailingAddress?.state ?? undefined))
+          : [],
         boats: [],
         boatOperators: [],
         additionalInterests: [],

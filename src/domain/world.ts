@@ -1,6 +1,6 @@
 import type { AgencyRow, ClientRepository, ClientRow, IntegrationRow, OfficeRow, PolicyKey, Repositories, SubscriptionRow, UserRow, WriteRow } from '../db/index.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureOffice, FixtureUser } from '../fixture/schema.js'
-import { completedPolicy } from '../fixture/complete.js'
+import { completedPolicy, peopleById } from '../fixture/complete.js'
 import type { FixtureStamp } from '../fixture/stamp.js'
 import { parseTimestamp } from '../time.js'
 
@@ -9,7 +9,8 @@ import { parseTimestamp } from '../time.js'
  * lacking a field the read model requires gets it here, once, so reads only join stored text.
  */
 export function clientToRow (agencyId: number, c: FixtureClient): ClientRow {
-  const policies = (c.policies ?? []).map(completedPolicy)
+  const people = c.policies?.some((p) => (p.drivers ?? []).length > 0) === true ? peopleById(c.people) : undefined
+  const policies = (c.policies ?? []).map((p, i) => completedPolicy(p, i, people))
   return {
     agencyId,
     clientNumber: c.clientNumber,

@@ -15,7 +15,7 @@ export const JSON_BODY_LIMIT = 1024 * 1024
 
 /**
  * Fixture documents (POST /_sandbox/reset, POST /_sandbox/agencies), in bytes: the largest
- * accepted document of any shape is taken within the memory budget stated in the README
+ * accepted document of any shape is taken within the memory budget stated in docs/configuration.md
  * (measured with scripts/measure-body-peak.ts). Larger worlds load from a file at start.
  */
 export const FIXTURE_BODY_LIMIT = 8 * 1024 * 1024
@@ -202,6 +202,8 @@ export interface JsonBodyOptions {
   emptyIsAbsent: boolean
   /** A body of more bytes is left unparsed, as UnparsedJson, for its route to read away from the event loop. */
   unparsedAbove?: number
+  /** Keep each body's bytes for postedBytes while its request lives. */
+  keepBytes?: boolean
 }
 
 /**
@@ -215,15 +217,22 @@ export class UnparsedJson {
   constructor (readonly bytes: Buffer, readonly maxValues: number) {}
 }
 
+/** The bytes of each JSON body parsed, while its request lives: what a posted fixture's digest is taken of. */
+const bodyBytes = new WeakMap<FastifyRequest, Buffer>()
+
+/** The bytes of the request's JSON body as posted (undefined: none, another content type, or a scope that keeps none). */
+export const postedBytes = (request: FastifyRequest): Buffer | undefined => bodyBytes.get(request)
+
 /**
  * Makes `application/json` bodies of this scope (and the scopes it registers) go through
  * parseJsonBody, read as bytes, with the value budget of the route's body limit. Every other
  * Content-Type, text/plain included, is a 415: the framework's text/plain parser is removed.
  */
-export function useJsonBodies (app: FastifyInstance, { emptyIsAbsent, unparsedAbove = Infinity }: JsonBodyOptions): void {
+export function useJsonBodies (app: FastifyInstance, { emptyIsAbsent, unparsedAbove = Infinity, keepBytes = false }: JsonBodyOptions): void {
   app.removeContentTypeParser(['application/json', 'text/plain'])
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: Buffer | string, done) => {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body
+    if (keepBytes) bodyBytes.set(request, bytes)
     const maxValues = Math.floor((request.routeOptions.bodyLimit ?? JSON_BODY_LIMIT) / BYTES_PER_VALUE)
     if (bytes.length > unparsedAbove) return done(null, new UnparsedJson(bytes, maxValues))
     if (bytes.length === 0 || (emptyIsAbsent && isBlank(bytes))) {

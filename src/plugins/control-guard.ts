@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { isIP } from 'node:net'
 import type { Config } from '../config.js'
 import { controlNeedsJson, crossSiteRequest, misdirectedHost } from '../errors.js'
+import { CONSOLE_HEADER } from './console-cookie.js'
 
 /**
  * Keeps web pages away from the control plane (every URL under /_sandbox, whatever the routes
@@ -23,18 +24,6 @@ import { controlNeedsJson, crossSiteRequest, misdirectedHost } from '../errors.j
  */
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
-/** The header the web console puts on its own calls (public/console/api.js, panel-clients.js), and its value. */
-export const CONSOLE_HEADER = 'x-sandbox-console'
-const CONSOLE_MARK = '1'
-
-/**
- * A request the web console made for itself: its header with its exact value, from a page of
- * this very origin (browsers set Sec-Fetch-Site, and no script can). Such vendor reads are the
- * console's, not a partner's: neither journaled, faulted nor examined. Any other request
- * carrying the header is a partner's like every other.
- */
-export const isConsoleOwnRequest = (request: FastifyRequest) =>
-  request.headers[CONSOLE_HEADER] === CONSOLE_MARK && request.headers['sec-fetch-site'] === 'same-origin'
 
 const isControlPath = (path: string | undefined) => path !== undefined && (path === '/_sandbox' || path.startsWith('/_sandbox/'))
 const pathOf = (url: string) => {

@@ -4,7 +4,7 @@ import type { FaultRule } from '../domain/faults.js'
 import { capPath } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
-import { isConsoleOwnRequest } from './control-guard.js'
+import { isConsoleRequest } from './console-cookie.js'
 import { examineRequest } from './examine.js'
 
 declare module 'fastify' {
@@ -25,8 +25,8 @@ declare module 'fastify' {
 /** Headers never journaled. */
 const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'host', 'connection', 'content-length', 'user-agent', 'accept', 'accept-encoding'])
 
-/** Vendor traffic of a partner: everything under /vendor but the web console's own reads. */
-const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && !isConsoleOwnRequest(request)
+/** Vendor traffic of a partner: everything under /vendor but the web console's own reads (its cookie: console-cookie.ts). */
+const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && !isConsoleRequest(request)
 const pathOf = (url: string) => {
   const q = url.indexOf('?')
   return q === -1 ? url : url.slice(0, q)

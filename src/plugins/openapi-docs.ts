@@ -1,43 +1,20 @@
 import swagger, { type SwaggerOptions } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import Fastify, { type FastifyInstance } from 'fastify'
-import { MESSAGES } from '../errors.js'
-import { ProblemSchema } from '../schemas/common.js'
 import { documentedSchema } from '../schemas/documented.js'
 import { apiVersionConstraint } from '../versions/index.js'
+import type { OperationId } from '../versions/operations.js'
 import { lazySerializerFactory, lazyValidatorFactory } from './lazy-validators.js'
+import { controlOperationId, enumsAsEnum, vendorErrors } from './openapi-answers.js'
 import { hoistNamedSchemas } from './openapi-components.js'
 import { DOCUMENT_NAMES, type DescribeScope, type DocsInstance, type Documents, type DocumentName } from './openapi-documents.js'
 
 /**
  * OpenAPI documents generated from the routes' TypeBox schemas by @fastify/swagger: one per
  * vendor version (each version is its own scope with its own generator) and one for the control
- * API. Error answers every vendor operation can give are added to each operation. This module
+ * API. The error answers each vendor operation can give are added to it (openapi-answers.ts). This module
  * is loaded on the first request for a document or for Swagger UI (see openapi.ts).
  */
-
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ProblemSchema } } })
-const sentence = (text: string) => ({ description: text, content: { 'text/plain': { schema: { type: 'string', example: text } } } })
-
-/** Error answers added to every vendor operation's document. */
-function vendorErrors (url: string, method: string) {
-  const errors: Record<string, unknown> = {
-    400: problem('Bad request: errors[] names each field and what is wrong'),
-    401: sentence(MESSAGES.unauthorized),
-    403: { description: `${MESSAGES.agencyUnavailable} (text/plain), or a problem body naming a scope the agency has not granted` },
-    404: problem('Unknown client, or an operation this version does not have')
-  }
-  if (method === 'POST') {
-    errors[413] = problem('Body too large (JSON over 1 MiB; attachments over 5 MiB decompressed)')
-    errors[415] = problem('Wrong Content-Type, or an attachment body that is not gzip')
-  }
-  if (/\/(log|attachment|receipts)$/.test(url) || /\/client\/:clientId$/.test(url)) errors[409] = problem('RefId already used for a different body')
-  if (method === 'POST' && url.endsWith('/client')) {
-    errors[409] = problem('The agency has no client numbers left: its highest is 2147483647, the largest a client number can be')
-    errors[429] = problem('More than 25 create-client requests in one second (Retry-After: 1)')
-  }
-  return errors
-}
 
 /**
  * A string answer is sent as text/plain (the writes' `Created`, routes/partner-api/writes.ts), so
@@ -97,15 +74,20 @@ export function swaggerOptions (name: DocumentName, version: string): SwaggerOpt
     transform: ({ schema, url, route }) => {
       if (schema === undefined) return { schema, url }
       const method = String(Array.isArray(route.method) ? route.method[0] : route.method)
-      if (!vendor) return { schema: { ...schema, tags: [controlTag(url)] }, url }
+      if (!vendor) return { schema: { ...schema, tags: [controlTag(url)], operationId: controlOperationId(method, url) }, url }
+      // a route of the operations table (routes/partner-api) names its operation
+      const operationId = (route.config as { operation?: OperationId } | undefined)?.operation
       const answers = Object.entries((schema.response as Record<string, unknown> | undefined) ?? {}).map(([status, s]) => [status, asPlainText(documentedSchema(s))])
-      const response = { ...vendorErrors(url, method), ...Object.fromEntries(answers) }
+      const response = { ...(operationId === undefined ? {} : vendorErrors(operationId)), ...Object.fromEntries(answers) }
       const querystring = pinVersion(schema.querystring as QuerySchema | undefined, name)
       const body = schema.body === undefined ? {} : { body: documentedSchema(schema.body) }
-      return { schema: { ...schema, ...body, response, tags: [vendorTag(url, method)], ...(querystring === undefined ? {} : { querystring }) }, url }
+      return { schema: { ...schema, ...body, response, ...(operationId === undefined ? {} : { operationId }), tags: [vendorTag(url, method)], ...(querystring === undefined ? {} : { querystring }) }, url }
     },
-    // every vendor document is OpenAPI 3.1 (above), so the generator hands over `openapiObject`
-    ...(vendor ? { transformObject: (document) => hoistNamedSchemas((document as { openapiObject: object }).openapiObject, name) } : {})
+    // every document is OpenAPI 3.1 (above), so the generator hands over `openapiObject`
+    transformObject: (document) => {
+      const openapi = enumsAsEnum((document as { openapiObject: object }).openapiObject)
+      return vendor ? hoistNamedSchemas(openapi, name) : openapi
+    }
   }
 }
 

@@ -1,8 +1,8 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import { isConsoleRequest } from './console-cookie.js'
 
-/** Calls the web console makes for itself (it marks them), and its own files. */
-const isConsoleCall = (request: FastifyRequest) =>
-  request.headers['x-sandbox-console'] !== undefined || request.url.startsWith('/_sandbox/ui')
+/** Calls the web console makes for itself (with its cookie), and its own files. */
+const isConsoleCall = (request: FastifyRequest) => request.url.startsWith('/_sandbox/ui') || isConsoleRequest(request)
 
 type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean }
 

@@ -3,7 +3,7 @@ import {
   APPLICATION_TYPES, BUSINESS_TYPES, CLIENT_STATUSES, CONTACT_TYPES, Guid,
   Int32, MAIN_CONTACT_TYPES, Nullable, literalUnion
 } from './common.js'
-import { LOCAL_DATE_TIME, UTC_DATE_TIME, localDateTime, markFormerValue, numberAsText, utcDateTime } from './former-values.js'
+import { LOCAL_DATE_TIME, UTC_DATE_TIME, localDateTime, markFormerValue, nullAsAbsent, numberAsText, textAsInteger, utcDateTime } from './former-values.js'
 
 /**
  * The client read model of versions 3.0 and 4.0, camelCase as the live service answers.
@@ -63,6 +63,8 @@ export const ClientDetailsSchema = Type.Object(
     businessType: Type.Optional(Nullable(literalUnion(BUSINESS_TYPES))),
     feinNum: Type.Optional(Str),
     website: Type.Optional(Str),
+    licenseNum: Type.Optional(Type.String({ description: 'the business licence number a created client was given' })),
+    naics: Type.Optional(Type.String({ description: 'the NAICS code a created client was given' })),
     agencyNum: Type.Optional(Nullable(Type.String({ description: 'a string (never a JSON number)', examples: ['1001'] }))),
     officeId: Int32(),
     clientSince: Type.Optional(LooseDate),
@@ -76,6 +78,8 @@ export const ClientDetailsSchema = Type.Object(
   },
   { ...open, title: 'ClientDetails' }
 )
+
+const annotatedGuid = (description: string) => Type.String({ pattern: Guid.pattern, description, examples: Guid.examples })
 
 const recordBase = { id: Guid, modified: Modified, legacyId: Type.Optional(Int32({ description: 'the version 1 integer id' })) }
 
@@ -106,7 +110,8 @@ export const ContactSchema = Type.Object(
     description: Type.Optional(Str),
     isBillingContact: Type.Optional(Bool),
     allowMassEmail: Type.Optional(Bool),
-    priority: Type.Optional(Nullable(Int32()))
+    // never null: a production C# sync declares int Priority (a former fixture's null is left out)
+    priority: Type.Optional(markFormerValue(Int32({ description: 'the order of the contact among its owner\'s, from 1', examples: [1] }), nullAsAbsent()))
   },
   { ...open, title: 'Contact' }
 )
@@ -139,15 +144,72 @@ export const CoverageSchema = Type.Object(
   { ...open, title: 'Coverage' }
 )
 
+/** What an additional interest says of itself beyond its place: every field an answer may carry. */
+export const additionalInterestDetails = {
+  type: Type.Optional(Type.String({ description: 'the kind of interest, e.g. Mortgagee, Lienholder', examples: ['Mortgagee'] })),
+  name: Type.Optional(Type.String({ description: 'the interested party, e.g. the lender', examples: ['PNC Bank NA'] })),
+  loanNumber: Type.Optional(Type.String({ description: 'the loan the interest secures', examples: ['8716442317'] })),
+  vehicleNumber: Type.Optional(Int32({ description: 'the vehicle of the policy (its position in autos, from 1) a lienholder holds', examples: [1] }))
+}
+
 export const AdditionalInterestSchema = Type.Object(
   {
     id: Guid,
     isPayor: Bool,
     parentId: Guid,
     parentType: Type.String({ description: 'what the interest is attached to', examples: ['Policy'] }),
-    rank: Int32({ description: 'its order among the interests of its parent, from 1', examples: [1] })
+    rank: Int32({ description: 'its order among the interests of its parent, from 1', examples: [1] }),
+    ...additionalInterestDetails
   },
   { ...open, title: 'AdditionalInterest', description: 'a mortgagee, lienholder or other party with an interest in the policy' }
+)
+
+/**
+ * A driver of a policy: the person of the client it is (`personId`) and that person's name and
+ * relationship, its operator status (`personalInfo.status`), and its licence. Production callers
+ * find the named insured among the drivers by relationship, status and name. Every field is
+ * absent or of its type, never null; a driver naming a person takes what it lacks from that
+ * person when it is stored (src/fixture/complete.ts).
+ */
+export const DriverSchema = Type.Object(
+  {
+    personId: Type.Optional(annotatedGuid('the person of the client this driver is (people[].id)')),
+    firstName: Type.Optional(Type.String()),
+    lastName: Type.Optional(Type.String()),
+    relationship: Type.Optional(Type.String({ description: 'to the named insured, e.g. Insured, Spouse, Child', examples: ['Insured'] })),
+    personalInfo: Type.Optional(Type.Object(
+      { status: Type.Optional(Type.String({ description: 'the operator status, e.g. Principal, Occasional, Excluded', examples: ['Principal'] })) },
+      { ...open, title: 'DriverPersonalInfo' }
+    )),
+    licenseNumber: Type.Optional(Type.String()),
+    licenseState: Type.Optional(Type.String({ description: 'state code of the licence', examples: ['MA'] }))
+  },
+  { ...open, title: 'Driver' }
+)
+
+/** A vehicle of an auto policy; its own coverages when the agency rates it per vehicle. */
+export const AutoSchema = Type.Object(
+  {
+    year: Type.Optional(markFormerValue(Int32({ description: 'the model year', examples: [2022] }), textAsInteger)),
+    make: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    vin: Type.Optional(Type.String()),
+    coverages: Type.Optional(Type.Array(CoverageSchema))
+  },
+  { ...open, title: 'Auto' }
+)
+
+/** A location (premises) of a property or business policy. */
+export const LocationSchema = Type.Object(
+  {
+    number: Type.Optional(markFormerValue(Int32({ description: 'the location number, from 1', examples: [1] }), textAsInteger)),
+    address1: Type.Optional(Type.String()),
+    address2: Type.Optional(Type.String()),
+    city: Type.Optional(Type.String()),
+    state: Type.Optional(Type.String()),
+    zip: Type.Optional(Type.String())
+  },
+  { ...open, title: 'Location' }
 )
 
 /** `term`: a term descriptor such as 6M or 12M (a former fixture's number of months becomes one). */
@@ -212,12 +274,12 @@ export const policyFields = {
   agent3: Type.Optional(Str),
   loBs: Type.Optional(Type.Array(LobSchema)),
   coverages: Type.Optional(Type.Array(CoverageSchema)),
-  drivers: Type.Optional(Type.Array(Type.Unknown())),
-  autos: Type.Optional(Type.Array(Type.Unknown())),
+  drivers: Type.Optional(Type.Array(DriverSchema)),
+  autos: Type.Optional(Type.Array(AutoSchema)),
   boats: Type.Array(Type.Unknown()),
   boatOperators: Type.Array(Type.Unknown()),
   additionalInterests: Type.Optional(Type.Array(AdditionalInterestSchema)),
-  locations: Type.Optional(Type.Array(Type.Unknown())),
+  locations: Type.Optional(Type.Array(LocationSchema)),
   locationReferences: Type.Array(Type.Unknown())
 }
 
@@ -256,6 +318,7 @@ export type Contact = Static<typeof ContactSchema>
 export type Claim = Static<typeof ClaimSchema>
 export type Policy = Static<typeof PolicySchema>
 export type AdditionalInterest = Static<typeof AdditionalInterestSchema>
+export type Driver = Static<typeof DriverSchema>
 export type Invoice = Static<typeof InvoiceSchema>
 export type Client = Static<typeof ClientSchema>
 

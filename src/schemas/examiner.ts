@@ -70,7 +70,8 @@ export const SEVERITIES = ['error', 'warning', 'info'] as const
 export type Severity = (typeof SEVERITIES)[number]
 export const SeveritySchema = Type.Union(SEVERITIES.map((s) => Type.Literal(s)))
 
-export const VERDICTS = ['pass', 'warn', 'fail'] as const
+/** no-evidence: the session saw no request of its Client Id, or no sync (no changed-clients listing, no client read). */
+export const VERDICTS = ['pass', 'warn', 'fail', 'no-evidence'] as const
 export type Verdict = (typeof VERDICTS)[number]
 export const VerdictSchema = Type.Union(VERDICTS.map((v) => Type.Literal(v)))
 
@@ -148,22 +149,69 @@ export const CoverageSchema = Type.Object({
 })
 export type Coverage = Static<typeof CoverageSchema>
 
+/** What one rule came to: pass, fail (an error finding), warn (a warning), or not-exercised (the run gave it nothing to judge). */
+export const RULE_OUTCOMES = ['pass', 'fail', 'warn', 'not-exercised'] as const
+export type RuleOutcomeName = (typeof RULE_OUTCOMES)[number]
+
+/**
+ * The version of the rules' meaning: raised whenever a rule is added, removed, or judges
+ * otherwise (a test holds the catalogue to the version it was last raised for).
+ */
+export const RULES_VERSION = 2
+
+export const RuleResultSchema = Type.Object({
+  id: Type.String({ description: 'the rule\'s id (RULES)' }),
+  severity: SeveritySchema,
+  outcome: Type.Union(RULE_OUTCOMES.map((o) => Type.Literal(o)), {
+    description: 'pass; fail (error) or warn (warning) with a finding; not-exercised: nothing in the run gave the rule something to judge (and the go-live checklist\'s items not exercised)'
+  }),
+  count: Type.Integer({ description: 'occurrences found (0: none)' })
+}, { title: 'RuleResult' })
+export type RuleResult = Static<typeof RuleResultSchema>
+
+export const JudgedBySchema = Type.Object({
+  version: Type.String({ description: 'the version of agency-sandbox that judged the session' }),
+  build: Type.String({ description: 'the code that judged: git:<commit> (a clean checkout), sha256:<hex> of the built bundle, or unknown (not built)' }),
+  rulesVersion: Type.Integer({ description: 'the version of the rules\' meaning (RULES_VERSION)' }),
+  rules: Type.Array(RuleResultSchema, { description: 'every rule evaluated, in catalogue order, with its outcome' })
+}, { title: 'JudgedBy' })
+export type JudgedBy = Static<typeof JudgedBySchema>
+
+export const EvidenceSchema = Type.Object({
+  requests: Type.Integer({ description: 'requests recorded of the session\'s Client Id (of any, for a session of every integration)' }),
+  listings: Type.Integer({ description: 'changed-clients listings answered 200' }),
+  clientReads: Type.Integer({ description: 'client reads (one client or a batch) answered 200' })
+}, { title: 'Evidence', description: 'what the run gave to judge: without a request, or without a listing or a client read, the verdict is no-evidence' })
+export type Evidence = Static<typeof EvidenceSchema>
+
+export const ReportWorldSchema = Type.Object({
+  id: Type.String({ description: 'the world the session belongs to (default: the default world)' }),
+  name: Type.String(),
+  tenant: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()], { description: 'the tenant that owns the world (null: the administrator\'s)' }),
+  startDigest: Type.String({ description: 'SHA-256 (hex) of what the world\'s data was loaded from: the fixture file (the default world), the fixture posted, or the snapshot a world in memory began as' })
+}, { title: 'ReportWorld' })
+export type ReportWorld = Static<typeof ReportWorldSchema>
+
+export const SignerSchema = Type.Object({
+  keyId: Type.String({ description: 'the signing key\'s id (as signature.keyId)' }),
+  name: Type.String({ description: 'who holds the key (SANDBOX_SIGNER_NAME)' })
+}, { title: 'Signer' })
+export type Signer = Static<typeof SignerSchema>
+
 /**
  * The signature of an ended session's report, when the sandbox has a signing key
  * (SANDBOX_SIGNING_KEY): over the canonical JSON (RFC 8785) of the whole report, this block
- * included but for its `value` (src/domain/examiner/signature.ts).
+ * included but for its `value` (src/domain/examiner/signature.ts). These members and no others.
  */
 export const ReportSignatureSchema = Type.Object(
   {
     algorithm: Type.Literal('Ed25519'),
-    keyId: Type.String({ description: 'SHA-256 of the public key in DER (SubjectPublicKeyInfo), lower-case hex; GET /_sandbox/signing-key answers the key' }),
+    keyId: Type.String({ description: 'SHA-256 of the public key in DER (SubjectPublicKeyInfo), lower-case hex; GET /_sandbox/signing-keys lists the keys' }),
     signedAt: Type.String({ description: 'when this copy was signed: real time, not the sandbox clock (ISO 8601)' }),
-    sandboxVersion: Type.String({ description: 'the version of agency-sandbox that signed it' }),
-    worldId: Type.String({ description: 'the world the session belongs to (default: the default world)' }),
     final: Type.Literal(true, { description: 'the report the session ended with, kept: only those are signed' }),
     value: Type.String({ description: 'base64 Ed25519 signature of the UTF-8 canonical JSON (RFC 8785) of the report without signature.value' })
   },
-  { title: 'ReportSignature' }
+  { title: 'ReportSignature', additionalProperties: false }
 )
 export type ReportSignature = Static<typeof ReportSignatureSchema>
 
@@ -171,9 +219,13 @@ export const ReportSchema = Type.Object(
   {
     session: SessionSchema,
     verdict: VerdictSchema,
+    evidence: EvidenceSchema,
     findings: Type.Array(FindingSchema, { description: 'errors first, then warnings, then info; by rule order within a severity' }),
     sync: Type.Array(SyncCheckSchema),
     coverage: CoverageSchema,
+    judgedBy: JudgedBySchema,
+    world: ReportWorldSchema,
+    signer: Type.Optional(SignerSchema),
     signature: Type.Optional(ReportSignatureSchema)
   },
   { title: 'Report' }
@@ -185,6 +237,7 @@ export const ReportSummarySchema = Type.Object(
   {
     session: SessionSchema,
     verdict: VerdictSchema,
+    evidence: EvidenceSchema,
     counts: Type.Object({ error: Type.Integer(), warning: Type.Integer(), info: Type.Integer() }, { description: 'findings per severity' }),
     findings: Type.Array(Type.Object({ rule: Type.String(), severity: SeveritySchema, count: Type.Integer(), message: Type.String() }))
   },
@@ -192,23 +245,41 @@ export const ReportSummarySchema = Type.Object(
 )
 export type ReportSummary = Static<typeof ReportSummarySchema>
 
-/** The public key the sandbox signs ended sessions' reports with (GET /_sandbox/signing-key). */
+/** The public key the sandbox signs ended sessions' reports with (GET /_sandbox/signing-key; one entry of GET /_sandbox/signing-keys). */
 export const SigningKeySchema = Type.Object(
   {
     algorithm: Type.Literal('Ed25519'),
     keyId: Type.String({ description: 'SHA-256 of the public key in DER (SubjectPublicKeyInfo), lower-case hex: the keyId of the reports it signs' }),
-    publicKey: Type.String({ description: 'the public key, PEM (BEGIN PUBLIC KEY)' })
+    publicKey: Type.String({ description: 'the public key, PEM (BEGIN PUBLIC KEY)' }),
+    signer: Type.String({ description: 'who holds the key (SANDBOX_SIGNER_NAME), as signed reports name their signer' })
   },
   { title: 'SigningKey' }
 )
 export type SigningKeyView = Static<typeof SigningKeySchema>
+
+/** Every public key a report of this sandbox may be signed with: the current one and those before it (GET /_sandbox/signing-keys). */
+export const SigningKeysSchema = Type.Object(
+  {
+    signer: Type.String({ description: 'who holds the keys (SANDBOX_SIGNER_NAME)' }),
+    current: Type.Union([Type.String(), Type.Null()], { description: 'the id of the key that signs now (null: the sandbox signs no more reports)' }),
+    keys: Type.Array(Type.Object({
+      algorithm: Type.Literal('Ed25519'),
+      keyId: Type.String(),
+      publicKey: Type.String({ description: 'PEM (BEGIN PUBLIC KEY)' }),
+      status: Type.Union([Type.Literal('current'), Type.Literal('previous')], { description: 'previous: signed reports before the current key (SANDBOX_SIGNING_KEYS_PREVIOUS)' })
+    }), { description: 'the current key first' })
+  },
+  { title: 'SigningKeys' }
+)
+export type SigningKeysView = Static<typeof SigningKeysSchema>
 
 export const SigningKeyQuery = Type.Object({
   format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('pem')], { description: 'pem: the public key alone, as a .pem file' }))
 })
 
 export const ReportQuery = Type.Object({
-  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('junit'), Type.Literal('html')]))
+  format: Type.Optional(Type.Union([Type.Literal('json'), Type.Literal('junit'), Type.Literal('html')])),
+  final: Type.Optional(Type.Boolean({ description: 'true: only the report the session ended with; a session still open is a 409 (its report so far is provisional)' }))
 })
 
 export interface RuleDefinition {

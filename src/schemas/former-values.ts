@@ -14,6 +14,8 @@ export interface FormerValue {
   convert (value: unknown): unknown
   /** What converted values become, as the warning says it ("strings", "term descriptors"). */
   becomes: string
+  /** A null the field held in the earlier format is left out (the field is absent), where null is no longer allowed. */
+  nullIsAbsent?: true
 }
 
 /** A symbol key: TypeBox's wrappers copy it, and neither Ajv nor the JSON Schema output sees it. */
@@ -33,6 +35,12 @@ export const numberAsText = (format: (n: number) => string = String, becomes = '
   convert: (value) => (finite(value) ? format(value) : undefined),
   becomes
 })
+
+/** A whole number written as plain decimal digits (`"2006"`) becomes that number. */
+export const textAsInteger: FormerValue = {
+  convert: (value) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : undefined),
+  becomes: 'numbers'
+}
 
 /** A date and time without a zone, as the live service writes policy dates. */
 export const LOCAL_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?$/
@@ -65,3 +73,9 @@ export const utcDateTime: FormerValue = {
   },
   becomes: 'UTC times with Z'
 }
+
+/**
+ * A field that may no longer be null: a former fixture's null is left out (absent), as fixture
+ * clients leave out what they do not have (the state of a client created by an earlier version).
+ */
+export const nullAsAbsent = (former: FormerValue = { convert: () => undefined, becomes: 'absent fields' }): FormerValue => ({ ...former, nullIsAbsent: true })

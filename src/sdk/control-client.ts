@@ -6,7 +6,7 @@ import type { JournalEntry } from '../domain/journal.js'
 import type { ResetPart } from '../domain/worlds/world.js'
 import type { SimulatorStatus } from '../domain/simulator.js'
 import type { Fixture, FixtureAgency, FixtureClient, FixtureIntegration, FixtureOffice, FixtureUser } from '../fixture/schema.js'
-import type { Mirror, Report, ReportSummary, Session, SessionStart, SigningKeyView } from '../schemas/examiner.js'
+import type { Mirror, Report, ReportSummary, Session, SessionStart, SigningKeysView, SigningKeyView } from '../schemas/examiner.js'
 import type {
   AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
   WritesQuery, WriteViewSchema
@@ -56,6 +56,12 @@ export interface Sessions {
   report(id: number, format?: 'json'): Promise<Report>
   report(id: number, format: 'junit' | 'html'): Promise<string>
   report(id: number, format?: ReportFormat): Promise<Report | string>
+  /**
+   * The report an ended session kept, as the sandbox serves it: its JSON text, signed when the
+   * sandbox has a key (the file to hand over; verifyReport checks it byte for byte). A ControlError
+   * 409 while the session is open.
+   */
+  finalReport(id: number): Promise<string>
   /** Deletes a session, open or ended, with its recorded requests, mirrors and report. */
   delete(id: number): Promise<void>
 }
@@ -67,6 +73,8 @@ export interface Control {
   meta(): Promise<Record<string, unknown>>
   /** The public key ended sessions' reports are signed with (a ControlError 404 when the sandbox signs none). */
   signingKey(): Promise<SigningKeyView>
+  /** Every public key this sandbox's reports may be signed with: the current one and the previous ones (rotation). */
+  signingKeys(): Promise<SigningKeysView>
   /** A clean slate: data, pending writes, journal, faults, clock, simulator and rate windows return to the start. */
   reset(options?: ResetOptions | Fixture): Promise<unknown>
   state(): Promise<Fixture>
@@ -208,13 +216,21 @@ export function controlClient (baseUrl: string, token?: string, world?: string):
     end: (sessionId) => call('POST', `/sessions/${sessionId}/end`),
     delete: (sessionId) => call('DELETE', `/sessions/${sessionId}`),
     report: ((sessionId: number, format?: ReportFormat) =>
-      call('GET', `/sessions/${sessionId}/report` + query({ format: format === 'json' ? undefined : format }))) as Sessions['report']
+      call('GET', `/sessions/${sessionId}/report` + query({ format: format === 'json' ? undefined : format }))) as Sessions['report'],
+    finalReport: async (sessionId) => {
+      const path = `${worldPrefix}/sessions/${sessionId}/report?final=true`
+      const res = await send('GET', path)
+      const text = await res.text()
+      if (!res.ok) throw new ControlError(res.status, /json/.test(res.headers.get('content-type') ?? '') ? JSON.parse(text) : text, 'GET', path)
+      return text
+    }
   }
   return {
     health: () => callSandbox('GET', '/health'),
     info: () => call('GET', '/info'),
     meta: () => callSandbox('GET', '/meta'),
     signingKey: () => callSandbox('GET', '/signing-key'),
+    signingKeys: () => callSandbox('GET', '/signing-keys'),
     reset: (options) => {
       if (options === undefined) return call('POST', '/reset')
       if (isFixture(options)) return call('POST', '/reset', options)

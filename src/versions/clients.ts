@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { ClientSchema, type IncludeMode } from '../schemas/client.js'
+import { ClaimSchema, ClientDetailsSchema, ClientSchema, ContactSchema, PersonSchema, type IncludeMode } from '../schemas/client.js'
 import { Nullable } from '../schemas/common.js'
 import type { ApiVersion } from './index.js'
 import { toV1Policy, V1PolicySchema } from './v1-policy.js'
@@ -51,23 +51,33 @@ export function toV1Client (row: StoredClient): Rec {
 }
 
 const open = { additionalProperties: true }
-const V1Record = Type.Object({ id: Nullable(Type.Integer()) }, open)
+const V1Id = Nullable(Type.Integer({ description: 'the version 1 integer id' }))
 
-/** Version 1 client read model. */
+/** A 4.0 record's fields as version 1 answers them: its integer id, no GUID, no legacyId. */
+function v1Fields<P extends { id: unknown, legacyId?: unknown }> (properties: P): Omit<P, 'id' | 'legacyId'> {
+  const { id: _id, legacyId: _legacyId, ...fields } = properties
+  return fields
+}
+
+const { allowCrossSell: _allowCrossSell, clientType: _clientType, mainContacts: _mainContacts, ...detailFields } = v1Fields(ClientDetailsSchema.properties)
+
+/** Version 1 client read model: the 4.0 groups' fields, with integer ids. */
 export const V1ClientSchema = Type.Object(
   {
     id: Type.Integer({ description: 'the client number' }),
     allowCrossSell: Nullable(Type.Boolean()),
     clientType: Nullable(Type.String()),
     details: Type.Object({
-      modified: Type.String(),
-      agencyNum: Type.Optional(Nullable(Type.String({ description: 'a string (never a JSON number)' }))),
-      officeId: Type.Integer({ format: 'int32' }),
-      mainContacts: Type.Array(Nullable(Type.Integer()))
-    }, open),
-    people: Type.Array(V1Record),
-    contacts: Type.Array(Type.Object({ id: Nullable(Type.Integer()), personId: Nullable(Type.Integer()) }, open)),
-    claims: Type.Array(V1Record),
+      ...detailFields,
+      mainContacts: Type.Array(Nullable(Type.Integer()), { description: 'the main contacts, by their version 1 ids' })
+    }, { ...open, title: 'ClientDetailsV1' }),
+    people: Type.Array(Type.Object({ id: V1Id, ...v1Fields(PersonSchema.properties) }, { ...open, title: 'PersonV1' })),
+    contacts: Type.Array(Type.Object({
+      id: V1Id,
+      ...v1Fields(ContactSchema.properties),
+      personId: Nullable(Type.Integer({ description: "the person's version 1 id; null for a contact of the client" }))
+    }, { ...open, title: 'ContactV1' })),
+    claims: Type.Array(Type.Object({ id: V1Id, ...v1Fields(ClaimSchema.properties) }, { ...open, title: 'ClaimV1' })),
     policies: Type.Array(V1PolicySchema)
   },
   { title: 'ClientV1', additionalProperties: false }

@@ -208,8 +208,10 @@ function driver (d: Rec, position: number, people: ReadonlyMap<string, Rec>): Re
   for (const key of ['firstName', 'middleName', 'lastName', 'gender', 'maritalStatus', 'occupation', 'relationship']) {
     if (text(d[key]) === undefined && text(person?.[key]) !== undefined) fromPerson[key] = person![key]
   }
+  const info = d.personalInfo !== null && typeof d.personalInfo === 'object' ? d.personalInfo as Rec : undefined
   return shaped(V1DriverSchema, d, {
     ...fromPerson,
+    operatorStatus: text(info?.status),
     id: legacyOf(d),
     companyDriverNumber: position + 1,
     dateOfBirth: birth,
@@ -218,27 +220,51 @@ function driver (d: Rec, position: number, people: ReadonlyMap<string, Rec>): Re
   })
 }
 
-function vehicle (v: Rec, position: number): Rec {
+/**
+ * The policy's coverages as one of its `count` vehicles carries them: each premium shared among
+ * the vehicles, in cents, the first vehicle taking what does not divide.
+ */
+function shareOf (coverages: Rec[], position: number, count: number): Rec[] {
+  return coverages.map((c) => {
+    const premium = typeof c.premium === 'string' ? Number(c.premium) : c.premium
+    if (typeof premium !== 'number' || !Number.isFinite(premium)) return c
+    const cents = Math.round(premium * 100)
+    const each = Math.trunc(cents / count)
+    return { ...c, premium: (each + (position === 0 ? cents - each * count : 0)) / 100 }
+  })
+}
+
+/** A vehicle with its own coverages, else its share of the policy's (`shared`). */
+function vehicle (v: Rec, position: number, shared: Rec[], count: number): Rec {
+  const own = asRecords(v.coverages)
   return shaped(V1VehicleSchema, v, {
     id: legacyOf(v),
     companyVehicleNumber: position + 1,
     year: typeof v.year === 'number' ? String(v.year) : undefined,
-    coverages: asRecords(v.coverages).map(coverage)
+    coverages: (own.length > 0 ? own : shareOf(shared, position, count)).map(coverage)
   })
 }
 
 /**
  * The version 1 policy of a stored (4.0) policy. The risks (drivers and vehicles) go under the
- * first line of business, as the sample has them; the policy's coverages stay on the policy.
+ * first line of business, as the sample has them; the policy's coverages stay on the policy,
+ * but an auto policy's go on its vehicles. A driver's operator status is its `personalInfo.status`.
  * `people` are the client's people by lower-case GUID, for the drivers.
  */
 export function toV1Policy (p: Rec, people: ReadonlyMap<string, Rec>): Rec {
-  const lines = asRecords(p.loBs).map((line, i) => shaped(V1LineOfBusinessSchema, line, {
+  const autos = asRecords(p.autos)
+  const lines = asRecords(p.loBs)
+  // version 1 carries an auto policy's coverages on its vehicles (the live sample's auto policy
+  // lists none of its own): a stored auto's own, else each vehicle its share of the policy's
+  const onVehicles = lines.length > 0 && autos.length > 0 && autos.every((a) => asRecords(a.coverages).length === 0)
+  const policyCoverages = onVehicles ? [] : asRecords(p.coverages)
+  const shared = onVehicles ? asRecords(p.coverages) : []
+  const v1Lines = lines.map((line, i) => shaped(V1LineOfBusinessSchema, line, {
     id: legacyOf(line),
     coverages: [],
     drivers: i === 0 ? asRecords(p.drivers).map((d, n) => driver(d, n, people)) : [],
     locations: [],
-    vehicles: i === 0 ? asRecords(p.autos).map(vehicle) : []
+    vehicles: i === 0 ? autos.map((a, n) => vehicle(a, n, shared, autos.length)) : []
   }))
   return shaped(V1PolicySchema, p, {
     id: legacyOf(p),
@@ -248,8 +274,8 @@ export function toV1Policy (p: Rec, people: ReadonlyMap<string, Rec>): Rec {
     state: text(p.policyState),
     displayOrder: typeof p.policyIndex === 'number' ? p.policyIndex : undefined,
     typeName: text(p.typeName) ?? text(p.type),
-    coverages: asRecords(p.coverages).map(coverage),
-    linesOfBusiness: lines,
+    coverages: policyCoverages.map(coverage),
+    linesOfBusiness: v1Lines,
     locations: asRecords(p.locations)
   })
 }

@@ -77,10 +77,40 @@ t.test('GET /_sandbox/signing-key: the public key and its id, or the PEM alone; 
   const app = await build(t, { config: { signingKey, controlToken: 'sesame' } })
   const json = await app.inject({ url: '/_sandbox/signing-key' })
   t.equal(json.statusCode, 200, 'a public key needs no control token')
-  t.same(json.json(), { algorithm: 'Ed25519', keyId: signingKey!.keyId, publicKey: publicPem })
+  t.same(json.json(), { algorithm: 'Ed25519', keyId: signingKey!.keyId, publicKey: publicPem, signer: 'unnamed (SANDBOX_SIGNER_NAME not set)' })
   const pem = await app.inject({ url: '/_sandbox/signing-key?format=pem' })
   t.equal(pem.headers['content-type'], 'application/x-pem-file')
   t.equal(pem.body, publicPem)
   t.equal((await app.inject({ url: '/_sandbox/signing-key?format=der' })).statusCode, 400)
   t.equal((await app.inject({ url: '/_sandbox/sessions' })).statusCode, 401, 'the sessions still need it')
+})
+
+t.test('the signer\'s name and the previous keys: SANDBOX_SIGNER_NAME, SANDBOX_SIGNING_KEYS_PREVIOUS, GET /_sandbox/signing-keys', async (t) => {
+  const older = [generateKeyPairSync('ed25519'), generateKeyPairSync('ed25519')]
+  const olderPem = older.map((k) => k.publicKey.export({ type: 'spki', format: 'pem' }) as string)
+  const previous = file('previous.pem', olderPem.join('') + publicPem + olderPem[0])
+  const settings = loadConfig({ SANDBOX_DB: ':memory:', SANDBOX_SIGNING_KEY: keyFile, SANDBOX_SIGNER_NAME: ' Northwind partner programme ', SANDBOX_SIGNING_KEYS_PREVIOUS: previous })
+  t.equal(settings.signerName, 'Northwind partner programme')
+  t.same(settings.previousSigningKeys.map((k) => k.publicKeyPem), olderPem, 'each previous key once, the current one left out')
+  const refused = (env: Record<string, string>) => t.throws(() => loadConfig({ SANDBOX_DB: ':memory:', ...env }), ConfigError)
+  refused({ SANDBOX_SIGNER_NAME: 'two\nlines' })
+  refused({ SANDBOX_SIGNER_NAME: 'x'.repeat(201) })
+  t.throws(() => loadConfig({ SANDBOX_DB: ':memory:', SANDBOX_SIGNING_KEYS_PREVIOUS: file('notes.txt', 'hello') }),
+    new ConfigError(`SANDBOX_SIGNING_KEYS_PREVIOUS: ${join(dir, 'notes.txt')} is not a PEM public key (BEGIN PUBLIC KEY) nor a PEM private key`))
+  t.throws(() => loadConfig({ SANDBOX_DB: ':memory:', SANDBOX_SIGNING_KEYS_PREVIOUS: join(dir, 'none.pem') }), /SANDBOX_SIGNING_KEYS_PREVIOUS: cannot read .*none\.pem \(ENOENT\)/)
+
+  const app = await build(t, { config: { signingKey: settings.signingKey, signerName: settings.signerName, previousSigningKeys: settings.previousSigningKeys, controlToken: 'sesame' } })
+  const list = await app.inject({ url: '/_sandbox/signing-keys' })
+  t.equal(list.statusCode, 200, 'public: no token')
+  t.same(list.json(), {
+    signer: 'Northwind partner programme',
+    current: settings.signingKey!.keyId,
+    keys: [
+      { algorithm: 'Ed25519', keyId: settings.signingKey!.keyId, publicKey: publicPem, status: 'current' },
+      ...settings.previousSigningKeys.map((k) => ({ algorithm: 'Ed25519', keyId: k.keyId, publicKey: olderPem[settings.previousSigningKeys.indexOf(k)], status: 'previous' }))
+    ]
+  })
+  const pem = await app.inject({ url: '/_sandbox/signing-keys?format=pem' })
+  t.equal(pem.headers['content-type'], 'application/x-pem-file')
+  t.equal(pem.body, publicPem + olderPem.join(''), 'every key in one PEM file, the current one first')
 })

@@ -20,7 +20,9 @@ t.test('the start-up line says where everything is; one log line per request; th
 
   const before = served.lines.length
   t.equal((await fetch(`${served.url}/vendor/agency/1001/client/1000?version=4.0`, { headers: { authorization: DEMO } })).status, 200)
-  await fetch(`${served.url}/_sandbox/info`, { headers: { 'x-sandbox-console': '1' } })
+  // the console: its page (which gives its cookie), its files, and a call of its own (with the cookie)
+  const cookie = (await fetch(`${served.url}/_sandbox/ui/`)).headers.get('set-cookie')!.split(';')[0]!
+  await fetch(`${served.url}/_sandbox/info`, { headers: { 'x-sandbox-console': '1', cookie } })
   await fetch(`${served.url}/_sandbox/ui/app.js`)
   await settle()
   const lines = served.lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>)

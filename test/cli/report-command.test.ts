@@ -1,6 +1,6 @@
 import t from 'tap'
 import { createServer } from 'node:net'
-import { RULES, type Report } from '../../src/schemas/examiner.js'
+import { RULES } from '../../src/schemas/examiner.js'
 import { DEMO, basic } from '../helpers/app.js'
 import { runCli, serveProcess } from '../helpers/process.js'
 import { descendants, parseXml } from '../helpers/xml.js'
@@ -30,10 +30,15 @@ t.test('agency-sandbox report: formats, --fail-on, exit codes', async (t) => {
   }
   const report = (args: string[]) => runCli(['report', '--url', url, '--token', TOKEN, ...args])
 
-  // failing: a 401 (auth-failed is an error); warning only: an agency never listed; clean: the agencies call alone
+  // failing: a 401 (auth-failed is an error); warning only: an agency never listed; clean: the agencies call and a read;
+  // no evidence: the agencies call alone (no sync)
   const failing = await session('wrong secret <b>', () => vendor('/agencies?version=4.0', basic('abc', 'wrong')))
-  const warning = await session('offices without agencies', () => vendor('/agency/1001/offices?version=4.0'))
-  const clean = await session('agencies only', () => vendor('/agencies?version=4.0'))
+  const warning = await session('read without agencies', () => vendor('/agency/1001/client/1000?version=4.0'))
+  const clean = await session('agencies and a read', async () => {
+    await vendor('/agencies?version=4.0')
+    await vendor('/agency/1001/client/1000?version=4.0')
+  })
+  const unseen = await session('agencies only', () => vendor('/agencies?version=4.0'))
 
   await t.test('text by default: the verdict and findings; exit 1 on an error', async (t) => {
     const run = await report(['--session', String(failing)])
@@ -51,7 +56,7 @@ t.test('agency-sandbox report: formats, --fail-on, exit codes', async (t) => {
     const served = await (await control('GET', `/sessions/${failing}/report?format=junit`)).text()
     t.equal(run.stdout, served, 'the same XML as GET …/report?format=junit')
     const root = parseXml(run.stdout)
-    t.equal(descendants(root, 'testcase').length, RULES.length)
+    t.equal(descendants(root, 'testcase').length, RULES.length + 1, 'the evidence, then every rule')
     t.same(descendants(root, 'failure').map((f) => f.attrs.type), ['auth-failed'])
   })
 
@@ -63,13 +68,25 @@ t.test('agency-sandbox report: formats, --fail-on, exit codes', async (t) => {
     t.match(html.stderr, `session ${clean}: verdict pass; no finding at --fail-on error`)
     const json = await report(['--session', String(clean), '--format', 'json'])
     t.equal(json.code, 0)
-    const served = await (await control('GET', `/sessions/${clean}/report`)).json() as Report
-    t.same(JSON.parse(json.stdout), served, 'the report the server answers')
+    const served = await (await control('GET', `/sessions/${clean}/report`)).text()
+    t.equal(json.stdout, served, 'the report the server answers, byte for byte')
+  })
+
+  await t.test('no evidence fails whatever --fail-on says; a session still open is refused, named', async (t) => {
+    const run = await report(['--session', String(unseen), '--format', 'junit'])
+    t.equal(run.code, 1)
+    t.match(run.stderr, `session ${unseen}: verdict no-evidence: the run did no sync: no changed-clients listing answered and no client read; a run the examiner did not see proves nothing`)
+    t.match(run.stdout, '<failure message="no evidence: the run did no sync')
+    const open = await (await control('POST', '/sessions', { clientId: 'abc' })).json() as { id: number }
+    const provisional = await report(['--session', String(open.id)])
+    t.equal(provisional.code, 1)
+    t.match(provisional.stderr, `answered 409 Session ${open.id} is still open: its report so far is provisional and unsigned; end it first`)
+    t.equal(provisional.stdout, '')
   })
 
   await t.test('--fail-on warning fails a warn verdict; --fail-on error does not', async (t) => {
-    const lenient = await report(['--session', String(warning), '--format', 'json'])
-    t.equal((JSON.parse(lenient.stdout) as Report).verdict, 'warn')
+    const lenient = await report(['--session', String(warning), '--format', 'text'])
+    t.match(lenient.stdout, 'Verdict: WARN')
     t.equal(lenient.code, 0, 'a warning does not reach --fail-on error (the default)')
     const strict = await report(['--session', String(warning), '--fail-on', 'warning'])
     t.equal(strict.code, 1, 'a warning reaches --fail-on warning')
@@ -85,7 +102,7 @@ t.test('agency-sandbox report: formats, --fail-on, exit codes', async (t) => {
     t.equal(unknown.stdout, '')
     const noToken = await runCli(['report', '--url', url, '--session', String(clean)])
     t.equal(noToken.code, 1)
-    t.match(noToken.stderr, 'protects its control API: pass --token')
+    t.match(noToken.stderr, 'protects its control API: pass --token (its SANDBOX_CONTROL_TOKEN, a tenant\'s token or the world\'s)')
     const badToken = await runCli(['report', '--url', url, '--session', String(clean), '--token', 'nope'])
     t.match(badToken.stderr, 'refused the control token')
     // a port that was free a moment ago: nothing listens there
@@ -111,6 +128,7 @@ t.test('agency-sandbox report: usage errors exit 2 and name the option', async (
     [['--url', 'http://127.0.0.1:9', '--session', '0'], '--session must be a session id'],
     [['--url', 'http://127.0.0.1:9', '--session', '1', '--format', 'xml'], '--format must be one of text, json, junit, html'],
     [['--url', 'http://127.0.0.1:9', '--session', '1', '--fail-on', 'info'], '--fail-on must be error or warning'],
+    [['--url', 'http://127.0.0.1:9', '--session', '1', '--world', 'w1/../x'], '--world must be a world id (w and ten letters or digits, as POST /_sandbox/worlds answers) or default, got \'w1/../x\''],
     [['--url', 'http://127.0.0.1:9', '--session', '1', 'extra'], 'report takes no positional arguments'],
     [['--url', 'http://127.0.0.1:9', '--session', '1', '--colour'], 'Unknown option \'--colour\'']
   ]
@@ -124,5 +142,5 @@ t.test('agency-sandbox report: usage errors exit 2 and name the option', async (
   t.equal(help.code, 0)
   t.match(help.stdout, '--fail-on error|warning')
   const main = await runCli(['--help'])
-  t.match(main.stdout, /\n {2}report +print an examiner session's report/)
+  t.match(main.stdout, /\n {2}report +print an ended examiner session's report/)
 })

@@ -40,7 +40,7 @@ async function advanceUnderWay (app: FastifyInstance, seconds: number) {
   return { answer, state, changes }
 }
 
-t.test("[B: Simulator catch-up past its cap] a day's advance at the README's rate: the clock moves a day, at most 10,000 changes are made and the rest are said to be skipped", async (t) => {
+t.test("[B: Simulator catch-up past its cap] a day's advance at the rate of docs/control-api.md: the clock moves a day, at most 10,000 changes are made and the rest are said to be skipped", async (t) => {
   const app = await simulated(t, 30)
   const { answer, state, changes } = await advanceUnderWay(app, 86_400)
   t.ok(changes > 0 && changes < MAX_CHANGES_PER_ADVANCE, `the simulator's status is read while the catch-up runs (${changes} changes so far)`)

@@ -4,8 +4,8 @@ import { auth, fieldsOf, journaled, liveClient, vendor, writesOf } from '../help
 import { createClientBody, logNote } from '../helpers/writes.js'
 
 /**
- * Behaviour nothing on the record decides: the sandbox's choices (README, "Behaviour where the spec
- * is silent", Evidence "our choice"). Where the .NET binder would be laxer, the sandbox is strict
+ * Behaviour nothing on the record decides: the sandbox's choices (docs/contract.md, "Behaviour where the
+ * spec is silent", Evidence "our choice"). Where the .NET binder would be laxer, the sandbox is strict
  * and says so, so that code passing here does not lean on a leniency nobody observed.
  */
 

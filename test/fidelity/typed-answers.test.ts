@@ -150,3 +150,78 @@ t.test(`${V1_SAMPLE} the public version 1 caller reads policies[0].linesOfBusine
   t.match(body.policies[0], { id: stored.legacyId, term: stored.term, state: stored.policyState, currentPremium: stored.premium, typeName: stored.type, displayOrder: 0, isArchived: false, rater: 0 })
   t.notOk('modified' in body.policies[0])
 })
+
+const DRIVERS = '[A: Drivers]'
+const V1_VEHICLES = '[A: v1 vehicles]'
+
+t.test(`${DRIVERS} a production v4 mapper finds the named insured among an auto policy's drivers by relationship, status and name`, async (t) => {
+  const app = await build(t)
+  const numbers = await liveNumbers(app, AGENCY.main)
+  const clients = (await vendor(app, 'POST', `${AGENCY.main}/clients`, 'version=4.0', { clientNumbers: numbers.slice(0, 200) })).json() as any[]
+  let autoPolicies = 0
+  let found = 0
+  for (const c of clients) {
+    const insured = (c.people ?? []).find((p: any) => p.relationship === 'Insured')
+    for (const p of c.policies ?? []) {
+      if (p.title !== 'AUTOP' || insured?.driverLicenseNumber === undefined) continue
+      autoPolicies++
+      const named = (p.drivers ?? []).find((d: any) => d.relationship === 'Insured' && d.personalInfo?.status !== 'Excluded')
+      if (named?.firstName === insured.firstName && named?.lastName === insured.lastName && named?.personId === insured.id) found++
+    }
+  }
+  t.ok(autoPolicies > 20, `${autoPolicies} personal auto policies whose insured holds a licence`)
+  t.equal(found, autoPolicies, 'the named insured is among the drivers of each')
+  const statuses = new Set(clients.flatMap((c) => (c.policies ?? []).flatMap((p: any) => (p.drivers ?? []).map((d: any) => d.personalInfo.status))))
+  t.ok(statuses.has('Principal') && statuses.has('Occasional'), `operator statuses: ${[...statuses].join(', ')}`)
+})
+
+t.test(`${DRIVERS} a fixture driver that names its person reads with that person's name and relationship, in 4.0 and version 1`, async (t) => {
+  const fixture = demoFixture()
+  const client = fixture.agencies.find((a) => a.agencyId === AGENCY.main)!.clients.find((c) => !c.deleted && (c.people ?? []).length > 1)!
+  const [first, second] = client.people!
+  const policy = client.policies![0]
+  // a fixture of the earlier form: the person named, a null left over, no status
+  policy.drivers = [{ personId: first.id }, { personId: second.id.toUpperCase(), firstName: 'Nick', licenseNumber: null } as never, { firstName: 'Pat', licenseState: 'MA' }]
+  const app = await build(t, { fixture })
+  const v4 = (await vendor(app, 'GET', `${AGENCY.main}/client/${client.clientNumber}`, 'version=4.0')).json()
+  t.same(v4.policies[0].drivers[0], {
+    personId: first.id,
+    firstName: first.firstName,
+    lastName: first.lastName,
+    relationship: first.relationship,
+    personalInfo: { status: 'Principal' },
+    ...(first.driverLicenseNumber === undefined ? {} : { licenseNumber: first.driverLicenseNumber })
+  }, 'the person\'s name, relationship and licence; Principal when no status is given')
+  t.match(v4.policies[0].drivers[1], { firstName: 'Nick', lastName: second.lastName, relationship: second.relationship }, 'what the driver gives is kept')
+  t.notOk('licenseNumber' in v4.policies[0].drivers[1] && v4.policies[0].drivers[1].licenseNumber === null, 'no null')
+  t.same(v4.policies[0].drivers[2], { firstName: 'Pat', personalInfo: { status: 'Principal' }, licenseState: 'MA' }, 'a driver naming no person keeps what it gives')
+  const v1 = (await vendor(app, 'GET', `${AGENCY.main}/client/${client.clientNumber}`, '')).json()
+  if (v1.policies[0].linesOfBusiness.length > 0) {
+    t.match(v1.policies[0].linesOfBusiness[0].drivers[0], { firstName: first.firstName, relationship: first.relationship, operatorStatus: 'Principal', personalProfileId: first.legacyId })
+  }
+})
+
+t.test(`${V1_VEHICLES} ${V1_SAMPLE} version 1 vehicles carry the auto policy's coverages (BI, PD, PIP, UM, UMPD, COMP, COLL), premiums shared among them`, async (t) => {
+  const app = await build(t)
+  const clients = demoFixture().agencies.find((a) => a.agencyId === AGENCY.main)!.clients.filter((c) => !c.deleted)
+  const autos = clients.flatMap((c) => (c.policies ?? []).map((p, i) => ({ c, p, i }))).filter(({ p }) => p.title === 'AUTOP' && (p.autos ?? []).length > 0)
+  t.ok(autos.length > 20, `${autos.length} auto policies with vehicles`)
+  const codes = new Set<string>()
+  let vehicles = 0
+  for (const { c, p, i } of autos.slice(0, 40)) {
+    const v1 = (await vendor(app, 'GET', `${AGENCY.main}/client/${c.clientNumber}`, '')).json().policies[i]
+    t.same(v1.coverages, [], 'the auto policy lists no coverages of its own, as in the sample')
+    for (const vehicle of v1.linesOfBusiness[0].vehicles) {
+      vehicles++
+      t.same(vehicle.coverages.map((cv: any) => cv.code), (p.coverages ?? []).map((cv) => cv.code), 'each vehicle carries the policy\'s coverages')
+      t.same(vehicle.coverages.map((cv: any) => cv.displayOrder), vehicle.coverages.map((_: unknown, n: number) => n + 1))
+      for (const cv of vehicle.coverages) codes.add(cv.code)
+    }
+    for (const [n, stored] of (p.coverages ?? []).entries()) {
+      const shared = v1.linesOfBusiness[0].vehicles.reduce((sum: number, v: any) => sum + Math.round(v.coverages[n].premium * 100), 0)
+      t.equal(shared, Math.round(Number(stored.premium) * 100), `${stored.code}: the vehicles' premiums add up to the policy's`)
+    }
+  }
+  t.ok(vehicles > 20, `${vehicles} vehicles`)
+  t.same([...codes].sort(), ['BI', 'COLL', 'COMP', 'PD', 'PIP', 'UM', 'UMPD'])
+})

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import type { Finding, Report, Session } from '../../src/schemas/examiner.js'
-import { DEMO } from './app.js'
+import type { Finding, Report, ReportWorld, Session } from '../../src/schemas/examiner.js'
+import { AGENCY, DEMO } from './app.js'
 
 /** Calls of the examiner's control API and vendor requests, for the examiner tests. */
 
@@ -44,3 +44,19 @@ export async function readInBatches (app: FastifyInstance, agencyId: number, ids
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** The world an examiner built outside a World names in its reports. */
+export const TEST_WORLD: ReportWorld = { id: 'default', name: 'default', tenant: null, startDigest: '0'.repeat(64) }
+
+/** A session of abc with some traffic (an error finding, a sync, coverage), ended; its report as answered (signed when the app has a key). */
+export async function endedReport (app: FastifyInstance, prefix = '', authorization = DEMO, name = 'nightly sync'): Promise<{ id: number, body: string, report: Report }> {
+  const started = await app.inject({ method: 'POST', url: `/_sandbox${prefix}/sessions`, payload: { name } })
+  const { id } = started.json() as { id: number }
+  await vendor(app, 'GET', '/vendor/agencies?version=4.0', { authorization })
+  await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/clients?version=4.0`, { authorization })
+  await vendor(app, 'POST', `/vendor/agency/${AGENCY.main}/clients?version=4.0`, { authorization, payload: { clientNumbers: Array.from({ length: 201 }, (_, i) => 1000 + i) } })
+  await app.inject({ method: 'POST', url: `/_sandbox${prefix}/sessions/${id}/end` })
+  const res = await app.inject({ url: `/_sandbox${prefix}/sessions/${id}/report` })
+  if (res.statusCode !== 200) throw new Error(`report answered ${res.statusCode}: ${res.body}`)
+  return { id, body: res.body, report: res.json() }
+}

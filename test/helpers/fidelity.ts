@@ -5,7 +5,7 @@ import { AGENCY, DEMO, demoFixture } from './app.js'
  * Shared pieces of the fidelity suite (test/fidelity/): each file holds the facts of one kind of
  * evidence, and each test names the row of the sandbox contract it checks, as
  * `[A: <bullet>]` (section A, facts from the public record) or `[B: <question>]` (section B, the
- * README's "Behaviour where the spec is silent" table) or `[Spec: <table>]`.
+ * "Behaviour where the spec is silent" table of docs/contract.md) or `[Spec: <table>]`.
  */
 
 export const auth = { authorization: DEMO }

@@ -14,6 +14,9 @@ const UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,7})?Z$/
 const int32 = (v: unknown) => Number.isInteger(v) && (v as number) >= -2147483648 && (v as number) <= 2147483647
 const isString = (v: unknown) => typeof v === 'string'
 
+/** What every driver the sandbox serves carries besides its personId and personalInfo.status. */
+const DRIVER_FIELDS = ['firstName', 'lastName', 'relationship', 'licenseNumber', 'licenseState']
+
 /** The policy fields the client model page marks non-optional, with the type each must have. */
 const NON_OPTIONAL: Record<string, (v: unknown) => boolean> = {
   title: isString,
@@ -59,6 +62,11 @@ function v4Problems (c: Rec, at: string, out: string[]): void {
     for (const [k, cv] of ((p.coverages ?? []) as Rec[]).entries()) {
       if (!(cv.premium === undefined || cv.premium === null || typeof cv.premium === 'string')) out.push(`${pt}.coverages[${k}].premium: ${JSON.stringify(cv.premium)}`)
     }
+    // [A: Drivers] the person and the role, by which production callers find the named insured
+    for (const [k, d] of ((p.drivers ?? []) as Rec[]).entries()) {
+      const missing = DRIVER_FIELDS.filter((f) => typeof d[f] !== 'string')
+      if (!GUID.test(d.personId) || missing.length > 0 || typeof d.personalInfo?.status !== 'string') out.push(`${pt}.drivers[${k}]: ${JSON.stringify(d)}`)
+    }
     for (const [k, a] of ((p.additionalInterests ?? []) as Rec[]).entries()) {
       if (!GUID.test(a.id) || typeof a.isPayor !== 'boolean' || !GUID.test(a.parentId) || typeof a.parentType !== 'string' || !int32(a.rank)) {
         out.push(`${pt}.additionalInterests[${k}]: ${JSON.stringify(a)}`)
@@ -101,6 +109,14 @@ function v1Problems (c: Rec, at: string, out: string[]): void {
     for (const [k, line] of ((p.linesOfBusiness ?? []) as Rec[]).entries()) {
       if (JSON.stringify(Object.keys(line)) !== JSON.stringify(V1_LOB_KEYS)) out.push(`${pt}.linesOfBusiness[${k}]: keys ${Object.keys(line).join(',')}`)
       for (const list of ['coverages', 'drivers', 'locations', 'vehicles']) if (!Array.isArray(line[list])) out.push(`${pt}.linesOfBusiness[${k}].${list}`)
+      for (const [n, d] of ((line.drivers ?? []) as Rec[]).entries()) {
+        if (typeof d.relationship !== 'string' || typeof d.operatorStatus !== 'string') out.push(`${pt}.linesOfBusiness[${k}].drivers[${n}]: relationship, operatorStatus`)
+      }
+      for (const [n, v] of ((line.vehicles ?? []) as Rec[]).entries()) {
+        for (const [m, cv] of ((v.coverages ?? []) as Rec[]).entries()) {
+          if (typeof cv.premium !== 'number' || !int32(cv.displayOrder)) out.push(`${pt}.linesOfBusiness[${k}].vehicles[${n}].coverages[${m}]`)
+        }
+      }
     }
     for (const [k, cv] of ((p.coverages ?? []) as Rec[]).entries()) if (typeof cv.premium !== 'number') out.push(`${pt}.coverages[${k}].premium`)
   }

@@ -79,6 +79,22 @@ export class AnswerCollector {
     for (const { agencyId, scopes } of agencies) await this.agency(baseUrl, who, agencyId, scopes)
   }
 
+  /** Clients the test created: each read alone with every include combination, in a batch, in every version. */
+  async created (baseUrl: string, who: Integration, agencyId: number, numbers: number[]): Promise<void> {
+    const at = `/vendor/agency/${agencyId}`
+    const r = (label: string, operation: Operation, version: Version, path: string, query?: Record<string, string | undefined>, body?: unknown) =>
+      this.read(baseUrl, who, `${agencyId} created ${label}`, operation, version, `${at}${path}`, query, body)
+    for (const version of ['4.0', '3.0'] as const) {
+      for (const include of EVERY_INCLUDE) {
+        for (const n of numbers) await this.queue(() => r(`client ${n} ${version} include=${include ?? 'default'}`, 'getClient', version, `/client/${n}`, { include }))
+        await this.queue(() => r(`batch ${version} include=${include ?? 'default'}`, 'batchClients', version, '/clients', { include }, { clientNumbers: numbers }))
+      }
+    }
+    for (const n of numbers) await this.queue(() => r(`client ${n} 1`, 'getClient', '1', `/client/${n}`))
+    await this.queue(() => r('batch 1', 'batchClients', '1', '/clients', {}, numbers))
+    await this.drain()
+  }
+
   private async agency (baseUrl: string, who: Integration, agencyId: number, scopes: string[]): Promise<void> {
     const at = `/vendor/agency/${agencyId}`
     const r = (label: string, operation: Operation, version: Version, path: string, query?: Record<string, string | undefined>, body?: unknown) =>

@@ -29,7 +29,11 @@ export function contractClient (): Json {
       mailingAddress: { address1: '1 Main St', city: 'Cambridge', state: 'MA', zip: '02139' }
     },
     people: [{ id: personId, modified: '2026-01-14T15:50:09Z', firstName: 'Ann', mainContactType: 'First', dateOfBirth: '1951-01-01T00:00:00' }],
-    contacts: [{ id: GUID(3), modified: '2024-09-01T16:02:22.540Z', type: 'HomePhone', data: '(617) 309-1406', personId: null, priority: 1 }],
+    contacts: [
+      { id: GUID(3), modified: '2024-09-01T16:02:22.540Z', type: 'HomePhone', data: '(617) 309-1406', personId: null, priority: 1 },
+      // absent, the non-nullable members take their default (0, false)
+      { id: GUID(8), modified: '2024-09-01T16:02:22.540Z', type: 'HomeEmail', data: 'ann@example.com', personId, isBillingContact: true }
+    ],
     claims: [{ id: GUID(4), modified: '2025-12-03T17:34:02.706Z', claimNumber: 'C-1', lossDate: '2025-07-24T00:00:00', lossAmount: 18888.12 }],
     policies: [{
       id: policyId,
@@ -54,9 +58,9 @@ export function contractClient (): Json {
       officeId: 1,
       loBs: [{ code: 'HOME', name: 'Homeowners' }],
       coverages: [{ code: 'DWELL', description: 'Dwelling', limits: '325000', deductibles: '2500', premium: '1822.19' }],
-      drivers: [],
+      drivers: [{ personId, firstName: 'Ann', lastName: 'Lee', relationship: 'Insured', personalInfo: { status: 'Principal' }, licenseNumber: 'I09078056', licenseState: 'MA' }],
       autos: [],
-      additionalInterests: [{ id: GUID(6), isPayor: false, parentId: policyId, parentType: 'Policy', rank: 1, name: 'PNC Bank NA' }],
+      additionalInterests: [{ id: GUID(6), isPayor: false, parentId: policyId, parentType: 'Policy', rank: 1, type: 'Mortgagee', name: 'PNC Bank NA', loanNumber: '8716442317' }],
       locations: [],
       boats: [],
       boatOperators: [],
@@ -73,7 +77,7 @@ export function contractClientV1 (): Json {
     clientType: 'Customer',
     details: { modified: '2026-10-24T08:48:24.008Z', status: 'Active', isPersonal: true, isCommercial: false, agencyNum: '', officeId: 1, mainContacts: [100001] },
     people: [{ id: 100001, firstName: 'Ann', mainContactType: 'First', dateOfBirth: '1951-01-01T00:00:00' }],
-    contacts: [{ id: 100003, type: 'HomePhone', data: '(617) 309-1406', personId: null }],
+    contacts: [{ id: 100003, type: 'HomePhone', data: '(617) 309-1406', personId: null, priority: 1, allowMassEmail: false }],
     claims: [{ id: 100012, claimNumber: 'C-1' }],
     policies: [{
       id: 3656,
@@ -92,7 +96,15 @@ export function contractClientV1 (): Json {
       rater: 0,
       officeId: -1,
       coverages: [],
-      linesOfBusiness: [{ id: 4315, code: 'AUTOP', status: 'Unknown', coverages: [], drivers: [{ id: 14010, firstName: 'Arnold' }], vehicles: [{ id: 4365, make: 'HOND' }], locations: [] }],
+      linesOfBusiness: [{
+        id: 4315,
+        code: 'AUTOP',
+        status: 'Unknown',
+        coverages: [],
+        drivers: [{ id: 14010, firstName: 'Arnold', lastName: 'Thomas', relationship: 'Insured', operatorStatus: 'Principal', licenseNumber: '', licenseState: 'OR' }],
+        vehicles: [{ id: 4365, year: '2006', make: 'HOND', coverages: [{ id: 6719, code: 'BI', description: 'Bodily Injury', displayOrder: 1, limits: '100000/300000', deductibles: '', premium: 0, percent: 0 }] }],
+        locations: []
+      }],
       locations: []
     }]
   }
@@ -150,6 +162,24 @@ export const SAMPLES: Sample[] = [
   client('additional interest rank missing', 'policies.0.additionalInterests.0.rank', undefined),
   client('details id missing', 'details.id', undefined),
   client('a driver that is not an object', 'policies.0.drivers', ['Arnold'], '$.policies[0].drivers[0]'),
+  // [A: Nulls] non-nullable members: null fails where absent does not
+  client('contact priority null', 'contacts.0.priority', null),
+  client('contact priority a fraction', 'contacts.0.priority', 1.5),
+  client('contact allowMassEmail null', 'contacts.1.allowMassEmail', null),
+  client('contact isBillingContact null', 'contacts.1.isBillingContact', null),
+  // [A: Drivers]
+  client('driver firstName null', 'policies.0.drivers.0.firstName', null),
+  client('driver relationship null', 'policies.0.drivers.0.relationship', null),
+  client('driver status null', 'policies.0.drivers.0.personalInfo.status', null),
+  client('driver personId not a GUID', 'policies.0.drivers.0.personId', 'b5f6b105'),
+  client('driver licenseNumber a number', 'policies.0.drivers.0.licenseNumber', 9078056),
+  clientV1('version 1 contact priority null', 'contacts.0.priority', null),
+  clientV1('version 1 contact allowMassEmail null', 'contacts.0.allowMassEmail', null),
+  clientV1('version 1 driver without operatorStatus', 'policies.0.linesOfBusiness.0.drivers.0.operatorStatus', undefined),
+  clientV1('version 1 driver without relationship', 'policies.0.linesOfBusiness.0.drivers.0.relationship', undefined),
+  // [A: v1 vehicles]
+  clientV1('version 1 vehicle without coverages', 'policies.0.linesOfBusiness.0.vehicles.0.coverages', undefined),
+  clientV1('version 1 vehicle coverage premium a string', 'policies.0.linesOfBusiness.0.vehicles.0.coverages.0.premium', '0.00'),
   clientV1('version 1 policy with modified', 'policies.0.modified', '2026-10-02T09:51:57.127Z'),
   clientV1('version 1 policy without linesOfBusiness', 'policies.0.linesOfBusiness', undefined),
   clientV1('version 1 line of business without vehicles', 'policies.0.linesOfBusiness.0.vehicles', undefined),

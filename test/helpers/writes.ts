@@ -67,3 +67,24 @@ export const createClientBody = (over: Record<string, unknown> = {}) => ({
   Source: 'partner',
   ...over
 })
+
+/**
+ * Create-client bodies that between them give everything a request may, and as little as it may:
+ * a personal client with an auto and home policy, a commercial one whose people hold licences
+ * (its AUTOB shell lists them as drivers), and one with a single person and nothing else.
+ */
+export const createdClientBodies = (): Record<string, unknown>[] => [
+  createClientBody(),
+  createClientBody({
+    People: [
+      { MainContactType: 'First', DriverLicenseNumber: 'D1234567', Contacts: [{ Type: 'CellPhone', Value: '207-555-0101' }, { Type: 'HomeEmail', Value: 'x@example.com' }] },
+      { FirstName: 'Ray', MainContactType: 'Other', DriverLicenseNumber: 'D7654321' }
+    ],
+    Contacts: [{ Type: 'WorkPhone', Value: '207-555-0102' }, { Type: 'Fax', Value: '207-555-0103' }],
+    MailingAddress: { City: 'Bangor' },
+    BusinessDetail: { BusinessType: 'LLC', CompanyName: 'Harbor Lobster LLC', LicenseNum: 'L-1', Naics: '114112' },
+    Policy: { LOBs: ['AUTOB'] },
+    Source: undefined
+  }),
+  { People: [{ MainContactType: 'First' }], Log: { Channel: 29, Note: 'n', TS: '2026-11-20T10:00:00Z' } }
+]

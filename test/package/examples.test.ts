@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { loadConfig, ROOT } from '../../src/config.js'
 import { startServer } from '../../src/server.js'
+import { buildGoTest, goEnv, goMissing } from '../helpers/go.js'
 import { CLI } from '../helpers/process.js'
 import { countingLauncher, runs } from '../helpers/process-tree.js'
 
@@ -79,6 +80,13 @@ t.test('pytest -n 4 (pytest-xdist): the workers share one sandbox, each world te
   oneSandboxStoppedOnce(t, launcher.started())
 })
 
+/** The Go kit's driver (a go test binary, test/package/lifecycle/go), built into `dir`. */
+function goDriver (dir: string): string {
+  const binary = join(dir, 'go-driver.test')
+  buildGoTest(join(import.meta.dirname, 'lifecycle', 'go'), binary, goEnv(dir))
+  return binary
+}
+
 /**
  * Where the fixtures find a sandbox, first match wins: AGENCY_SANDBOX_URL, AGENCY_SANDBOX_CMD, then
  * node_modules/.bin/agency-sandbox from the current directory upwards (or on PATH); with none of
@@ -108,7 +116,9 @@ t.test('the fixtures find the sandbox by URL, then command, then the installed b
     { name: 'Node', command: process.execPath, args: ['--input-type=module', '-e', `const { SandboxProcess } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'examples', 'node', 'sandbox-process.mjs')).href)}); const s = await SandboxProcess.start({ timeoutMs: 20000 }); console.log('reached ' + s.url); await s.stop()`] },
     ...(python.status === 0
       ? [{ name: 'Python', command: 'python3', args: ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(join(ROOT, 'examples', 'python'))}); from agency_sandbox import Sandbox; s = Sandbox.start(20); print('reached ' + s.url); s.stop()`] }]
-      : [])
+      : []),
+    // a go test binary of the Go kit, run from the deep folder as `go test` runs one from its package's
+    ...(goMissing() === false ? [{ name: 'Go', command: goDriver(root), args: ['-test.run', '^TestDriver$', 'reach'] }] : [])
   ]
   const server = await startServer(loadConfig({ SANDBOX_DB: ':memory:', LOG_LEVEL: 'silent', PORT: '0' }))
   t.teardown(() => server.close())

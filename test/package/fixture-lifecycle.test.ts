@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { ROOT } from '../../src/config.js'
+import { buildGoTest, goEnv, goMissing } from '../helpers/go.js'
 import { compileJava, javaExample, javaMissing, JUNIT_CONSOLE } from '../helpers/java.js'
 import { commandLine, countingLauncher, processTree, runs, stillRunning } from '../helpers/process-tree.js'
 
@@ -12,8 +13,9 @@ import { commandLine, countingLauncher, processTree, runs, stillRunning } from '
  * No sandbox outlives its test run. Each language's fixture starts a sandbox through a launcher
  * that neither execs nor forwards signals (as `npm exec` behaves: the sandbox is its grandchild),
  * then the sandbox is stopped by the fixture's stop, by the host process exiting without stopping
- * it, or by SIGTERM or SIGINT to the host; every process of the tree, the node grandchild
- * included, must be gone (a zombie waiting for its reaper counts as gone).
+ * it, by SIGTERM or SIGINT to the host, or by the host's death (SIGKILL: the sandbox's stdin pipe
+ * closes); every process of the tree, the node grandchild included, must be gone (a zombie
+ * waiting for its reaper counts as gone).
  */
 
 const work = mkdtempSync(join(tmpdir(), 'sandbox-lifecycle-'))
@@ -33,13 +35,18 @@ const python = spawnSync('python3', ['--version']).status === 0
 const javaWhyNot = javaMissing()
 const javaClasses = join(work, 'classes')
 if (javaWhyNot === false) compileJava(javaClasses, [javaExample('AgencySandbox.java'), javaExample('SandboxWorld.java'), join(DRIVERS, 'LifecycleDriver.java')])
+// a go test binary (TestMain with agencysandbox.Run), as `go test` builds and runs it
+const goWhyNot = goMissing()
+const goDriver = join(work, 'lifecycle.test')
+if (goWhyNot === false) buildGoTest(join(DRIVERS, 'go'), goDriver, goEnv(work))
 
 interface Fixture { name: string, skip: string | false, command: (mode: string) => [string, string[]] }
 
 const FIXTURES: Fixture[] = [
   { name: 'Node (examples/node/sandbox-process.mjs)', skip: false, command: (mode) => [process.execPath, [join(DRIVERS, 'driver.mjs'), mode]] },
   { name: 'Python (examples/python/agency_sandbox.py)', skip: python ? false : 'python3 is not installed', command: (mode) => ['python3', [join(DRIVERS, 'driver.py'), mode]] },
-  { name: 'Java (examples/java AgencySandbox)', skip: javaWhyNot, command: (mode) => ['java', ['-cp', `${javaClasses}:${JUNIT_CONSOLE}`, 'example.LifecycleDriver', mode]] }
+  { name: 'Java (examples/java AgencySandbox)', skip: javaWhyNot, command: (mode) => ['java', ['-cp', `${javaClasses}:${JUNIT_CONSOLE}`, 'example.LifecycleDriver', mode]] },
+  { name: 'Go (examples/go, a go test binary)', skip: goWhyNot, command: (mode) => [goDriver, ['-test.run', '^TestDriver$', mode]] }
 ]
 
 interface Started { host: ChildProcess, lines: AsyncIterator<string>, tree: number[], exited: Promise<unknown> }
@@ -96,6 +103,13 @@ for (const fixture of FIXTURES) {
         await nothingLeft(t, tree, 15_000)
       })
     }
+
+    t.test('SIGKILL to the host (no hook runs): the sandbox stops itself as the pipe on its stdin closes', async (t) => {
+      const { host, tree, exited } = await startThrough(t, fixture, 'wait')
+      host.kill('SIGKILL')
+      await exited
+      await nothingLeft(t, tree, 15_000)
+    })
   })
 }
 

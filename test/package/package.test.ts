@@ -56,9 +56,9 @@ t.test('the packed package holds everything `serve` and the examples need, and n
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const { files } = pack(dir)
   for (const needed of ['dist/bundle/cli.js', 'dist/src/cli.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/routes/control/index.js', 'public/console/index.html',
-    'fixtures/demo.json', 'fixtures/schema.json', 'LICENSE', 'README.md', 'package.json',
+    'fixtures/demo.json', 'fixtures/schema.json', 'LICENSE', 'README.md', 'docs/README.md', 'docs/contract.md', 'package.json',
     'examples/python/agency_sandbox.py', 'examples/python/conftest.py', 'examples/node/sandbox-process.mjs', 'examples/java/src/test/java/example/AgencySandbox.java',
-    'examples/dotnet/SandboxFixture.cs']) {
+    'examples/dotnet/SandboxFixture.cs', 'examples/go/go.mod', 'examples/go/sandbox.go', 'examples/go/world.go']) {
     t.ok(files.includes(needed), `packs ${needed}`)
   }
   t.ok(files.some((f) => /^migrations\/\d+-.*\.sql$/.test(f)), 'packs the migrations')

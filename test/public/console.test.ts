@@ -233,6 +233,8 @@ t.test('console end to end in headless Chromium', { skip: executablePath === und
   await tid(tokenPage, 'clients-results').locator('[data-testid="client-result-1000"]').click()
   await tid(tokenPage, 'client-read-meta', 'as abc → 200').waitFor()
   t.pass('vendor reads work with the secrets from the guarded /_sandbox/state')
+  const journal = await (await fetch(`${guarded.url}/_sandbox/requests`, { headers: { authorization: `Bearer ${token}` } })).json() as Array<{ path: string }>
+  t.same(journal.filter((e) => e.path.startsWith('/vendor/')), [], 'the cookie came with a call the token authorized: the console\'s read is not journaled')
   await tokenPage.close()
   t.same(problems, [], 'no script errors in the token page')
 })
@@ -396,6 +398,8 @@ async function scenario (t: Test, page: Page, base: string) {
   await tid(page, 'client-version-4.0').click()
   await tid(page, 'client-read-meta', 'version=4.0').waitFor()
   await page.screenshot({ path: join(ARTIFACTS, 'console-clients.png') })
+  const consoleReads = (await control(base, 'GET', '/requests') as Array<{ path: string }>).filter((e) => e.path === '/vendor/agency/1001/client/1000')
+  t.same(consoleReads, [], 'the console\'s own vendor reads (its cookie) are not journaled')
 
   // Writes: disconnect 1001 from the page
   await tid(page, 'tab-writes').click()
@@ -564,7 +568,8 @@ async function sessionsScenario (t: Test, page: Page, base: string) {
   await tid(page, 'toast-ok', 'Session 1 started: recording abc').waitFor()
   await page.locator('[data-testid="session-row-1"][data-state="open"]').waitFor()
   await tid(page, 'session-open-1').waitFor()
-  await tid(page, 'session-verdict', 'pass').waitFor()
+  await tid(page, 'session-verdict', 'no-evidence').waitFor()
+  t.match(await tid(page, 'session-verdict').getAttribute('class'), /\bbad\b/, 'a run that recorded nothing is no evidence: a red badge')
   const sessions = await control(base, 'GET', '/sessions') as { id: number, name: string, clientId: string | null }[]
   t.same(sessions.map((s) => [s.id, s.name, s.clientId]), [[1, hostile, 'abc']], 'the form started a session recording abc')
 
@@ -589,7 +594,8 @@ async function sessionsScenario (t: Test, page: Page, base: string) {
   const frame = page.frameLocator('[data-testid="session-report-frame"]')
   await frame.locator('[data-verdict="fail"]').waitFor()
   await frame.locator('#finding-auth-failed', { hasText: 'Fix:' }).waitFor()
-  await frame.locator('tr[data-rule="auth-failed"][data-result="failed"]').waitFor()
+  await frame.locator('tr[data-rule="auth-failed"][data-result="fail"]').waitFor()
+  await frame.locator('tr[data-rule="refid-conflict"][data-result="not-exercised"]').waitFor()
   t.equal(await frame.locator('tr[data-rule]').count() >= 20, true, 'every rule is listed in the report')
   t.match(await frame.locator('header').textContent(), hostile, 'the session name is shown as written in the report')
   t.match(await tid(page, 'session-row-1').textContent(), hostile, 'and in the table')

@@ -231,7 +231,7 @@ t.test("tenants x every control route of a world: another tenant's token finds n
   }
 
   // every route outside /_sandbox/worlds that is the default world's or the administrator's: 403, and nothing changes
-  const open = /^\/_sandbox\/(health|signing-key|meta|ui)(\/|$)/
+  const open = /^\/_sandbox\/(health|signing-keys?|meta|ui)(\/|$)/
   const process = app.routeTable.filter((r) => r.url.startsWith('/_sandbox/') && !r.url.startsWith('/_sandbox/worlds') && !open.test(r.url) && r.method !== 'HEAD')
   const defaultWorld = others[0]
   const before = await holdings(app, defaultWorld.prefix)

@@ -47,7 +47,7 @@ t.test('control.sessions: start, list, get, mirror, end, report in each format',
   t.same(await sessions.report(session.id, 'json'), report)
   const junit = await sessions.report(session.id, 'junit')
   t.equal(typeof junit, 'string')
-  t.equal(descendants(parseXml(junit), 'testcase').length, RULES.length, 'JUnit XML as text')
+  t.equal(descendants(parseXml(junit), 'testcase').length, RULES.length + 1, 'JUnit XML as text: the evidence and every rule')
   const html = await sessions.report(session.id, 'html')
   t.match(html, /^<!doctype html>/)
   t.match(html, 'data-verdict="fail"')

@@ -8,6 +8,7 @@ import { startSandbox } from '../../src/sdk.js'
 import { DEMO, IDLE, NORTHWIND } from '../helpers/app.js'
 import { AnswerCollector, INCLUDE_SUBSETS, type Integration } from '../helpers/typed-client-answers.js'
 import { SAMPLES } from '../helpers/typed-client-samples.js'
+import { createdClientBodies } from '../helpers/writes.js'
 import { buildGo, buildJava, missingToolchain, run, tallyOf, type Run } from './toolchains.js'
 
 /**
@@ -16,7 +17,7 @@ import { buildGo, buildJava, missingToolchain, run, tallyOf, type Run } from './
  * one in Go (encoding/json) and one in Java 17 (Jackson without scalar coercion), decode every
  * answer of every read operation in every version (agencies, offices, users, changed clients,
  * get client, batch read, search; 4.0, 3.0 and 1), with every include combination, over the demo
- * fixture and a generated fixture of 1,000 clients. Each decoder runs once over all the answers
+ * fixture, clients created in it, and a generated fixture of 1,000 clients. Each decoder runs once over all the answers
  * and exits non-zero listing the failures with their label and JSON path.
  */
 
@@ -70,6 +71,14 @@ t.test('typed clients in Go and Java decode every answer of every read operation
   const collector = new AnswerCollector(out)
   const demo = await startSandbox()
   try {
+    // clients a partner's test creates read back as the demo's do (A: Nulls)
+    const created: number[] = []
+    for (const body of createdClientBodies()) {
+      const res = await fetch(`${demo.url}/vendor/agency/1001/client?version=4.0`, { method: 'POST', headers: { authorization: DEMO, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+      t.equal(res.status, 200, 'a client created')
+      created.push(((await res.json()) as { clientNumber: number }).clientNumber)
+    }
+    await collector.created(demo.url, { name: 'demo abc', authorization: DEMO }, 1001, created)
     const integrations: Integration[] = [
       { name: 'demo abc', authorization: DEMO },
       { name: 'demo northwind-crm', authorization: NORTHWIND },

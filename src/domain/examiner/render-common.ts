@@ -1,36 +1,54 @@
-import { RULES, type Example, type Finding, type Report, type RuleDefinition, type Severity } from '../../schemas/examiner.js'
+import { RULES, type Example, type Finding, type Report, type RuleDefinition, type RuleOutcomeName, type Severity } from '../../schemas/examiner.js'
+import { missingEvidence } from './evidence.js'
 
 /**
- * What the report renderers share: one outcome per catalogued rule (a finding's rule that the
- * catalogue lacks is listed after them, so nothing reported is ever left out), counts, and the
- * one-line form of an example request.
+ * What the report renderers share: every rule the report judged with its outcome (a finding's rule
+ * that the report does not list is added after them, so nothing reported is ever left out),
+ * counts, the evidence, the judge and the world, and the one-line form of an example request.
  */
-
-/** What a rule's check came to in one session. */
-export type RuleResult = 'passed' | 'failed' | 'warned' | 'noted'
 
 export interface RuleOutcome {
   rule: RuleDefinition
-  result: RuleResult
+  outcome: RuleOutcomeName
   finding?: Finding
 }
 
-const RESULT_OF: Record<Severity, RuleResult> = { error: 'failed', warning: 'warned', info: 'noted' }
+const OUTCOME_OF: Record<Severity, RuleOutcomeName> = { error: 'fail', warning: 'warn', info: 'not-exercised' }
 
-/** Every rule of the catalogue in its order, then any rule a finding names that the catalogue lacks. */
+/** Every rule the report judged, in its order, then any rule a finding names that it does not list. */
 export function ruleOutcomes (report: Report): RuleOutcome[] {
   const byRule = new Map(report.findings.map((f) => [f.rule, f]))
-  const outcomes: RuleOutcome[] = RULES.map((rule) => {
-    const finding = byRule.get(rule.id)
-    return finding === undefined ? { rule, result: 'passed' } : { rule, result: RESULT_OF[finding.severity], finding }
-  })
-  const catalogued = new Set(RULES.map((r) => r.id))
+  const catalogue = new Map(RULES.map((r) => [r.id, r]))
+  const outcomes: RuleOutcome[] = report.judgedBy.rules.map((r) => ({
+    rule: catalogue.get(r.id) ?? { id: r.id, severity: r.severity, title: byRule.get(r.id)?.message ?? r.id, fix: byRule.get(r.id)?.fix ?? '' },
+    outcome: r.outcome,
+    finding: byRule.get(r.id)
+  }))
+  const listed = new Set(report.judgedBy.rules.map((r) => r.id))
   for (const finding of report.findings) {
-    if (catalogued.has(finding.rule)) continue
-    const rule = { id: finding.rule, severity: finding.severity, title: finding.message, fix: finding.fix }
-    outcomes.push({ rule, result: RESULT_OF[finding.severity], finding })
+    if (listed.has(finding.rule)) continue
+    const rule = catalogue.get(finding.rule) ?? { id: finding.rule, severity: finding.severity, title: finding.message, fix: finding.fix }
+    outcomes.push({ rule, outcome: OUTCOME_OF[finding.severity], finding })
   }
   return outcomes
+}
+
+/** Why the verdict is no-evidence, or undefined. */
+export const noEvidence = (report: Report): string | undefined =>
+  report.verdict === 'no-evidence' ? missingEvidence(report.evidence, report.session.clientId) ?? 'the run gave nothing to judge' : undefined
+
+/** The evidence in one line: `12 requests, 2 listings, 5 client reads`. */
+export const describeEvidence = (report: Report): string =>
+  `${plural(report.evidence.requests, 'request')}, ${plural(report.evidence.listings, 'changed-clients listing')}, ${plural(report.evidence.clientReads, 'client read')}`
+
+/** The world and the data it started from, the judge, and the signer when the report is signed. */
+export function describeProvenance (report: Report): string[] {
+  const { world, judgedBy, signer } = report
+  return [
+    `World ${world.id} "${world.name}"${world.tenant === null ? '' : ` of tenant ${world.tenant.id} "${world.tenant.name}"`}, started from sha256 ${world.startDigest}`,
+    `Judged by agency-sandbox ${judgedBy.version}, build ${judgedBy.build}, rules version ${judgedBy.rulesVersion}`,
+    ...(signer === undefined ? [] : [`Signed by "${signer.name}" with key ${signer.keyId}`])
+  ]
 }
 
 /** Findings per severity. */

@@ -1,12 +1,15 @@
 import type { Report } from '../../schemas/examiner.js'
-import { describeExample, describeSession, ruleOutcomes, secondsBetween, severityCounts, type RuleOutcome } from './render-common.js'
+import {
+  describeEvidence, describeExample, describeProvenance, describeSession, noEvidence, ruleOutcomes, secondsBetween, severityCounts, type RuleOutcome
+} from './render-common.js'
 
 /**
- * The report as JUnit XML, the format every CI reads: one test suite for the session, one test
- * case per catalogued rule (passed or not), a <failure> for each error finding. Warnings and
- * info findings are not failures (the verdict is only `warn`): their test case passes and
- * carries the finding in <system-out>, where CI test views show it; skipped would say the rule
- * was not checked, which is untrue.
+ * The report as JUnit XML, the format every CI reads: one test suite for the session, a test case
+ * `evidence` (a <failure> when the verdict is no-evidence: a run that gave nothing to judge must
+ * not pass a CI step), then one test case per rule judged, a <failure> for each error finding.
+ * Warnings are not failures (the verdict is only `warn`): their test case passes and carries the
+ * finding in <system-out>, where CI test views show it. A rule the run gave nothing to judge is
+ * <skipped>, with the go-live checklist's finding when it has one.
  */
 
 /** Code points XML 1.0 cannot hold, even escaped: C0 controls but tab, LF, CR; U+FFFE, U+FFFF; lone surrogates. */
@@ -39,22 +42,40 @@ function findingBody ({ rule, finding }: RuleOutcome): string {
 function testCase (outcome: RuleOutcome): string {
   const open = `    <testcase classname="agency-sandbox.examiner" name="${attr(outcome.rule.id)}" time="0">`
   const { finding } = outcome
+  if (outcome.outcome === 'not-exercised') {
+    const body = finding === undefined ? '' : `\n      <system-out>${xmlText(`${finding.severity.toUpperCase()}: ${findingBody(outcome)}`)}</system-out>`
+    return `${open}\n      <skipped message="not exercised: the run gave this rule nothing to judge"/>${body}\n    </testcase>`
+  }
   if (finding === undefined) return `${open}</testcase>`
-  if (outcome.result === 'failed') {
+  if (outcome.outcome === 'fail') {
     return `${open}\n      <failure message="${attr(finding.message)}" type="${attr(outcome.rule.id)}">${xmlText(findingBody(outcome))}</failure>\n    </testcase>`
   }
   return `${open}\n      <system-out>${xmlText(`${finding.severity.toUpperCase()}: ${findingBody(outcome)}`)}</system-out>\n    </testcase>`
 }
 
+/** The evidence test case: a failure when the run gave nothing to judge. */
+function evidenceCase (report: Report): string {
+  const open = '    <testcase classname="agency-sandbox.examiner" name="evidence" time="0">'
+  const why = noEvidence(report)
+  if (why === undefined) return `${open}\n      <system-out>${xmlText(describeEvidence(report))}</system-out>\n    </testcase>`
+  return `${open}\n      <failure message="${attr(`no evidence: ${why}`)}" type="no-evidence">${xmlText(`No evidence: ${why}. Evidence: ${describeEvidence(report)}. Run the integration's sync (a changed-clients listing and client reads) with the session's Client Id.`)}</failure>\n    </testcase>`
+}
+
 export function renderJunit (report: Report): string {
   const outcomes = ruleOutcomes(report)
-  const failures = outcomes.filter((o) => o.result === 'failed').length
+  const evidenceFails = report.verdict === 'no-evidence' ? 1 : 0
+  const failures = outcomes.filter((o) => o.outcome === 'fail').length + evidenceFails
+  const skipped = outcomes.filter((o) => o.outcome === 'not-exercised').length
+  const tests = outcomes.length + 1
   const counts = severityCounts(report)
   const { session } = report
   const time = secondsBetween(session.startedAt, session.endedAt).toFixed(3)
   const suiteName = `session ${session.id}: ${session.name}`
   const properties = [
     ['verdict', report.verdict],
+    ['evidence.requests', String(report.evidence.requests)],
+    ['evidence.listings', String(report.evidence.listings)],
+    ['evidence.clientReads', String(report.evidence.clientReads)],
     ['session.id', String(session.id)],
     ['session.name', session.name],
     ['session.clientId', session.clientId ?? '(every integration)'],
@@ -62,17 +83,26 @@ export function renderJunit (report: Report): string {
     ['session.capped', String(session.capped)],
     ['findings.error', String(counts.error)],
     ['findings.warning', String(counts.warning)],
-    ['findings.info', String(counts.info)]
+    ['findings.info', String(counts.info)],
+    ['world.id', report.world.id],
+    ['world.name', report.world.name],
+    ['world.tenant', report.world.tenant === null ? '(none)' : `${report.world.tenant.id} ${report.world.tenant.name}`],
+    ['world.startDigest', report.world.startDigest],
+    ['judgedBy.version', report.judgedBy.version],
+    ['judgedBy.build', report.judgedBy.build],
+    ['judgedBy.rulesVersion', String(report.judgedBy.rulesVersion)],
+    ...(report.signer === undefined ? [] : [['signer.name', report.signer.name], ['signer.keyId', report.signer.keyId]])
   ]
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="agency-sandbox examiner" tests="${outcomes.length}" failures="${failures}" errors="0" skipped="0" time="${time}">`,
-    `  <testsuite name="${attr(suiteName)}" tests="${outcomes.length}" failures="${failures}" errors="0" skipped="0" time="${time}" timestamp="${attr(timestamp(session.startedAt))}">`,
+    `<testsuites name="agency-sandbox examiner" tests="${tests}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}">`,
+    `  <testsuite name="${attr(suiteName)}" tests="${tests}" failures="${failures}" errors="0" skipped="${skipped}" time="${time}" timestamp="${attr(timestamp(session.startedAt))}">`,
     '    <properties>',
     ...properties.map(([name, value]) => `      <property name="${attr(name!)}" value="${attr(value!)}"/>`),
     '    </properties>',
+    evidenceCase(report),
     ...outcomes.map(testCase),
-    `    <system-out>${xmlText(`${describeSession(report)}\nVerdict: ${report.verdict}`)}</system-out>`,
+    `    <system-out>${xmlText([describeSession(report), `Verdict: ${report.verdict}`, ...describeProvenance(report)].join('\n'))}</system-out>`,
     '  </testsuite>',
     '</testsuites>',
     ''

@@ -1,7 +1,8 @@
 import { printable } from '../../printable.js'
 import type { Report, SyncCheck } from '../../schemas/examiner.js'
+import type { RuleOutcomeName } from '../../schemas/examiner.js'
 import {
-  describeExample, describeOutcomes, describeSession, plural, ruleOutcomes, severityCounts, type RuleResult
+  describeEvidence, describeExample, describeOutcomes, describeProvenance, describeSession, noEvidence, plural, ruleOutcomes, severityCounts
 } from './render-common.js'
 
 /**
@@ -11,7 +12,7 @@ import {
  * text: control and bidirectional-override characters are shown as \xNN / \u{NNNN}.
  */
 
-const MARK: Record<RuleResult, string> = { passed: 'ok  ', failed: 'FAIL', warned: 'warn', noted: 'info' }
+const MARK: Record<RuleOutcomeName, string> = { pass: 'ok  ', fail: 'FAIL', warn: 'warn', 'not-exercised': '--  ' }
 
 /** Columns padded to their widest cell. */
 function table (header: string[], rows: string[][]): string[] {
@@ -25,9 +26,13 @@ const numbers = (set: SyncCheck['missing']) =>
 
 export function renderText (report: Report): string {
   const counts = severityCounts(report)
+  const why = noEvidence(report)
   const out: string[] = [
     printable(describeSession(report)),
     `Verdict: ${report.verdict.toUpperCase()} (${plural(counts.error, 'error')}, ${plural(counts.warning, 'warning')}, ${counts.info} info)`,
+    ...(why === undefined ? [] : [`No evidence: ${printable(why)}; nothing here says the integration is ready.`]),
+    `Evidence: ${describeEvidence(report)}`,
+    ...describeProvenance(report).map((line) => printable(line)),
     ''
   ]
 
@@ -67,7 +72,7 @@ export function renderText (report: Report): string {
 
   out.push('Rules')
   for (const o of ruleOutcomes(report)) {
-    out.push(`  ${MARK[o.result]}  ${printable(o.rule.id)}${o.finding === undefined ? '' : ` ×${o.finding.count}`}`)
+    out.push(`  ${MARK[o.outcome]}  ${printable(o.rule.id)}${o.finding === undefined ? '' : ` ×${o.finding.count}`}${o.outcome === 'not-exercised' && o.finding === undefined ? ' (not exercised)' : ''}`)
   }
   return out.join('\n') + '\n'
 }

@@ -1,6 +1,6 @@
 import { inflateRawSync } from 'node:zlib'
 import type { ClientVersion } from '../../db/clients.js'
-import type { Report, Session } from '../../schemas/examiner.js'
+import type { Report, ReportWorld, Session } from '../../schemas/examiner.js'
 import { requestDecoder } from './codec.js'
 import type { RecordedRequest } from './records.js'
 import { buildReport, type DeclaredMirror } from './report.js'
@@ -25,6 +25,8 @@ export interface ReportJob {
   mirrors: Array<{ agencyId: number, upTo: number | null, postedMs: number, postedSeq: number | null }>
   /** The world's time the session's records end (its end, or when an open session's report was asked for). */
   horizonMs: number
+  /** The world the session belongs to, as the report names it. */
+  world: ReportWorld
 }
 
 /** A mirror's client list, the JSON text of [clientNumber, modifiedMs] pairs. */
@@ -112,7 +114,7 @@ export async function runReportJob (job: ReportJob, clientsOf: (agencies: number
   const requests = sessionRequests(job)
   const mirrors = declaredMirrors(job, requests, mirrorClients)
   const columns = await clientsOf(syncAgencies(requests, mirrors))
-  return await buildReport({ session: job.session, requests, mirrors, horizonMs: job.horizonMs, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
+  return await buildReport({ session: job.session, requests, mirrors, horizonMs: job.horizonMs, world: job.world, clientsOf: (agencyId) => fromColumns(columns.get(agencyId) ?? EMPTY) })
 }
 
 const EMPTY: ClientColumns = { numbers: new Float64Array(0), deleted: new Uint8Array(0), modifiedMs: new Float64Array(0) }

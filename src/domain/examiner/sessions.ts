@@ -1,13 +1,13 @@
 import type { ClientVersion } from '../../db/clients.js'
 import type { SessionRepository, SessionRow } from '../../db/sessions.js'
 import { notFound } from '../../errors.js'
-import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type Session } from '../../schemas/examiner.js'
+import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type ReportWorld, type Session } from '../../schemas/examiner.js'
 import type { Clock } from '../clock.js'
 import type { RequestRecord } from './codec.js'
 import { readMirrorInTurns, type ReadMirror } from './mirror-body.js'
 import { ChangesDuringReports } from './changes-during-reports.js'
 import { RecordingLog } from './recording-log.js'
-import { summarize } from './report.js'
+import { keptReport, summarize } from './report.js'
 import { changeRecords, checkMirror, endedWhileRead, MAX_OPEN_SESSIONS, sessionView, tooManyOpen, type EndedBy } from './session-rules.js'
 import type { ReportJob } from './report-job.js'
 import type { WorldReports } from './report-runner.js'
@@ -27,6 +27,8 @@ export interface ExaminerOptions {
   reports: WorldReports
   /** Most requests recorded per session (SESSION_REQUEST_CAP). */
   cap?: number
+  /** The world as a report names it (its start's digest may be computed on first use). */
+  worldFacts: () => Promise<ReportWorld>
 }
 
 /** What a world's examiner does: its own (createExaminer), or shared by every instance in hosted mode (shared-sessions.ts). */
@@ -60,7 +62,7 @@ export interface Examiner {
  * when it ends: that report is kept, and is the session's report from then on, whatever happens
  * to the data afterwards.
  */
-export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports, cap = SESSION_REQUEST_CAP }: ExaminerOptions) {
+export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports, worldFacts, cap = SESSION_REQUEST_CAP }: ExaminerOptions) {
   const log = new RecordingLog(repo, { atMs: Math.round(clock.nowMs()), realMs: Math.round(clock.realMs()) }, cap)
   const open = new Map<number, SessionRow>()
   /** Sessions ended whose report is being computed (or was not, before a restart): their part of the log stays. */
@@ -84,7 +86,7 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
   }
 
   /** What computing the session's report takes: its chunks, which requests of them are its, its mirrors. */
-  function jobOf (row: SessionRow, sessionView: Session): ReportJob {
+  function jobOf (row: SessionRow, sessionView: Session, world: ReportWorld): ReportJob {
     log.flush()
     const toSeq = row.endSeq ?? log.nextSeq
     return {
@@ -93,14 +95,15 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
       chunks: row.startSeq === null ? [] : repo.logChunks(row.startSeq, toSeq),
       range: { fromSeq: row.startSeq ?? toSeq, toSeq, clientId: row.clientId, cap },
       mirrors: repo.mirrors(row.id),
-      horizonMs: row.endedMs ?? clock.nowMs()
+      horizonMs: row.endedMs ?? clock.nowMs(),
+      world
     }
   }
 
   const changesDuringReports = new ChangesDuringReports()
 
   async function compute (row: SessionRow, sessionView: Session, bounded = true): Promise<Report> {
-    const job = jobOf(row, sessionView)
+    const job = jobOf(row, sessionView, await worldFacts())
     const changes = changesDuringReports.watch(clientsOf)
     try {
       return await reports.run(job, changes.clientsOf, (agencyId) => repo.mirrorClients(row.id, agencyId), { bounded })
@@ -120,7 +123,7 @@ export function createExaminer ({ repo, clock, clientsOf, agencyExists, reports,
   /** The report a session ended with: kept, or computed once (a session that ended before reports were kept). */
   async function endedReport (row: SessionRow): Promise<Report> {
     const kept = repo.report(row.id)
-    if (kept !== undefined) return JSON.parse(kept) as Report
+    if (kept !== undefined) return keptReport(kept, await worldFacts())
     const running = ending.get(row.id)
     if (running !== undefined) return running
     return keepReport(row, compute(row, view(row)))

@@ -2,14 +2,14 @@ import { promisify } from 'node:util'
 import { deflateRaw } from 'node:zlib'
 import type { ExaminerStore, ShippedRecord, StoredSession } from '../../db/postgres/examiner-store.js'
 import { notFound } from '../../errors.js'
-import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type Session } from '../../schemas/examiner.js'
+import { SESSION_REQUEST_CAP, type Mirror, type Report, type ReportSummary, type ReportWorld, type Session } from '../../schemas/examiner.js'
 import type { Clock } from '../clock.js'
 import { chunkHeader, encodeRequest, withJournalId, type RequestRecord, type TimeBases } from './codec.js'
 import { ChangesDuringReports } from './changes-during-reports.js'
 import { readMirrorInTurns, type ReadMirror } from './mirror-body.js'
 import type { ReportJob } from './report-job.js'
 import type { ClientsOf, WorldReports } from './report-runner.js'
-import { summarize } from './report.js'
+import { keptReport, summarize } from './report.js'
 import { changeRecords, checkMirror, endedWhileRead, MAX_OPEN_SESSIONS, sessionView, tooManyOpen, WantedClients, type EndedBy } from './session-rules.js'
 import type { Examiner } from './sessions.js'
 
@@ -36,6 +36,8 @@ export interface SharedSessionsOptions {
   agencyExists: (agencyId: number) => boolean
   reports: WorldReports
   cap?: number
+  /** The world as a report names it. */
+  worldFacts: () => Promise<ReportWorld>
 }
 
 /** An open session as this instance records for it. */
@@ -321,7 +323,7 @@ export class SharedSessions implements Examiner {
   /** The report a session ended with: kept, or computed once (its instance ended before it kept one). */
   private async endedReport (row: StoredSession): Promise<Report> {
     const kept = await this.options.store.report(row.id)
-    if (kept !== undefined) return JSON.parse(kept) as Report
+    if (kept !== undefined) return keptReport(kept, await this.options.worldFacts())
     const running = this.ending.get(row.id)
     if (running !== undefined) return await running
     return await this.keepReport(row, this.compute(row, row.endSeq ?? 0, row.endedMs ?? 0, sessionView(row, row), this.options.clientsOf))
@@ -355,7 +357,8 @@ export class SharedSessions implements Examiner {
       chunks: records.length === 0 ? [] : [{ firstSeq: 1, requests: await deflate(text, { level: 1 }) }],
       range: { fromSeq: 1, toSeq: records.length + 1, clientId: row.clientId, cap: this.cap },
       mirrors: (await store.mirrors(row.id)).map((m) => ({ ...m, postedSeq: placeOf(m.postedSeq) })),
-      horizonMs
+      horizonMs,
+      world: await this.options.worldFacts()
     }
     return await reports.run(job, clientsOf, async (agencyId) => await store.mirrorClients(row.id, agencyId), { bounded })
   }

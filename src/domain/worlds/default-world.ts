@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Db } from '../../db/database.js'
 import { createRepositories, UnitOfWork, type Repositories } from '../../db/index.js'
 import type { Fixture } from '../../fixture/schema.js'
@@ -59,7 +60,9 @@ export async function openDefaultWorld (options: DefaultWorldOptions): Promise<D
     if (loaded === undefined) {
       // stamped when the file is read, so that it describes the content loaded, not a later edit
       const stamp = fixtureFile?.stamp()
-      loaded = { fixture: typeof fixture === 'function' ? await fixture() : fixture, stamp }
+      const content = typeof fixture === 'function' ? await fixture() : fixture
+      // a fixture given in memory is identified by its JSON text, as reports name the data (starts.ts)
+      loaded = { fixture: content, stamp: stamp ?? { sha256: createHash('sha256').update(JSON.stringify(content)).digest('hex'), quick: '' } }
     }
     return loaded
   }

@@ -4,6 +4,8 @@ import pg from 'pg'
 import { openDatabase, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import { migratePostgres } from '../../db/postgres/migrate.js'
+import { agreeOnSettings, type AgreedSetting } from '../../db/postgres/agreed-settings.js'
+import { disagreementMessage } from './agreed-settings.js'
 import { Catalogue, CATALOGUE_NOTICE } from '../../db/postgres/catalogue.js'
 import { CommitDelivery, PING_CHANNEL, PONG_CHANNEL, ReaderLease } from '../../db/postgres/commit-delivery.js'
 import { ExaminerStore } from '../../db/postgres/examiner-store.js'
@@ -37,6 +39,10 @@ export interface HostingSettings {
   reads?: ReplicaReads
   /** Idle time after which an instance drops its copy of a created world's data (0: kept). */
   copyIdleMs?: number
+  /** Settings every instance must share (agreed-settings.ts): this instance's values. */
+  agreed?: readonly AgreedSetting[]
+  /** What a start refused for a disagreement throws (a ConfigError, for a one-line message). */
+  refuse?: (message: string) => Error
 }
 
 export interface Hosting {
@@ -59,6 +65,8 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
   try {
     await migratePostgres(pool, settings.postgresMigrationsDir)
     const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`
+    const disagreements = await agreeOnSettings(pool, settings.agreed ?? [], instance)
+    if (disagreements.length > 0) throw (settings.refuse ?? ((message: string) => new Error(message)))(disagreementMessage(disagreements))
     // strict reads: a commit is acknowledged once every instance reading has heard it
     const delivery = settings.reads === 'notified' ? undefined : new CommitDelivery(pool, instance)
     const log = new WorldLog(pool, instance, delivery)

@@ -279,7 +279,8 @@ export class WorldRegistry implements ByteAccount {
       requestsInProgress: limits.requestsInProgress,
       realNow: this.realNow,
       loadFaker: this.options.loadFaker,
-      reports: this.options.reports
+      reports: this.options.reports,
+      tenantOf: (tenantId) => this.tenants.get(tenantId)
     })
   }
 

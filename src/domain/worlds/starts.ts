@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3'
+import { webcrypto } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { closeDatabase, openDatabase, PAGE_CACHE_KIB, type Db } from '../../db/database.js'
 import { createRepositories, UnitOfWork } from '../../db/index.js'
@@ -22,8 +23,8 @@ import type { WorldData } from './world-data.js'
  * event loop, for a world in memory: see WorldStart.swaps).
  */
 export type WorldContent =
-  | { fixture: Fixture | PreparedWorld, source: string }
-  | { snapshot: Buffer, source: string }
+  | { fixture: Fixture | PreparedWorld, source: string, digest?: string }
+  | { snapshot: Buffer, source: string, digest?: string }
 
 /**
  * How a world's data returns to a starting point. `restore` loads the world's own start (or the
@@ -35,6 +36,12 @@ export interface WorldStart {
   restore(data: WorldData, clock: Clock, fixture?: WorldContent): Promise<Db>
   /** What the world's own start is, for people: a fixture file, `(given at start)`, `fork of <id>`. */
   readonly source: string
+  /**
+   * The SHA-256 (hex) of what the data was loaded from when it is the start: the fixture that
+   * seeded the database (recorded in it), or the snapshot a world in memory began as. Computed
+   * once, away from the event loop.
+   */
+  digest(data: WorldData): Promise<string>
   /**
    * True when the world's database holds its data alone and can be swapped whole for a snapshot
    * (a world in memory); false when it also holds what must outlive a reset (the default world's
@@ -108,9 +115,15 @@ export function inPlaceStart (startFixture: StartFixture, source: string, checkp
   return {
     source,
     swaps: false,
+    // the database records what seeded it (a reset to a posted fixture records that fixture's)
+    async digest (data) {
+      return data.repos.meta.get('seeded_sha256') || (await startFixture()).stamp?.sha256 || 'unknown'
+    },
     async restore (data, clock, next) {
       if (next !== undefined && 'snapshot' in next) throw new Error('the default world loads a fixture in place, never a snapshot')
-      const { fixture, stamp } = next !== undefined ? { fixture: next.fixture, stamp: undefined } : await startFixture()
+      const { fixture, stamp } = next !== undefined
+        ? { fixture: next.fixture, stamp: next.digest === undefined ? undefined : { sha256: next.digest, quick: '' } }
+        : await startFixture()
       // only a large replacement's log is worth a worker (one started for each reset under traffic cost more than it saved)
       const clients = Math.max(fixture.agencies.reduce((n, a) => n + a.clients.length, 0), data.repos.clients.countClients())
       const hooks = replacingOn(data.db, clients > CHECKPOINT_ELSEWHERE_CLIENTS ? checkpoint : undefined)
@@ -126,9 +139,16 @@ export function inPlaceStart (startFixture: StartFixture, source: string, checkp
  * needs it (hosted mode keeps every world's start in PostgreSQL, not in each instance's memory).
  */
 export function snapshotStart (snapshot: Buffer | (() => Promise<Buffer>), source: string): WorldStart {
+  let digest: Promise<string> | undefined
   return {
     source,
     swaps: true,
+    digest () {
+      digest ??= (async () => await snapshotDigest(typeof snapshot === 'function' ? await snapshot() : snapshot))()
+      // a failed read of the start (hosted mode) is tried again next time
+      digest.catch(() => { digest = undefined })
+      return digest
+    },
     async restore (data, clock, next) {
       if (next === undefined) return openSnapshot(typeof snapshot === 'function' ? await snapshot() : snapshot)
       if ('snapshot' in next) return openSnapshot(next.snapshot)
@@ -136,6 +156,21 @@ export function snapshotStart (snapshot: Buffer | (() => Promise<Buffer>), sourc
       return data.db
     }
   }
+}
+
+/** SHA-256 (hex) of the bytes, hashed in libuv's thread pool (a large world's snapshot takes a second on the event loop). */
+export async function sha256Hex (bytes: Uint8Array | string): Promise<string> {
+  const data = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex')
+}
+
+/** Each snapshot's digest, hashed once however many worlds began as it (those made from the start-up fixture share one). */
+const snapshotDigests = new WeakMap<Buffer, Promise<string>>()
+
+function snapshotDigest (snapshot: Buffer): Promise<string> {
+  let digest = snapshotDigests.get(snapshot)
+  if (digest === undefined) snapshotDigests.set(snapshot, (digest = sha256Hex(snapshot)))
+  return digest
 }
 
 /**

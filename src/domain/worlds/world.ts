@@ -16,11 +16,13 @@ import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
 import { RequestTurns } from './request-turns.js'
 import type { FixtureRunner } from './fixture-runner.js'
-import { pagesOf, type WorldContent, type WorldStart } from './starts.js'
+import { pagesOf, sha256Hex, type WorldContent, type WorldStart } from './starts.js'
 import { stateDocument } from './state-document.js'
 import { bytesOf, openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
-import { clientIdInWorld, DEFAULT_WORLD_ID, ownSecret } from './world-ids.js'
+import { clientIdInWorld, DEFAULT_WORLD_ID, ownSecret, worldIdOfClientId } from './world-ids.js'
+import { invalidField } from '../../errors.js'
+import type { ReportWorld } from '../../schemas/examiner.js'
 
 /** A world's database up to this size writes its state document on the event loop (a few milliseconds; the worker's round trip costs more). */
 export const INLINE_STATE_BYTES = 512 * 1024
@@ -71,6 +73,15 @@ export interface WorldOptions {
   requestsInProgress?: number
   /** Where growth is counted against the world's bound and the process's (the registry). */
   account?: ByteAccount
+  /** The tenant of this id, as reports name it (the registry's). */
+  tenantOf?: (tenantId: string) => { id: string, name: string } | undefined
+}
+
+/** The digest of what a reset loaded: the fixture's bytes as posted, else the snapshot swapped in (computed once). */
+function digestOf (content: WorldContent): () => Promise<string> {
+  const digest = content.digest !== undefined ? Promise.resolve(content.digest) : 'snapshot' in content ? sha256Hex(content.snapshot) : Promise.resolve('unknown')
+  digest.catch(() => undefined)
+  return () => digest
 }
 
 /** Counts what worlds hold against their bounds and the process's (WorldRegistry). */
@@ -117,6 +128,8 @@ export class World {
   private sharedExaminer: SharedSessions | undefined
   private data: WorldData
   private dataSource: string
+  /** The SHA-256 of what the data was loaded from: the start's, or the fixture or snapshot of the last reset. */
+  private dataDigest: () => Promise<string>
   /** True while the data is the world's start as a reset left it (any commit since clears it). */
   private dataAtStart = false
   private readonly sessions: ReturnType<typeof createSessionRepository>
@@ -147,6 +160,7 @@ export class World {
     this.bound = options.maxBytes
     this.data = this.openData(options.db)
     this.dataSource = options.start.source
+    this.dataDigest = () => options.start.digest(this.data)
     this.simulator = createSimulator(() => this.data.repos, this.clock, options.loadFaker)
     this.records = options.records ?? this.data.sql
     this.sessions = createSessionRepository(this.records, this.id)
@@ -155,8 +169,31 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: options.reports.of(this.id)
+      reports: options.reports.of(this.id),
+      worldFacts: () => this.reportFacts()
     })
+  }
+
+  /** The world as an examiner report names it: its id and name, its tenant, the digest of what its data was loaded from. */
+  async reportFacts (): Promise<ReportWorld> {
+    const tenant = this.tenantId === undefined ? null : { id: this.tenantId, name: this.options.tenantOf?.(this.tenantId)?.name ?? this.tenantId }
+    return { id: this.id, name: this.name, tenant, startDigest: await this.dataDigest() }
+  }
+
+  /**
+   * The Client Id a session of this world records, for the one asked: one of the world's own, or,
+   * in a world created, the fixture's bare Client Id taken as the world's (`abc` for
+   * `abc@<world id>`). Any other is a 400 naming the world's Client Ids: a session of a Client Id
+   * no request can present would record nothing.
+   */
+  sessionClientId (asked: string | undefined): string | undefined {
+    if (asked === undefined) return undefined
+    const ids = this.admin.listIntegrations().map((i) => i.clientId)
+    if (ids.includes(asked)) return asked
+    const own = this.id === DEFAULT_WORLD_ID || worldIdOfClientId(asked) !== undefined ? undefined : clientIdInWorld(asked, this.id)
+    if (own !== undefined && ids.includes(own)) return own
+    const listed = ids.length <= 20 ? ids.join(', ') : `${ids.slice(0, 20).join(', ')} and ${ids.length - 20} more`
+    throw invalidField('clientId', `'${asked.slice(0, 100)}' is not a Client Id of world ${this.id}; its Client Ids are ${listed || '(none)'} (or leave clientId out to record every integration)`)
   }
 
   /** The world's data over this database, every integration with its Client Id in this world. */
@@ -214,7 +251,8 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: this.options.reports.of(this.id)
+      reports: this.options.reports.of(this.id),
+      worldFacts: () => this.reportFacts()
     })
     this.examiner = this.sharedExaminer
     return this.sharedExaminer
@@ -253,6 +291,7 @@ export class World {
       this.dataAtStart = next === undefined
     }
     this.dataSource = next?.source ?? this.options.start.source
+    this.dataDigest = next === undefined ? () => this.options.start.digest(this.data) : digestOf(next)
   }
 
   /**

@@ -4,6 +4,7 @@
  * the two ways a change that a session's log places wrongly could be held against a partner.
  */
 import t from 'tap'
+import { TEST_WORLD } from '../../helpers/examiner.js'
 import type { ClientVersion } from '../../../src/db/clients.js'
 import type { ExaminerStore, StoredSession } from '../../../src/db/postgres/examiner-store.js'
 import { Clock } from '../../../src/domain/clock.js'
@@ -44,7 +45,8 @@ function hosted (store: Partial<ExaminerStore>, run: ReportRunner['run']) {
     clock: new Clock(),
     clientsOf: async () => CLIENTS,
     agencyExists: () => true,
-    reports: { run } as ReportRunner
+    reports: { run } as ReportRunner,
+    worldFacts: async () => TEST_WORLD
   })
 }
 

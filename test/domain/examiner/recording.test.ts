@@ -8,6 +8,7 @@ import { Clock } from '../../../src/domain/clock.js'
 import { ReportRunner } from '../../../src/domain/examiner/report-runner.js'
 import { createExaminer, FLUSH_INTERVAL_MS, type RequestRecord } from '../../../src/domain/examiner/sessions.js'
 import { AGENCY, build } from '../../helpers/app.js'
+import { TEST_WORLD } from '../../helpers/examiner.js'
 import { startSession, sleep, vendor } from '../../helpers/examiner.js'
 
 function open (t: { teardown: (fn: () => void) => void }) {
@@ -26,7 +27,7 @@ const request = (over: Partial<RequestRecord> = {}): RequestRecord => ({
 t.test('a session records up to its cap, then stops and is marked capped (also after a restart)', async (t) => {
   const { sql } = open(t)
   const clock = new Clock()
-  const examiner = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner() })
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner(), worldFacts: async () => TEST_WORLD })
   const { id } = await examiner.start({ clientId: 'abc' })
   for (let i = 1; i <= 4; i++) examiner.record(request({ journalId: i }))
   t.match(await examiner.get(id), { recorded: 4, capped: false })
@@ -35,7 +36,7 @@ t.test('a session records up to its cap, then stops and is marked capped (also a
   for (let i = 6; i <= 9; i++) examiner.record(request({ journalId: i }))
   t.match(await examiner.get(id), { recorded: 5, capped: true })
   examiner.close()
-  const reopened = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner() })
+  const reopened = createExaminer({ repo: createSessionRepository(sql), clock, cap: 5, clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner(), worldFacts: async () => TEST_WORLD })
   t.match(await reopened.get(id), { recorded: 5, capped: true }, 'the count and the mark are stored')
   reopened.record(request({ journalId: 10 }))
   const report = await reopened.report(id)
@@ -45,7 +46,7 @@ t.test('a session records up to its cap, then stops and is marked capped (also a
 
 t.test('recorded requests are written in one transaction per flush, without the change signal', async (t) => {
   const { db, sql, commits } = open(t)
-  const examiner = createExaminer({ repo: createSessionRepository(sql), clock: new Clock(), clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner() })
+  const examiner = createExaminer({ repo: createSessionRepository(sql), clock: new Clock(), clientsOf: async () => [], agencyExists: () => true, reports: new ReportRunner(), worldFacts: async () => TEST_WORLD })
   const { id } = await examiner.start({})
   for (let i = 1; i <= 50; i++) examiner.record(request({ journalId: i }))
   const count = () => (db.prepare('SELECT coalesce(sum(count), 0) AS n FROM examiner_log').get() as { n: number }).n

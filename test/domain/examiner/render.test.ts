@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import { renderHtml } from '../../../src/domain/examiner/render-html.js'
 import { renderJunit } from '../../../src/domain/examiner/render-junit.js'
 import { renderText } from '../../../src/domain/examiner/render-text.js'
-import { RULES, ReportSchema, type Finding, type Report } from '../../../src/schemas/examiner.js'
+import { RULES, ReportSchema, type Finding, type Report, type RuleResult } from '../../../src/schemas/examiner.js'
 import { descendants, parseXml } from '../../helpers/xml.js'
 
 /** Markup, entities, a CDATA end, quotes, an ANSI colour, NUL, a lone surrogate and a right-to-left override. */
@@ -13,9 +13,18 @@ const finding = (rule: string, severity: Finding['severity'], count: number, ext
   rule, severity, count, message: `${rule} seen ${count} times`, fix: `fix ${rule}`, examples: [], ...extra
 })
 
-function sampleReport (findings: Finding[]): Report {
+const OUTCOMES = { error: 'fail', warning: 'warn', info: 'not-exercised' } as const
+
+function sampleReport (findings: Finding[], notExercised: string[] = []): Report {
   const verdict = findings.some((f) => f.severity === 'error') ? 'fail' : findings.some((f) => f.severity === 'warning') ? 'warn' : 'pass'
+  const rules = RULES.map((r): RuleResult => {
+    const f = findings.find((x) => x.rule === r.id)
+    return { id: r.id, severity: r.severity, outcome: f !== undefined ? OUTCOMES[f.severity] : notExercised.includes(r.id) ? 'not-exercised' : 'pass', count: f?.count ?? 0 }
+  })
   return {
+    evidence: { requests: 1234, listings: 3, clientReads: 26 },
+    judgedBy: { version: '0.1.0', build: `git:${'ab'.repeat(20)}`, rulesVersion: 2, rules },
+    world: { id: 'w0123456789', name: HOSTILE, tenant: { id: 't0123456789', name: 'Northwind' }, startDigest: 'cd'.repeat(32) },
     session: { id: 7, name: HOSTILE, clientId: 'abc', startedAt: '2026-11-23T10:00:00.000Z', endedAt: '2026-11-23T10:02:30.500Z', recorded: 1234, capped: false },
     verdict,
     findings,
@@ -66,26 +75,28 @@ t.test('JUnit: well-formed, one test case per catalogued rule, a failure per err
   const [suite] = descendants(root, 'testsuite')
   const cases = descendants(root, 'testcase')
   const names = cases.map((c) => c.attrs.name)
-  t.same(names.slice(0, RULES.length), RULES.map((r) => r.id), 'every catalogued rule, in catalogue order')
-  t.same(names.slice(RULES.length), ['a-rule-from-a-newer-sandbox'], 'then a reported rule the catalogue lacks')
-  t.equal(suite!.attrs.tests, String(RULES.length + 1))
-  t.equal(root.attrs.tests, String(RULES.length + 1))
+  t.equal(names[0], 'evidence', 'the evidence first')
+  t.same(names.slice(1, RULES.length + 1), RULES.map((r) => r.id), 'every catalogued rule, in catalogue order')
+  t.same(names.slice(RULES.length + 1), ['a-rule-from-a-newer-sandbox'], 'then a reported rule the catalogue lacks')
+  t.equal(suite!.attrs.tests, String(RULES.length + 2))
+  t.equal(root.attrs.tests, String(RULES.length + 2))
 
   const failed = cases.filter((c) => c.children.some((x) => x.name === 'failure')).map((c) => c.attrs.name)
   t.same(failed, ['retry-after-ignored', 'deleted-never-synced'], 'a <failure> for each error finding, none for the others')
   t.equal(suite!.attrs.failures, '2')
   t.equal(root.attrs.failures, '2')
   t.equal(suite!.attrs.errors, '0')
-  t.equal(suite!.attrs.skipped, '0')
+  t.equal(suite!.attrs.skipped, '1', 'the checklist\'s items not exercised')
   t.equal(suite!.attrs.time, '150.500', 'the session lasted 150.5 s')
   t.equal(suite!.attrs.timestamp, '2026-11-23T10:00:00', 'timestamp without zone or fraction')
 
   const outOf = (rule: string) => cases.find((c) => c.attrs.name === rule)!.children.map((x) => `${x.name}:${x.text}`).join('\n')
   t.match(outOf('n-plus-one-reads'), /^system-out:WARNING: n-plus-one-reads seen 40 times\nFix: fix n-plus-one-reads/, 'a warning is in system-out')
-  t.match(outOf('checklist-incomplete'), /^system-out:INFO: /, 'info too')
+  t.match(outOf('checklist-incomplete'), /^skipped:\nsystem-out:INFO: /, 'the checklist not exercised: skipped, with its finding')
   t.equal(outOf('auth-failed'), '', 'a passed rule is an empty test case')
+  t.match(outOf('evidence'), /^system-out:1,234 requests, 3 changed-clients listings, 26 client reads$/, 'the evidence passes')
 
-  const failure = cases[0]!.children[0]!
+  const failure = cases[1]!.children[0]!
   t.equal(failure.attrs.type, 'retry-after-ignored')
   const safe = HOSTILE.replace(/[\u0000\u001b\ud800]/g, '\uFFFD') // eslint-disable-line no-control-regex
   t.equal(failure.attrs.message, `repeated early: ${safe}`, 'the message reads back exactly, characters XML cannot hold replaced')
@@ -97,6 +108,10 @@ t.test('JUnit: well-formed, one test case per catalogued rule, a failure per err
   t.equal(props['session.name'], safe, 'the session name reads back')
   t.equal(props.verdict, 'fail')
   t.same([props['findings.error'], props['findings.warning'], props['findings.info']], ['2', '2', '1'])
+  t.equal(props['judgedBy.build'], `git:${'ab'.repeat(20)}`)
+  t.equal(props['world.startDigest'], 'cd'.repeat(32))
+  t.equal(props['world.tenant'], 't0123456789 Northwind')
+  t.equal(props['signer.name'], undefined, 'unsigned: no signer')
   t.notMatch(xml, '<script', 'no markup from data')
 
   const multiline = sampleReport([finding('auth-failed', 'error', 1, { message: 'line one\nline two\ttab' })])
@@ -106,9 +121,10 @@ t.test('JUnit: well-formed, one test case per catalogued rule, a failure per err
 
 t.test('JUnit of a clean session: every rule passes', async (t) => {
   const root = parseXml(renderJunit(sampleReport([])))
-  t.equal(descendants(root, 'testcase').length, RULES.length)
+  t.equal(descendants(root, 'testcase').length, RULES.length + 1)
   t.equal(descendants(root, 'failure').length, 0)
   t.equal(root.attrs.failures, '0')
+  t.equal(root.attrs.skipped, '0')
   const open = sampleReport([])
   delete open.session.endedAt
   t.equal(parseXml(renderJunit(open)).attrs.time, '0.000', 'an open session has no duration yet')
@@ -129,9 +145,13 @@ t.test('HTML: verdict first, every rule, findings with fix and examples, escaped
   t.ok(verdictAt > 0 && verdictAt < html.indexOf('id="finding-'), 'the verdict comes before the findings')
   t.match(html, '2 errors, 2 warnings, 1 info')
   for (const rule of RULES) t.match(html, `<tr data-rule="${rule.id}"`, `rule ${rule.id} is listed`)
-  t.match(html, '<tr data-rule="a-rule-from-a-newer-sandbox" data-result="warned">')
-  t.match(html, '<tr data-rule="retry-after-ignored" data-result="failed">')
-  t.match(html, '<tr data-rule="auth-failed" data-result="passed">')
+  t.match(html, '<tr data-rule="a-rule-from-a-newer-sandbox" data-result="warn">')
+  t.match(html, '<tr data-rule="retry-after-ignored" data-result="fail">')
+  t.match(html, '<tr data-rule="auth-failed" data-result="pass">')
+  t.match(html, '<tr data-rule="checklist-incomplete" data-result="not-exercised">')
+  t.match(html, '<p id="evidence">Evidence: 1,234 requests, 3 changed-clients listings, 26 client reads</p>')
+  t.match(html, '<li>World w0123456789 &quot;&lt;script&gt;', 'the world, escaped')
+  t.match(html, `started from sha256 ${'cd'.repeat(32)}</li><li>Judged by agency-sandbox 0.1.0, build git:${'ab'.repeat(20)}, rules version 2</li></ul>`)
   t.equal(html.match(/<section class="finding /g)?.length, 5, 'one section per finding')
   t.match(html, '<strong>Fix:</strong> fix retry-after-ignored')
   t.match(html, '#13 POST /vendor/agency/1001/client/1000/log → dropped')
@@ -149,7 +169,8 @@ t.test('HTML of a clean session says so', async (t) => {
   const html = renderHtml(sampleReport([]))
   t.match(html, 'data-verdict="pass"')
   t.match(html, 'No findings: every rule passed.')
-  t.equal(html.match(/data-result="passed"/g)?.length, RULES.length)
+  t.equal(html.match(/data-result="pass"/g)?.length, RULES.length)
+  t.notMatch(html, 'id="no-evidence"')
 })
 
 t.test('text: verdict first, findings, sync, coverage, every rule; nothing from the session reaches the terminal raw', async (t) => {
@@ -157,6 +178,9 @@ t.test('text: verdict first, findings, sync, coverage, every rule; nothing from 
   const lines = text.split('\n')
   t.match(lines[0], /^Session 7 "<script>alert\(1\)<\/script> & "q" 'a' \]\]> \\x1B\[31mred\\x00 \ud800 \\u\{202E\}evil" · abc · 2026-11-23T10:00:00.000Z → 2026-11-23T10:02:30.500Z · 1,234 requests recorded$/)
   t.equal(lines[1], 'Verdict: FAIL (2 errors, 2 warnings, 1 info)')
+  t.equal(lines[2], 'Evidence: 1,234 requests, 3 changed-clients listings, 26 client reads')
+  t.match(lines[3], /^World w0123456789 "<script>.* of tenant t0123456789 "Northwind", started from sha256 (cd){32}$/)
+  t.equal(lines[4], `Judged by agency-sandbox 0.1.0, build git:${'ab'.repeat(20)}, rules version 2`)
   // eslint-disable-next-line no-control-regex
   t.notMatch(text, /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]/, 'no control or override character is printed')
   t.match(text, 'ERROR   retry-after-ignored ×3\n        repeated early: ')
@@ -172,12 +196,37 @@ t.test('text: verdict first, findings, sync, coverage, every rule; nothing from 
   t.same(ruleLines.map((l) => l.trim().split(/\s+/)[1]), [...RULES.map((r) => r.id), 'a-rule-from-a-newer-sandbox'], 'every rule, in catalogue order')
   t.match(text, '  FAIL  retry-after-ignored ×3')
   t.match(text, '  warn  n-plus-one-reads ×40')
-  t.match(text, '  info  checklist-incomplete ×2')
+  t.match(text, '  --    checklist-incomplete ×2')
   t.match(text, '  ok    auth-failed\n')
 })
 
 t.test('text of a clean session', async (t) => {
   const text = renderText(sampleReport([]))
-  t.match(text, 'Verdict: PASS (0 errors, 0 warnings, 0 info)\n\nNo findings.')
+  t.match(text, 'Verdict: PASS (0 errors, 0 warnings, 0 info)\nEvidence: ')
+  t.match(text, 'rules version 2\n\nNo findings.')
   t.equal(text.match(/^ {2}ok {4}/gm)?.length, RULES.length)
+})
+
+t.test('a run with no evidence: said first in every form, a failure in JUnit; rules not exercised are shown so', async (t) => {
+  const report = sampleReport([], RULES.filter((r) => r.id !== 'auth-failed' && r.id !== 'checklist-incomplete').map((r) => r.id))
+  report.verdict = 'no-evidence'
+  report.evidence = { requests: 0, listings: 0, clientReads: 0 }
+  report.signer = { keyId: 'ef'.repeat(32), name: 'Northwind partner programme' }
+  t.ok(Value.Check(ReportSchema, report))
+  const text = renderText(report)
+  t.match(text, 'Verdict: NO-EVIDENCE (0 errors, 0 warnings, 0 info)\nNo evidence: the session recorded no request of Client Id abc; nothing here says the integration is ready.')
+  t.match(text, `Signed by "Northwind partner programme" with key ${'ef'.repeat(32)}`)
+  t.match(text, '  --    sync-missed (not exercised)')
+  const root = parseXml(renderJunit(report))
+  const evidence = descendants(root, 'testcase').find((c) => c.attrs.name === 'evidence')!
+  t.equal(evidence.children[0]!.name, 'failure')
+  t.equal(evidence.children[0]!.attrs.type, 'no-evidence')
+  t.equal(root.attrs.failures, '1', 'a CI step reading JUnit fails')
+  t.equal(root.attrs.skipped, String(RULES.length - 2))
+  const props = Object.fromEntries(descendants(root, 'property').map((p) => [p.attrs.name, p.attrs.value]))
+  t.equal(props['signer.name'], 'Northwind partner programme')
+  const html = renderHtml(report)
+  t.match(html, 'data-verdict="no-evidence"')
+  t.match(html, '<p class="finding error" id="no-evidence"><strong>No evidence:</strong> the session recorded no request of Client Id abc')
+  t.match(html, '<tr data-rule="sync-missed" data-result="not-exercised">')
 })

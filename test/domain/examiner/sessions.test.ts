@@ -35,7 +35,8 @@ t.test('a session starts, is listed, records, ends with a summary, and ending ag
   const summary = end.json() as ReportSummary
   t.ok(summary.session.endedAt, 'ended')
   t.equal(summary.session.recorded, 2)
-  t.equal(summary.verdict, 'pass')
+  t.equal(summary.verdict, 'no-evidence', 'two requests, no sync: nothing to judge the integration by')
+  t.same(summary.evidence, { requests: 2, listings: 0, clientReads: 0 })
   t.same(summary.counts, { error: 0, warning: 0, info: 1 })
   t.same(summary.findings.map((f) => f.rule), ['checklist-incomplete'])
 
@@ -82,8 +83,9 @@ t.test('every request presenting the Client Id is recorded: fault answers, 401s,
   t.equal((await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/users?version=4.0`)).statusCode, 429)
   t.equal((await vendor(app, 'GET', '/vendor/agencies?version=4.0', { authorization: basic('abc', 'wrong') })).statusCode, 401)
   t.equal((await vendor(app, 'GET', '/vendor/agencies?version=4.0', { authorization: NORTHWIND })).statusCode, 200, 'another integration')
-  // what the console's page sends (a partner sending the header is recorded: test/app/console-header.test.ts)
-  await vendor(app, 'GET', '/vendor/agencies?version=4.0', { headers: { 'x-sandbox-console': '1', 'sec-fetch-site': 'same-origin' } })
+  // what the console's page sends: its cookie (a partner sending its header is recorded: test/app/console-header.test.ts)
+  const cookie = String((await app.inject({ url: '/_sandbox/ui/' })).headers['set-cookie']).split(';')[0]
+  await vendor(app, 'GET', '/vendor/agencies?version=4.0', { headers: { cookie } })
   await vendor(app, 'GET', '/vendor/nowhere?version=4.0')
   const report = await reportOf(app, session.id)
   t.equal(report.session.recorded, 4, '503 fault, 429 fault, 401 and the unknown route; not northwind, not the console')

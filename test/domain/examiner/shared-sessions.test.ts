@@ -4,6 +4,7 @@
  * arrived, and it stops recording for a session once it alone recorded past the session's cap.
  */
 import t from 'tap'
+import { TEST_WORLD } from '../../helpers/examiner.js'
 import { Clock } from '../../../src/domain/clock.js'
 import { ReportRunner } from '../../../src/domain/examiner/report-runner.js'
 import { SharedSessions } from '../../../src/domain/examiner/shared-sessions.js'
@@ -25,6 +26,7 @@ function sessions (cap = 5) {
     clientsOf: async () => [],
     agencyExists: () => true,
     reports: new ReportRunner(),
+    worldFacts: async () => TEST_WORLD,
     cap
   })
   return { shared, shipsAsked: () => shipsAsked }

@@ -99,6 +99,8 @@ type Person struct {
 	DriverLicenseNumber *string `json:"driverLicenseNumber"`
 }
 
+// Contact: a production C# sync declares `int Priority`, `bool AllowMassEmail` and
+// `bool IsBillingContact` non-nullable: absent reads as 0 or false, null throws.
 type Contact struct {
 	ID               *string `json:"id"`
 	Modified         *string `json:"modified"`
@@ -107,9 +109,9 @@ type Contact struct {
 	Data             *string `json:"data"`
 	PersonID         *string `json:"personId"`
 	Description      *string `json:"description"`
-	IsBillingContact *bool   `json:"isBillingContact"`
-	AllowMassEmail   *bool   `json:"allowMassEmail"`
-	Priority         *int32  `json:"priority"`
+	IsBillingContact *bool   `json:"isBillingContact" nonnull:"bool IsBillingContact"`
+	AllowMassEmail   *bool   `json:"allowMassEmail" nonnull:"bool AllowMassEmail"`
+	Priority         *int32  `json:"priority" nonnull:"int Priority"`
 }
 
 type Claim struct {
@@ -145,8 +147,24 @@ type AdditionalInterest struct {
 	Rank       *int32  `json:"rank"`
 }
 
-// Record is a record whose fields the contract leaves open (drivers, autos, boats, locations):
-// it must be a JSON object.
+// Driver carries its person and role: production v4 callers find the named insured among the
+// drivers by relationship, personalInfo.status and name, into non-nullable members.
+type Driver struct {
+	PersonID      *string       `json:"personId" nonnull:"Guid PersonId"`
+	FirstName     *string       `json:"firstName" nonnull:"string FirstName"`
+	LastName      *string       `json:"lastName" nonnull:"string LastName"`
+	Relationship  *string       `json:"relationship" nonnull:"string Relationship"`
+	PersonalInfo  *PersonalInfo `json:"personalInfo" nonnull:"PersonalInfo PersonalInfo"`
+	LicenseNumber *string       `json:"licenseNumber" nonnull:"string LicenseNumber"`
+	LicenseState  *string       `json:"licenseState" nonnull:"string LicenseState"`
+}
+
+type PersonalInfo struct {
+	Status *string `json:"status" nonnull:"string Status"`
+}
+
+// Record is a record whose fields the contract leaves open (autos, boats, locations): it must
+// be a JSON object.
 type Record = map[string]json.RawMessage
 
 type Policy struct {
@@ -184,7 +202,7 @@ type Policy struct {
 	Agent3              *string               `json:"agent3"`
 	LoBs                *[]LineOfBusiness     `json:"loBs"`
 	Coverages           *[]Coverage           `json:"coverages"`
-	Drivers             *[]Record             `json:"drivers"`
+	Drivers             *[]Driver             `json:"drivers"`
 	Autos               *[]Record             `json:"autos"`
 	AdditionalInterests *[]AdditionalInterest `json:"additionalInterests"`
 	Locations           *[]Record             `json:"locations"`

@@ -62,9 +62,9 @@ type ContactV1 struct {
 	Data             *string `json:"data"`
 	PersonID         *int32  `json:"personId"`
 	Description      *string `json:"description"`
-	IsBillingContact *bool   `json:"isBillingContact"`
-	AllowMassEmail   *bool   `json:"allowMassEmail"`
-	Priority         *int32  `json:"priority"`
+	IsBillingContact *bool   `json:"isBillingContact" nonnull:"bool IsBillingContact"`
+	AllowMassEmail   *bool   `json:"allowMassEmail" nonnull:"bool AllowMassEmail"`
+	Priority         *int32  `json:"priority" nonnull:"int Priority"`
 }
 
 type ClaimV1 struct {
@@ -78,13 +78,43 @@ type ClaimV1 struct {
 }
 
 type LineOfBusinessV1 struct {
-	ID        *int32    `json:"id"`
-	Code      *string   `json:"code"`
-	Status    *string   `json:"status"`
-	Coverages *[]Record `json:"coverages"`
-	Drivers   *[]Record `json:"drivers"`
-	Vehicles  *[]Record `json:"vehicles"`
-	Locations *[]Record `json:"locations"`
+	ID        *int32       `json:"id"`
+	Code      *string      `json:"code"`
+	Status    *string      `json:"status"`
+	Coverages *[]Record    `json:"coverages"`
+	Drivers   *[]DriverV1  `json:"drivers"`
+	Vehicles  *[]VehicleV1 `json:"vehicles"`
+	Locations *[]Record    `json:"locations"`
+}
+
+// DriverV1: the sample's drivers carry the person's name, relationship and operatorStatus.
+type DriverV1 struct {
+	ID             *int32  `json:"id"`
+	FirstName      *string `json:"firstName"`
+	LastName       *string `json:"lastName"`
+	Relationship   *string `json:"relationship"`
+	OperatorStatus *string `json:"operatorStatus"`
+	LicenseNumber  *string `json:"licenseNumber"`
+	LicenseState   *string `json:"licenseState"`
+}
+
+// VehicleV1 carries its coverages, premium a JSON number in version 1.
+type VehicleV1 struct {
+	ID        *int32        `json:"id"`
+	Year      *string       `json:"year"`
+	Make      *string       `json:"make"`
+	Coverages *[]CoverageV1 `json:"coverages"`
+}
+
+type CoverageV1 struct {
+	ID           *int32   `json:"id"`
+	Code         *string  `json:"code"`
+	Description  *string  `json:"description"`
+	DisplayOrder *int32   `json:"displayOrder"`
+	Limits       *string  `json:"limits"`
+	Deductibles  *string  `json:"deductibles"`
+	Premium      *float64 `json:"premium"`
+	Percent      *float64 `json:"percent"`
 }
 
 type PolicyV1 struct {

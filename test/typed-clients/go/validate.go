@@ -119,6 +119,11 @@ func (r *Policy) check(c *checker, p string) {
 			need(c, at(p+".loBs", i)+".code", lob.Code)
 		}
 	}
+	if r.Drivers != nil {
+		for i, d := range *r.Drivers {
+			c.text(at(p+".drivers", i)+".personId", d.PersonID, false, "guid")
+		}
+	}
 	if r.AdditionalInterests != nil {
 		for i, ai := range *r.AdditionalInterests {
 			q := at(p+".additionalInterests", i)
@@ -211,6 +216,28 @@ func (r *PolicyV1) check(c *checker, p string) {
 			need(c, q+".drivers", lob.Drivers)
 			need(c, q+".vehicles", lob.Vehicles)
 			need(c, q+".locations", lob.Locations)
+			if lob.Drivers != nil {
+				for k, d := range *lob.Drivers {
+					// every key of the sample's drivers is present, "" when there is nothing
+					q := at(q+".drivers", k)
+					need(c, q+".id", d.ID)
+					need(c, q+".firstName", d.FirstName)
+					need(c, q+".lastName", d.LastName)
+					need(c, q+".relationship", d.Relationship)
+					need(c, q+".operatorStatus", d.OperatorStatus)
+				}
+			}
+			if lob.Vehicles != nil {
+				for k, v := range *lob.Vehicles {
+					q := at(q+".vehicles", k)
+					if need(c, q+".coverages", v.Coverages) {
+						for n, cv := range *v.Coverages {
+							need(c, at(q+".coverages", n)+".code", cv.Code)
+							need(c, at(q+".coverages", n)+".premium", cv.Premium)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -103,9 +103,16 @@ func walk(v interface{}, t reflect.Type, path string, out *[]failure) {
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			name := strings.Split(f.Tag.Get("json"), ",")[0]
-			if value, found := lookup(fields, name); found {
-				walk(value, f.Type, path+"."+name, out)
+			value, found := lookup(fields, name)
+			if !found {
+				continue
 			}
+			// a member declared non-nullable (C#'s int Priority): absent takes its default, null throws
+			if declared := f.Tag.Get("nonnull"); value == nil && declared != "" {
+				*out = append(*out, failure{path + "." + name, "null, but " + declared + " is not nullable"})
+				continue
+			}
+			walk(value, f.Type, path+"."+name, out)
 		}
 	default:
 		panic("no rule for " + t.String())

@@ -29,7 +29,8 @@ import java.util.TreeMap;
  * Model and ModelV1, prints the answers decoded per operation and version, and exits 1 listing
  * the failures. Jackson is set up the way a strict client is: no scalar coercion (a JSON number
  * is not a String, a string is not a number, a fraction is not an Integer), non-optional members
- * required and non-null, unknown properties allowed.
+ * required and non-null, non-nullable members (primitives, {@code @NonNull}) never null, unknown
+ * properties allowed.
  */
 public final class Decoder {
   private Decoder() {}
@@ -43,7 +44,8 @@ public final class Decoder {
         .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
         .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
         .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
-        .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+        // absent, a primitive (C#'s int Priority) takes its default; a JSON null there fails (nullsWhereNotNullable)
+        .disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
         .enable(DeserializationFeature.FAIL_ON_NUMBERS_FOR_ENUMS)
         .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
         // a typed list holds no null item (List<int> in C# refuses one)
@@ -91,6 +93,7 @@ public final class Decoder {
       if (node.isNull()) throw new IllegalArgumentException("null where a value is expected");
       Object value = MAPPER.readerFor(type).readValue(MAPPER.treeAsTokens(node));
       requireNonNull(value, path, out);
+      nullsWhereNotNullable(node, type, path, out);
     } catch (IOException | ReflectiveOperationException | RuntimeException e) {
       if (!diagnose) {
         out.add(new Failure(path + pathOf(e), messageOf(e)));
@@ -105,6 +108,7 @@ public final class Decoder {
           String at = path + "." + component.getName();
           if (child == null || child.isNull()) {
             if (required) out.add(new Failure(at, "required, but " + (child == null ? "missing" : "null")));
+            else if (child != null && notNullable(component)) out.add(new Failure(at, NOT_NULLABLE));
           } else {
             decode(child, MAPPER.getTypeFactory().constructType(component.getGenericType()), at, out, true);
           }
@@ -127,6 +131,32 @@ public final class Decoder {
         if (member == null && component.isAnnotationPresent(Values.Required.class)) out.add(new Failure(at, "required, but null"));
         else requireNonNull(member, at, out);
       }
+    }
+  }
+
+  static final String NOT_NULLABLE = "null, but the member is not nullable";
+
+  /** A member a JSON null fails: a primitive (as C#'s int and bool) or one marked {@code @NonNull}. */
+  static boolean notNullable(RecordComponent component) {
+    return component.getType().isPrimitive() || component.isAnnotationPresent(Values.NonNull.class);
+  }
+
+  /** A JSON null where a member is not nullable (absent is allowed: it takes its default). */
+  static void nullsWhereNotNullable(JsonNode node, JavaType type, String path, List<Failure> out) {
+    Class<?> raw = type.getRawClass();
+    if (raw.isRecord() && node.isObject()) {
+      for (RecordComponent component : raw.getRecordComponents()) {
+        JsonNode child = node.get(component.getName());
+        if (child == null) continue;
+        String at = path + "." + component.getName();
+        if (child.isNull()) {
+          if (notNullable(component)) out.add(new Failure(at, NOT_NULLABLE));
+        } else {
+          nullsWhereNotNullable(child, MAPPER.getTypeFactory().constructType(component.getGenericType()), at, out);
+        }
+      }
+    } else if (type.isCollectionLikeType() && node.isArray()) {
+      for (int i = 0; i < node.size(); i++) nullsWhereNotNullable(node.get(i), type.getContentType(), path + "[" + i + "]", out);
     }
   }
 

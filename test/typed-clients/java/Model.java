@@ -117,9 +117,10 @@ final class Model {
       @Values.Required String data,
       Values.Guid personId,
       String description,
-      Boolean isBillingContact,
-      Boolean allowMassEmail,
-      Integer priority) {}
+      // a production C# sync: int Priority, bool AllowMassEmail, bool IsBillingContact (absent: 0, false; null fails)
+      boolean isBillingContact,
+      boolean allowMassEmail,
+      int priority) {}
 
   record Claim(
       @Values.Required Values.Guid id,
@@ -135,6 +136,18 @@ final class Model {
 
   /** Coverage premium is a string on the wire ("412.00"). */
   record Coverage(String code, String description, String limits, String deductibles, String premium) {}
+
+  /** A driver with its person and role: production v4 callers find the named insured by them. */
+  record Driver(
+      @Values.NonNull Values.Guid personId,
+      @Values.NonNull String firstName,
+      @Values.NonNull String lastName,
+      @Values.NonNull String relationship,
+      @Values.NonNull PersonalInfo personalInfo,
+      @Values.NonNull String licenseNumber,
+      @Values.NonNull String licenseState) {}
+
+  record PersonalInfo(@Values.NonNull String status) {}
 
   record AdditionalInterest(
       @Values.Required Values.Guid id,
@@ -178,7 +191,7 @@ final class Model {
       String agent3,
       List<LineOfBusiness> loBs,
       List<Coverage> coverages,
-      List<ObjectNode> drivers,
+      List<Driver> drivers,
       List<ObjectNode> autos,
       List<AdditionalInterest> additionalInterests,
       List<ObjectNode> locations,

@@ -63,9 +63,9 @@ final class ModelV1 {
       @Values.Required String data,
       Integer personId,
       String description,
-      Boolean isBillingContact,
-      Boolean allowMassEmail,
-      Integer priority) {}
+      boolean isBillingContact,
+      boolean allowMassEmail,
+      int priority) {}
 
   record Claim(
       @Values.Required Integer id,
@@ -81,9 +81,32 @@ final class ModelV1 {
       @Values.Required String code,
       @Values.Required String status,
       @Values.Required List<ObjectNode> coverages,
-      @Values.Required List<ObjectNode> drivers,
-      @Values.Required List<ObjectNode> vehicles,
+      @Values.Required List<Driver> drivers,
+      @Values.Required List<Vehicle> vehicles,
       @Values.Required List<ObjectNode> locations) {}
+
+  /** The sample's drivers carry every key: the person's name, relationship and operatorStatus. */
+  record Driver(
+      @Values.Required Integer id,
+      @Values.Required String firstName,
+      @Values.Required String lastName,
+      @Values.Required String relationship,
+      @Values.Required String operatorStatus,
+      String licenseNumber,
+      String licenseState) {}
+
+  /** A vehicle with its coverages, premium a JSON number in version 1. */
+  record Vehicle(@Values.Required Integer id, String year, String make, @Values.Required List<Coverage> coverages) {}
+
+  record Coverage(
+      @Values.Required Integer id,
+      @Values.Required String code,
+      String description,
+      Integer displayOrder,
+      String limits,
+      String deductibles,
+      @Values.Required BigDecimal premium,
+      BigDecimal percent) {}
 
   record Policy(
       @Values.Required Integer id,

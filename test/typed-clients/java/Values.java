@@ -34,6 +34,15 @@ final class Values {
   @JsonProperty(required = true)
   @interface Required {}
 
+  /**
+   * A member declared non-nullable whose absence takes its default, as a C# non-nullable member
+   * without `required`: a JSON null there fails (Decoder checks the answer's nulls against these).
+   * Numbers and booleans use Java's primitives for that instead (FAIL_ON_NULL_FOR_PRIMITIVES).
+   */
+  @Target({ElementType.PARAMETER, ElementType.FIELD, ElementType.METHOD, ElementType.RECORD_COMPONENT})
+  @Retention(RetentionPolicy.RUNTIME)
+  @interface NonNull {}
+
   private static final Pattern GUID = Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
   private static final Pattern UTC = Pattern.compile("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,7})?Z");
   private static final Pattern ZONELESS = Pattern.compile("\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,7})?");

@@ -2,7 +2,6 @@ package example;
 
 import java.io.File;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -49,7 +48,9 @@ import java.util.regex.Pattern;
  * a grandchild): the whole process tree gets SIGTERM, then SIGKILL after a grace period. The JDK
  * cannot give a child a process group of its own, so the tree is taken from
  * {@link ProcessHandle#descendants()} when stopping. A shutdown hook stops whatever still runs when
- * the JVM exits, also on Ctrl-C or SIGTERM.
+ * the JVM exits, also on Ctrl-C or SIGTERM; a sandbox whose JVM was killed (SIGKILL) stops itself,
+ * as the pipe on its stdin closes ({@code serve --exit-on-stdin-close}). It listens on a free port
+ * it picks itself (port 0) and names it in its ready file ({@code serve --ready-file}).
  */
 public final class AgencySandbox implements AutoCloseable {
     public static final String DEMO_AUTH = "Basic " + Base64.getEncoder().encodeToString("abc:123".getBytes(StandardCharsets.UTF_8));
@@ -59,7 +60,7 @@ public final class AgencySandbox implements AutoCloseable {
     private static final Set<AgencySandbox> RUNNING = ConcurrentHashMap.newKeySet();
     private static final AtomicBoolean SHUTDOWN_HOOK = new AtomicBoolean();
 
-    private final String url;
+    private volatile String url;
     private final String token;
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private volatile Process process;
@@ -84,25 +85,46 @@ public final class AgencySandbox implements AutoCloseable {
             return sandbox;
         }
         List<String> command = new ArrayList<>(sandboxCommand());
-        int port = freePort();
-        command.addAll(List.of("serve", "--port", String.valueOf(port), "--db", ":memory:", "--log-level", "warn"));
+        // port 0: the sandbox picks a free port and writes {"url":...,"pid":...} to the ready file once listening
+        Path folder = Files.createTempDirectory("agency-sandbox-");
+        Path readyFile = folder.resolve("ready.json");
+        command.addAll(List.of("serve", "--port", "0", "--db", ":memory:", "--log-level", "warn",
+            "--ready-file", readyFile.toString(), "--exit-on-stdin-close"));
         if (SHUTDOWN_HOOK.compareAndSet(false, true)) {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> RUNNING.forEach(AgencySandbox::close), "agency-sandbox-stop"));
         }
+        // stdin stays a pipe this JVM holds: when the JVM ends, even killed, the pipe closes and the sandbox stops itself
         Process started = new ProcessBuilder(command)
-            .redirectInput(ProcessBuilder.Redirect.from(new File(WINDOWS ? "NUL" : "/dev/null")))
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start();
-        AgencySandbox sandbox = new AgencySandbox("http://127.0.0.1:" + port, token, started);
+        AgencySandbox sandbox = new AgencySandbox("", token, started);
         RUNNING.add(sandbox);
         try {
-            sandbox.waitHealthy(timeout);
+            sandbox.url = waitReady(started, readyFile, timeout);
         } catch (IOException | InterruptedException | RuntimeException e) {
             sandbox.close();
             throw e;
+        } finally {
+            Files.deleteIfExists(readyFile);
+            Files.deleteIfExists(folder);
         }
         return sandbox;
+    }
+
+    private static final Pattern READY_URL = Pattern.compile("\"url\":\"([^\"]+)\"");
+
+    /** The URL the started sandbox writes to its ready file once it listens. */
+    private static String waitReady(Process started, Path readyFile, Duration timeout) throws IOException, InterruptedException {
+        Instant deadline = Instant.now().plus(timeout);
+        while (!Files.exists(readyFile)) {
+            if (!started.isAlive()) throw new IllegalStateException("the sandbox exited with " + started.exitValue() + " before it was listening");
+            if (Instant.now().isAfter(deadline)) throw new IOException("the sandbox did not say where it listens within " + timeout);
+            Thread.sleep(50);
+        }
+        Matcher m = READY_URL.matcher(Files.readString(readyFile, StandardCharsets.UTF_8));
+        if (!m.find()) throw new IllegalStateException("the ready file " + readyFile + " names no url");
+        return m.group(1);
     }
 
     /** AGENCY_SANDBOX_CMD, else node_modules/.bin/agency-sandbox from the current directory upwards, else agency-sandbox on PATH. */
@@ -139,12 +161,6 @@ public final class AgencySandbox implements AutoCloseable {
         Matcher m = Pattern.compile("\"([^\"]*)\"|'([^']*)'|(\\S+)").matcher(line);
         while (m.find()) words.add(m.group(1) != null ? m.group(1) : m.group(2) != null ? m.group(2) : m.group(3));
         return words;
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
     }
 
     /** Base URL of the vendor API and the control plane, e.g. http://127.0.0.1:53124 */
@@ -186,6 +202,11 @@ public final class AgencySandbox implements AutoCloseable {
         if (!gone(tree, STOP_GRACE)) {
             tree.forEach(ProcessHandle::destroyForcibly);
             gone(tree, Duration.ofSeconds(5));
+        }
+        try {
+            p.getOutputStream().close();
+        } catch (IOException e) {
+            // the pipe to a sandbox that has ended: nothing to close
         }
     }
 

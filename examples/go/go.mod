@@ -1,0 +1,3 @@
+module example.com/agencysandbox
+
+go 1.19
