@@ -21,6 +21,7 @@ import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
+import { takeWorldTurns } from './plugins/world-turns.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
@@ -175,6 +176,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerErrorHandling(app)
   if (hosted !== undefined) commitBeforeAnswering(app)
   if (hosted !== undefined) shareWorlds(app, hosted)
+  takeWorldTurns(app)
   buildRequestContext(app, worlds, config, hosted === undefined ? 'here' : 'after-replica')
   if (hosted !== undefined) waitForReplica(app, hosted)
   useJsonBodies(app, { emptyIsAbsent: false })
@@ -230,6 +232,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     journalBytes: config.journalBytes,
     loadFaker,
     reports,
+    requestsInProgress: config.worlds.requestsInProgress,
     checkpoint: (file) => fixtures.checkpoint(file)
   })
   answering = true
@@ -237,10 +240,12 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     limits: {
       maxWorlds: config.worlds.max,
       maxBytes: config.worlds.maxBytes,
+      worldMaxBytes: config.worlds.worldMaxBytes,
       defaultTtlSeconds: config.worlds.ttlSeconds,
       journalSize: config.journalSize,
       journalBytes: Math.ceil(config.journalBytes / CREATED_WORLD_SHARE),
-      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES }
+      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES },
+      requestsInProgress: config.worlds.requestsInProgress
     },
     migrationsDir: config.migrationsDir,
     startFixture,

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { readWorldBody } from '../../src/domain/worlds/fixture-job.js'
 import type { World, WorldDataFacts } from '../../src/domain/worlds/world.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
-import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldSchema } from '../../src/schemas/worlds.js'
+import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldWithSecretsSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
 import { worldScope, type ControlTokens } from './tokens.js'
 
@@ -11,6 +11,9 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 
 /** The creation body is checked by readWorldBody, on the worker for a large one: the route takes it as it comes. */
 const checkedWhereRead = () => (value: unknown) => ({ value })
+
+/** The world's integrations with their secrets: for its creator, and whoever holds a token that opens it. */
+const credentialsOf = (world: World) => world.integrations().map(({ clientId, clientSecret, name }) => ({ clientId, clientSecret, name }))
 
 /** What GET /_sandbox/worlds tells of a world. */
 function describe (world: World, data: WorldDataFacts) {
@@ -24,6 +27,7 @@ function describe (world: World, data: WorldDataFacts) {
     expiresAt: iso(world.expiresAtMs),
     ttlSeconds: world.ttlMs / 1000,
     bytes: data.bytes,
+    maxBytes: world.maxBytes ?? null,
     integrations: data.integrations,
     counts: { ...data.counts, journal: world.journal.size, faults: world.faults.list().length }
   }
@@ -55,17 +59,19 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
       // before a large fixture is read: a tenant at its quota learns it at once
       if (owner !== undefined) worlds.checkQuota(owner)
       const body: unknown = request.body
-      const { name, from, ttlSeconds, snapshot, warnings } = body instanceof UnparsedJson
-        ? await worlds.fixtures.world(body.bytes, body.maxValues)
+      const { name, from, ttlSeconds, maxBytes, secrets, snapshot, warnings } = body instanceof UnparsedJson
+        // a creator's large bodies take one place on the worker at a time, as a world's do
+        ? await worlds.fixtures.world(body.bytes, body.maxValues, `creator:${owner?.id ?? 'administrator'}`)
         : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
       for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
-      const world = await worlds.create({ name, from, snapshot, ttlSeconds, owner })
+      const world = await worlds.create({ name, from, snapshot, ttlSeconds, maxBytes, secrets, owner })
       reply.code(201).send({
         id: world.id,
         name: world.name,
-        integrations: world.integrations(),
+        integrations: credentialsOf(world),
         token: world.token ?? '',
         expiresAt: iso(world.expiresAtMs),
+        maxBytes: world.maxBytes ?? null,
         ...(warnings.length > 0 ? { warnings } : {})
       })
     })
@@ -92,9 +98,10 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
   await app.register(async function oneWorld (scope) {
     worldScope(scope, worlds, tokens)
     scope.withTypeProvider<TypeBoxTypeProvider>().get('/worlds/:worldId', {
-      schema: { summary: 'One world', params: WorldIdParams, response: { 200: WorldSchema } }
-    }, (request) => describe(request.world, request.world.dataFacts()))
+      schema: { summary: "One world, with its integrations' secrets (to whoever holds its token, its tenant's, or the sandbox's)", params: WorldIdParams, response: { 200: WorldWithSecretsSchema } }
+    }, (request) => ({ ...describe(request.world, request.world.dataFacts()), credentials: credentialsOf(request.world) }))
     scope.withTypeProvider<TypeBoxTypeProvider>().delete('/worlds/:worldId', {
+      config: { removesWorld: true },
       schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
     }, async (request, reply) => {
       await worlds.remove(request.world.id)

@@ -107,6 +107,8 @@ export class UnitOfWork implements ChangeSignal {
   private replaying = false
   /** Commands prepared for replay, by SQL text. */
   private readonly replayCommands = new Map<string, Command<unknown[]>>()
+  /** Runs inside a transaction that ran a command, just before its COMMIT (see checkBeforeCommit). */
+  private commitCheck: (() => void) | undefined
 
   constructor (private readonly db: Db) {}
 
@@ -145,6 +147,16 @@ export class UnitOfWork implements ChangeSignal {
     const steps = this.captured ?? []
     this.captured = undefined
     return steps
+  }
+
+  /**
+   * Runs `check` inside every outermost transaction that ran a command, just before its COMMIT, so
+   * that it sees what the transaction wrote (a world's bytes: worlds/world.ts): when it throws, the
+   * transaction rolls back and nothing of it is applied. A replay (another replica's commit, already
+   * acknowledged) is not checked.
+   */
+  checkBeforeCommit (check: () => void): void {
+    this.commitCheck = check
   }
 
   /** Runs captured steps (another replica's commit) in one transaction, which signals its change as any commit does. */
@@ -233,7 +245,11 @@ export class UnitOfWork implements ChangeSignal {
     const kept = this.captured?.length ?? 0
     let result: T
     try {
-      result = this.db.transaction(fn)()
+      result = this.db.transaction(() => {
+        const value = fn()
+        if (this.changed && !this.replaying) this.commitCheck?.()
+        return value
+      })()
     } catch (e) {
       this.clients = []
       if (this.captured !== undefined) this.captured.length = kept

@@ -6,6 +6,7 @@ import type { World } from '../domain/worlds/world.js'
 import { storageUnreachable, toResponse } from '../errors.js'
 import { OPERATIONS, type OperationId } from '../versions/operations.js'
 import { applySharedFaults } from './observe.js'
+import { deletedWorldError } from './request-context.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -93,7 +94,8 @@ export function waitForReplica (app: FastifyInstance, hosted: HostedWorlds): voi
     if (replica === undefined || !writes(request.method, request.routeOptions.config.operation)) return done()
     whenReady(replica.beginWrite(), (turn) => {
       request.writeTurn = turn
-      done()
+      // deleted while the request waited for its turn: it writes nothing (its turn is given back as it ends)
+      done(request.world.deleted ? deletedWorldError(request) : undefined)
     }, done)
   }
   // a request that ended, answered or not (its client left), commits what it wrote, then gives its copy back

@@ -8,7 +8,7 @@ import { chunkHeader, encodeRequest, withJournalId, type RequestRecord, type Tim
 import { ChangesDuringReports } from './changes-during-reports.js'
 import { readMirrorInTurns, type ReadMirror } from './mirror-body.js'
 import type { ReportJob } from './report-job.js'
-import type { ClientsOf, ReportRunner } from './report-runner.js'
+import type { ClientsOf, WorldReports } from './report-runner.js'
 import { keptReport, summarize } from './report.js'
 import { changeRecords, checkMirror, endedWhileRead, MAX_OPEN_SESSIONS, sessionView, tooManyOpen, WantedClients, type EndedBy } from './session-rules.js'
 import type { Examiner } from './sessions.js'
@@ -34,7 +34,7 @@ export interface SharedSessionsOptions {
   clock: Clock
   clientsOf: ClientsOf
   agencyExists: (agencyId: number) => boolean
-  reports: ReportRunner
+  reports: WorldReports
   cap?: number
   /** The world as a report names it. */
   worldFacts: () => Promise<ReportWorld>

@@ -186,7 +186,9 @@ export class HostedWorlds implements SharedCatalogue {
       source: world.source,
       ttlMs: world.ttlMs,
       createdAtMs: world.createdAtMs,
-      lastUsedMs: world.lastUsedMs
+      lastUsedMs: world.lastUsedMs,
+      maxBytes: world.maxBytes,
+      ownSecrets: world.ownSecrets
     }
     await this.change(async (change) => {
       if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()

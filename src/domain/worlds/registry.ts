@@ -1,20 +1,23 @@
 import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests, type ApiError } from '../../errors.js'
+import { growthRefused, noRoomFor } from './bounds.js'
+import { checkNewWorld, type NewWorld } from './new-world.js'
 import type { Db } from '../../db/database.js'
-import type { Fixture } from '../../fixture/schema.js'
 import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
 import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
 import { Tenants, type SharedCatalogue, type Tenant, type TokenHolder } from './tenants.js'
-import { World, type WorldDataFacts, type WorldOptions } from './world.js'
+import { World, type ByteAccount, type WorldDataFacts, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
 /** Bounds and defaults of the worlds a process holds besides the default one. */
 export interface WorldLimits {
   /** Worlds at once (the default one not counted). */
   maxWorlds: number
-  /** Bytes their databases and snapshots may take together. */
+  /** Bytes their databases and snapshots may take together (in hosted mode, the default world's too). */
   maxBytes: number
+  /** Each created world's bound unless it asks for another (in hosted mode, the default world's too). */
+  worldMaxBytes: number
   /** Idle seconds before a world is deleted when its creator says nothing (0: kept). */
   defaultTtlSeconds: number
   /** Each world's request journal: entries and bytes. */
@@ -22,20 +25,11 @@ export interface WorldLimits {
   journalBytes: number
   /** Each world's read model: what it may keep in memory. */
   readModel: ReadModelOptions
+  /** Each world's requests in progress at once (0: unbounded). */
+  requestsInProgress?: number
 }
 
-export interface NewWorld {
-  name?: string
-  /** `default` or a world id: a copy of that world's data as it stands now. */
-  from?: string
-  /** A fixture document (validated): the world's data and its starting point. */
-  fixture?: Fixture
-  /** The snapshot of a database holding a fixture document (made away from the event loop: fixture-job.ts). */
-  snapshot?: Buffer
-  ttlSeconds?: number
-  /** The tenant creating the world: it alone may control it (and `from` may name only its own worlds). */
-  owner?: Tenant
-}
+export type { NewWorld } from './new-world.js'
 
 export interface RegistryOptions {
   limits: WorldLimits
@@ -63,7 +57,7 @@ export interface StartUp {
  * request by the world's id. Worlds idle past their time to live are deleted: by a sweep, and
  * at the latest when they are next looked up, so an expired world never answers.
  */
-export class WorldRegistry {
+export class WorldRegistry implements ByteAccount {
   private readonly worlds = new Map<string, World>()
   /** The worlds of each tenant, by its id. */
   private readonly owned = new Map<string, Set<World>>()
@@ -97,6 +91,8 @@ export class WorldRegistry {
   share (catalogue: SharedCatalogue): void {
     this.sharedCatalogue = catalogue
     this.stopSweeping()
+    // every instance holds the default world in memory, and the published demo credentials write to it
+    this.default.countIn(this, this.options.limits.worldMaxBytes)
   }
 
   get shared (): SharedCatalogue | undefined {
@@ -143,12 +139,44 @@ export class WorldRegistry {
     return { maxWorlds: this.options.limits.maxWorlds, maxBytes: this.options.limits.maxBytes }
   }
 
-  /** Bytes the created worlds' databases and their snapshots take. */
+  /**
+   * Bytes the created worlds' databases and their snapshots take (in hosted mode, with the default
+   * world's database), as each held them at its last commit or load.
+   */
   bytes (): number {
     let total = this.startSnapshot?.length ?? 0
-    for (const world of this.worlds.values()) total += world.bytes()
+    if (this.sharedCatalogue !== undefined) total += this.default.held
+    for (const world of this.worlds.values()) total += world.held
     for (const snapshot of this.snapshots.values()) if (snapshot !== this.startSnapshot) total += snapshot.length
     return total
+  }
+
+  /**
+   * Throws a 507 naming the figures when the world holding `bytes` instead of what it holds now would
+   * pass its bound (maxBytes) or the worlds' (SANDBOX_WORLDS_MAX_BYTES). Every growing commit asks
+   * (bounds.ts), every database swapped in whole, and whatever loads a world's data from elsewhere.
+   */
+  admit (world: World, bytes: number): void {
+    this.checkGrowth(world, bytes, 0, false)
+  }
+
+  private checkGrowth (world: World, bytes: number, beside: number, creating: boolean): void {
+    const refused = growthRefused({
+      worldId: world.id,
+      bound: world.maxBytes,
+      held: this.counted(world) ? world.held : 0,
+      bytes,
+      beside,
+      total: this.bytes(),
+      maxBytes: this.options.limits.maxBytes,
+      kind: creating ? 'new' : world === this.default ? 'default' : 'created'
+    })
+    if (refused !== undefined) throw refused
+  }
+
+  /** True when the world's bytes are among those bytes() sums. */
+  private counted (world: World): boolean {
+    return world === this.default ? this.sharedCatalogue !== undefined : this.worlds.get(world.id) === world
   }
 
   /**
@@ -160,12 +188,8 @@ export class WorldRegistry {
     const { limits } = this.options
     const { owner } = request
     this.sweep()
-    // a tenant copies only its own worlds; any other is unknown to it, as everywhere else
     const from = request.from === undefined ? undefined : this.get(request.from)
-    const copiable = from !== undefined && (owner === undefined || from.tenantId === owner.id)
-    if (request.from !== undefined && !copiable) {
-      throw notFound(`No world ${request.from.slice(0, 40)} to copy (from); GET /_sandbox/worlds lists the worlds`)
-    }
+    const maxBytes = checkNewWorld(request, from, limits)
     if (owner !== undefined) this.checkQuota(owner)
     this.checkRoom(from)
     const id = newWorldId()
@@ -200,8 +224,17 @@ export class WorldRegistry {
       db: openSnapshot(snapshot),
       // hosted mode: the start is kept in the catalogue, read again when a reset needs it
       start: snapshotStart(this.sharedCatalogue?.startOf(id) ?? snapshot, source),
-      ttlMs: ttlSeconds * 1000
+      ttlMs: ttlSeconds * 1000,
+      maxBytes,
+      ownSecrets: request.secrets !== 'fixture'
     })
+    try {
+      // its data within its bound, and with its own start (the start-up fixture's is shared) within the process's
+      this.checkGrowth(world, world.bytes(), this.sharedCatalogue === undefined && snapshot !== this.startSnapshot ? snapshot.length : 0, true)
+    } catch (e) {
+      world.destroy()
+      throw e
+    }
     if (this.sharedCatalogue === undefined) {
       this.register(world, snapshot)
       return world
@@ -216,8 +249,8 @@ export class WorldRegistry {
   }
 
   /** A world another instance created (hosted mode): what it is, where its start is read, and a database for its data. */
-  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, start: () => Promise<Buffer>, db: Db }): World {
-    const world = this.open({ ...row, start: snapshotStart(row.start, row.source) })
+  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, maxBytes: number | undefined, ownSecrets: boolean, start: () => Promise<Buffer>, db: Db }): World {
+    const world = this.open({ ...row, maxBytes: row.maxBytes ?? this.options.limits.worldMaxBytes, start: snapshotStart(row.start, row.source) })
     this.register(world, undefined)
     return world
   }
@@ -234,14 +267,16 @@ export class WorldRegistry {
     return await this.sharedCatalogue.deleteWorld(id, () => this.delete(id))
   }
 
-  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs'>): World {
+  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs' | 'maxBytes' | 'ownSecrets'>): World {
     const { limits } = this.options
     return new World({
       ...options,
+      account: this,
       records: this.default.records,
       journalSize: limits.journalSize,
       journalBytes: limits.journalBytes,
       readModel: limits.readModel,
+      requestsInProgress: limits.requestsInProgress,
       realNow: this.realNow,
       loadFaker: this.options.loadFaker,
       reports: this.options.reports,
@@ -342,15 +377,8 @@ export class WorldRegistry {
   private checkRoom (from: World | undefined): void {
     const { maxWorlds, maxBytes } = this.options.limits
     if (this.worlds.size >= maxWorlds) throw this.fullError()
-    const expected = from !== undefined ? 2 * from.bytes() : (this.startSnapshot?.length ?? 0)
-    const used = this.bytes()
-    if (used + expected > maxBytes) {
-      const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`
-      throw insufficientStorage(
-        `The worlds hold ${mib(used)} of the ${mib(maxBytes)} they may take (SANDBOX_WORLDS_MAX_BYTES), and this one needs about ${mib(expected)}; ` +
-        'DELETE /_sandbox/worlds/{id} the worlds you no longer need'
-      )
-    }
+    const refused = noRoomFor(this.bytes(), from !== undefined ? 2 * from.bytes() : (this.startSnapshot?.length ?? 0), maxBytes)
+    if (refused !== undefined) throw refused
   }
 
   /** The start-up fixture's snapshot, made on the first world created from it. */

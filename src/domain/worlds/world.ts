@@ -12,13 +12,15 @@ import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
+import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
+import { RequestTurns } from './request-turns.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { pagesOf, sha256Hex, type WorldContent, type WorldStart } from './starts.js'
 import { stateDocument } from './state-document.js'
-import { openWorldData, type WorldData } from './world-data.js'
+import { bytesOf, openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
-import { clientIdInWorld, DEFAULT_WORLD_ID, worldIdOfClientId } from './world-ids.js'
+import { clientIdInWorld, DEFAULT_WORLD_ID, ownSecret, worldIdOfClientId } from './world-ids.js'
 import { invalidField } from '../../errors.js'
 import type { ReportWorld } from '../../schemas/examiner.js'
 
@@ -59,6 +61,18 @@ export interface WorldOptions {
   loadFaker: Parameters<typeof createSimulator>[2]
   /** Where examiner reports are computed (one worker for every world). */
   reports: ReportRunner
+  /** Bytes the world's data may take (absent: unbounded, the default world outside hosted mode). */
+  maxBytes?: number
+  /**
+   * True: each integration a load brings in gets a secret of the world's own with its Client Id
+   * (world-ids.ts ownSecret); false or absent: it keeps the secret it came with (the default world;
+   * a world created with `secrets: "fixture"`).
+   */
+  ownSecrets?: boolean
+  /** Its requests in progress at once (request-turns.ts; 0: unbounded). */
+  requestsInProgress?: number
+  /** Where growth is counted against the world's bound and the process's (the registry). */
+  account?: ByteAccount
   /** The tenant of this id, as reports name it (the registry's). */
   tenantOf?: (tenantId: string) => { id: string, name: string } | undefined
 }
@@ -68,6 +82,12 @@ function digestOf (content: WorldContent): () => Promise<string> {
   const digest = content.digest !== undefined ? Promise.resolve(content.digest) : 'snapshot' in content ? sha256Hex(content.snapshot) : Promise.resolve('unknown')
   digest.catch(() => undefined)
   return () => digest
+}
+
+/** Counts what worlds hold against their bounds and the process's (WorldRegistry). */
+export interface ByteAccount {
+  /** Throws a 507 unless the world may hold `bytes` instead of what it holds now. */
+  admit(world: World, bytes: number): void
 }
 
 /** What a world's data holds, as GET /_sandbox/worlds tells it. */
@@ -97,6 +117,8 @@ export class World {
   readonly journal: Journal
   readonly faults = new Faults()
   readonly createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
+  /** Its requests in progress, bounded so that one world's traffic does not fill every turn of the event loop. */
+  readonly requests: RequestTurns
   readonly simulator: ReturnType<typeof createSimulator>
   /**
    * The world's examiner sessions: its own, or, once hosted mode calls shareSessions, those every
@@ -114,6 +136,12 @@ export class World {
   /** Where this world's examiner sessions are kept (the process's database); worlds created later keep theirs there too. */
   readonly records: UnitOfWork
   private readonly realNow: () => number
+  /** Set once the world is deleted (or expired): nothing is applied to it from then on. */
+  private gone = false
+  /** Bytes its data took at its last commit (or load): the registry sums these. */
+  private heldBytes = 0
+  private account: ByteAccount | undefined
+  private bound: number | undefined
 
   constructor (private readonly options: WorldOptions) {
     this.id = options.id
@@ -127,6 +155,9 @@ export class World {
     this.lastUsedMs = options.lastUsedMs ?? this.createdAtMs
     this.clock = options.clock ?? new Clock()
     this.journal = new Journal(options.journalSize, options.journalBytes)
+    this.requests = new RequestTurns(options.requestsInProgress === 0 ? Infinity : options.requestsInProgress)
+    this.account = options.account
+    this.bound = options.maxBytes
     this.data = this.openData(options.db)
     this.dataSource = options.start.source
     this.dataDigest = () => options.start.digest(this.data)
@@ -138,7 +169,7 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: options.reports,
+      reports: options.reports.of(this.id),
       worldFacts: () => this.reportFacts()
     })
   }
@@ -171,16 +202,39 @@ export class World {
       clock: this.clock,
       createBudget: this.createBudget,
       readModel: this.options.readModel,
-      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id)
+      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id),
+      secretOf: this.options.ownSecrets === true && this.tokenKey !== undefined ? ownSecret.bind(undefined, this.tokenKey) : undefined,
+      // what a content of this size would take the world to, beyond the free pages it fills first
+      room: (bytes) => this.account?.admit(this, this.heldBytes + Math.max(0, bytes - this.data.freeBytes()))
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
     data.sql.onCommit(({ clients, replayed }) => {
       this.dataAtStart = false
+      this.heldBytes = data.bytes()
       this.examiner?.noteChanges(clients, replayed)
     })
     data.adoptIntegrations()
+    this.heldBytes = data.bytes()
+    // from now on a commit that would take the world past its bound, or the process past its own, rolls back with a 507
+    data.sql.checkBeforeCommit(() => {
+      if (this.account === undefined) return
+      const bytes = data.bytes()
+      if (bytes > this.heldBytes) this.account.admit(this, bytes)
+    })
     return data
+  }
+
+  /** Bytes the world's data may take (undefined: unbounded). */
+  get maxBytes (): number | undefined { return this.bound }
+
+  /** Bytes its data took at its last commit or load (what the registry sums; bytes() asks the database). */
+  get held (): number { return this.heldBytes }
+
+  /** From now on the world's growth counts against `maxBytes` and the account's bound (hosted mode's default world). */
+  countIn (account: ByteAccount, maxBytes: number): void {
+    this.account = account
+    this.bound = maxBytes
   }
 
   /** Hosted mode: the sessions shared by every instance (the replica logs which are open, and applies them). */
@@ -197,19 +251,40 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: this.options.reports,
+      reports: this.options.reports.of(this.id),
       worldFacts: () => this.reportFacts()
     })
     this.examiner = this.sharedExaminer
     return this.sharedExaminer
   }
 
+  /** True once the world is deleted (or expired): requests still in flight to it answer 401 or 404. */
+  get deleted (): boolean { return this.gone }
+
+  /** Throws the 404 of a deleted world (the HTTP layer makes it a partner's 401): a step that would apply something to it stops. */
+  private checkLive (): void {
+    if (this.gone) throw worldDeleted(this.id)
+  }
+
   /** Loads the world's start, or the fixture given, into its data. */
   async restoreData (next?: WorldContent): Promise<void> {
+    this.checkLive()
     const db = await this.options.start.restore(this.data, this.clock, next)
+    if (this.gone) {
+      // deleted while its start was read: the copy made for it goes, unused
+      if (db !== this.data.db && db.open) db.close()
+      this.checkLive()
+    }
     if (db === this.data.db) {
       this.data.adoptIntegrations()
     } else {
+      // a database swapped in whole (a snapshot) counts against the bounds before it replaces the old one
+      try {
+        this.account?.admit(this, bytesOf(db)())
+      } catch (e) {
+        db.close()
+        throw e
+      }
       const old = this.data.db
       this.data = this.openData(db)
       old.close()
@@ -224,6 +299,10 @@ export class World {
    * made elsewhere: replica.ts); the instruments stay as they are.
    */
   adoptDatabase (db: Db): void {
+    if (this.gone) {
+      if (db.open) db.close()
+      return
+    }
     const old = this.data.db
     this.data = this.openData(db)
     this.dataAtStart = false
@@ -235,6 +314,8 @@ export class World {
 
   /** The one way the world's data is written (replica.ts captures and replays its commits). */
   get sql (): UnitOfWork { return this.data.sql }
+  /** True when its integrations get secrets of the world's own (the create answer gives them), false when they keep the fixture's. */
+  get ownSecrets (): boolean { return this.options.ownSecrets === true }
   get access () { return this.data.access }
   get clients () { return this.data.clients }
   get writes () { return this.data.writes }
@@ -255,15 +336,19 @@ export class World {
   async stateDocument (fixtures: FixtureRunner): Promise<Buffer[] | Readable> {
     const { db, repos } = this.data
     if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
-    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
+    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name }, this.id)
   }
 
   /** True when a reset to a fixture swaps the world's database for a snapshot of it (WorldStart.swaps). */
   get swapsData (): boolean { return this.options.start.swaps }
   /** Where the data came from: the start, or the fixture of the last reset. */
   get source (): string { return this.dataSource }
-  /** Bytes the world's database takes. */
-  bytes (): number { return this.data.bytes() }
+  /** Bytes the world's database takes now. */
+  bytes (): number {
+    this.heldBytes = this.data.bytes()
+    return this.heldBytes
+  }
+
   /** The database (tests and the registry's fork read it whole). */
   get db (): Db { return this.data.db }
 
@@ -293,12 +378,15 @@ export class World {
    * emptied; `keep` names the parts to leave alone.
    */
   async reset (next?: WorldContent, keep: readonly ResetPart[] = []): Promise<void> {
+    this.checkLive()
     const keeps = (part: ResetPart) => keep.includes(part)
     // open sessions end first: their reports judge the data they saw, before it is reset
     if (!keeps('sessions')) await this.examiner.endAll('reset')
     if (!keeps('simulator')) this.simulator.stop()
     if (!keeps('clock')) this.clock.reset()
+    this.checkLive()
     if (!keeps('data')) await this.restoreData(next)
+    this.checkLive()
     if (!keeps('journal')) await this.journal.clear()
     if (!keeps('faults')) this.faults.clear()
     if (!keeps('rateWindows')) this.createBudget.clear()
@@ -312,6 +400,7 @@ export class World {
 
   /** Ends the world: its timers stop, its sessions are forgotten, its database is closed. */
   destroy (): void {
+    this.gone = true
     this.close()
     this.sessions.deleteAll()
     if (this.data.db.open) this.data.db.close()
