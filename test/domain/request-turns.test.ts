@@ -1,23 +1,23 @@
 import t from 'tap'
 import { RequestTurns } from '../../src/domain/worlds/request-turns.js'
 
-/** A world's requests: one started per turn of the event loop, at most `limit` in progress, the others waiting in order. */
+/** A world's requests: at most `limit` started per turn of the event loop and in progress, the others waiting in order. */
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-t.test('one request starts per turn of the event loop; the others wait, in arrival order, for the next turns', async (t) => {
-  const turns = new RequestTurns(4, 100)
+t.test('at most `limit` requests start per turn of the event loop; the others wait, in arrival order, for the next turns', async (t) => {
+  const turns = new RequestTurns(2, 100)
   const started: number[] = []
   for (let i = 0; i < 5; i++) t.ok(turns.enter(() => { started.push(i); turns.leave() }), `request ${i} is taken`)
-  t.same(started, [0], 'one in this turn, though it ended at once')
-  t.equal(turns.waiting, 4)
+  t.same(started, [0, 1], 'two in this turn, though each ended at once')
+  t.equal(turns.waiting, 3)
   const perTurn: number[][] = []
   while (turns.waiting > 0) {
     const before = started.length
     await nextTurn()
     perTurn.push(started.slice(before))
   }
-  t.ok(perTurn.every((batch) => batch.length <= 1), `one per turn after it (${JSON.stringify(perTurn)})`)
+  t.ok(perTurn.every((batch) => batch.length <= 2), `two at most per turn after it (${JSON.stringify(perTurn)})`)
   t.same(started, [0, 1, 2, 3, 4], 'in arrival order')
 })
 
@@ -46,12 +46,12 @@ t.test('waiting is bounded: one more is refused; unbounded, every request goes o
   t.equal(ran, 10, 'SANDBOX_WORLD_REQUESTS=0: all at once')
 })
 
-t.test('worlds are served in turn: each starts one per turn, whatever another has waiting', async (t) => {
+t.test('worlds are served in turn: each starts `limit` at most per turn, whatever another has waiting', async (t) => {
   const busy = new RequestTurns(4, 1000)
   const quiet = new RequestTurns(4, 1000)
   const order: string[] = []
   for (let i = 0; i < 50; i++) busy.enter(() => { order.push('busy'); busy.leave() })
   await nextTurn()
   quiet.enter(() => { order.push('quiet'); quiet.leave() })
-  t.ok(order.indexOf('quiet') <= 3, `the quiet world's request started within a turn or two of its arrival (position ${order.indexOf('quiet')} of ${order.length})`)
+  t.ok(order.indexOf('quiet') >= 0 && order.indexOf('quiet') <= 8, `the quiet world's request started within a turn or two of its arrival (position ${order.indexOf('quiet')} of ${order.length})`)
 })

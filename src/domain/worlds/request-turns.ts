@@ -4,10 +4,11 @@
  * turn of the loop holds: a request whose body has arrived runs from its arrival to its answer in
  * one callback, and a world hammered over 32 connections had 32 requests answered one after the
  * other in every turn, another world's request waiting behind all of them (its p99 went from 8 to
- * 136 ms). So a world starts one request per turn of the loop (before its body is read), the
- * others waiting in arrival order for the next turns, after the I/O of every other world is read;
- * and at most `limit` of its requests are in progress at once (those waiting for a body, a worker,
- * the shared database), so its work in any one turn stays bounded too.
+ * 136 ms). So a world starts at most `limit` requests per turn of the loop (before their bodies
+ * are read), the others waiting in arrival order for the next turns, after the I/O of every other
+ * world is read; and at most `limit` of its requests are in progress at once (those waiting for a
+ * body, a worker, the shared database). A world alone keeps its pace: `limit` a turn is more than
+ * one connection's requests can ask.
  */
 
 /** Requests of one world in progress at once (SANDBOX_WORLD_REQUESTS); more wait their turn. */
@@ -49,8 +50,9 @@ export class RequestTurns {
   private inProgress = 0
   private readonly queue: Array<() => void> = []
   private head = 0
-  /** The turn in which the world last started a request. */
+  /** The turn in which the world last started a request, and how many it started in it. */
   private startedIn = -1
+  private startedInTurn = 0
 
   /** `limit` Infinity: unbounded, each request goes on at once (SANDBOX_WORLD_REQUESTS=0). */
   constructor (private readonly limit = REQUESTS_IN_PROGRESS, private readonly maxWaiting = REQUESTS_WAITING) {}
@@ -66,8 +68,8 @@ export class RequestTurns {
   }
 
   /**
-   * Runs `go` at once when the world has started no request in this turn of the event loop and has
-   * fewer than its bound in progress, else in a later turn; false (and `go` never runs) when as
+   * Runs `go` at once when the world has started fewer than its bound in this turn of the event
+   * loop and has fewer than its bound in progress, else in a later turn; false (and `go` never runs) when as
    * many wait as may. Every `go` run is one request in progress until its leave().
    */
   enter (go: () => void): boolean {
@@ -75,7 +77,7 @@ export class RequestTurns {
       go()
       return true
     }
-    if (this.waiting === 0 && this.inProgress < this.limit && this.startedIn !== currentTurn()) {
+    if (this.waiting === 0 && this.inProgress < this.limit && this.mayStartIn(currentTurn())) {
       this.start(go)
       return true
     }
@@ -92,21 +94,30 @@ export class RequestTurns {
     if (this.waiting > 0) this.wait()
   }
 
-  /** The tick: the next waiting request starts, the others wait for the next ticks. */
+  /** The tick: the next waiting requests start, up to the bound; the others wait for the next ticks. */
   startNext (): void {
-    if (this.waiting === 0 || this.inProgress >= this.limit) return
-    const go = this.queue[this.head]
-    this.queue[this.head++] = undefined as unknown as () => void
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue.splice(0, this.head)
-      this.head = 0
+    while (this.waiting > 0 && this.inProgress < this.limit && this.mayStartIn(turn)) {
+      const go = this.queue[this.head]
+      this.queue[this.head++] = undefined as unknown as () => void
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head)
+        this.head = 0
+      }
+      this.start(go)
     }
-    this.start(go)
     if (this.waiting > 0 && this.inProgress < this.limit) this.wait()
   }
 
+  private mayStartIn (now: number): boolean {
+    return this.startedIn !== now || this.startedInTurn < this.limit
+  }
+
   private start (go: () => void): void {
-    this.startedIn = turn
+    if (this.startedIn !== turn) {
+      this.startedIn = turn
+      this.startedInTurn = 0
+    }
+    this.startedInTurn++
     this.inProgress++
     go()
   }
