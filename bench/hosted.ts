@@ -97,7 +97,7 @@ async function reads (data: BenchData, scenarios: Scenario[], start: (side: Side
             const side = SIDES[(k + run) % SIDES.length]
             const { result } = await runLoad(job(servers[side].origin, data, scenario, { connections: plan.connections }), servers[side].pid)
             measured[p][i][side].rate.push(rateOf(result))
-            measured[p][i][side].p99.push(summarize(result.latencies).p99Ms)
+            measured[p][i][side].p99.push(result.latency.p99Ms)
           }
         }
       }
@@ -122,7 +122,7 @@ async function reads (data: BenchData, scenarios: Scenario[], start: (side: Side
 async function creates (data: BenchData, scenarios: Scenario[], server: ServerProcess) {
   const scenario = scenarios.find((s) => s.id === 'create-client')!
   const { result } = await runLoad({ ...job(server.origin, data, { variants: scenario.variants, expect: [200] }), connections: 4, warmup: null, measure: { seconds: 10 }, rate: 20 }, server.pid)
-  return { ...summarize(result.latencies), requests: result.requests, errors: result.errors }
+  return { ...result.latency, requests: result.requests, errors: result.errors }
 }
 
 /** Creates on A, each read on B by another client until it answers: the delay after A's acknowledgement. */

@@ -69,6 +69,17 @@ export interface Committed {
   clients: ReadonlyArray<readonly [number, number]>
   /** The commit replayed another replica's (replay): the replica that made it has told its own listeners. */
   replayed: boolean
+  /** Tables its commands wrote, by name; `*` when a command's table could not be told from its SQL. */
+  tables: ReadonlySet<string>
+}
+
+/** Any table: a command whose SQL does not name the one table it writes. */
+export const ANY_TABLE = '*'
+
+/** The table a command writes, from its SQL (`INSERT INTO writes ...` is `writes`), else ANY_TABLE. */
+export function writtenTable (sql: string): string {
+  const m = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(?:main\.)?([A-Za-z_]\w*)\b(?![.\w])/i.exec(sql)
+  return m === null || sql.includes(';') ? ANY_TABLE : m[1].toLowerCase()
 }
 
 /** One command run in a committed transaction, as a replica replays it: its SQL and parameters, or a client it noted. */
@@ -96,6 +107,8 @@ export class UnitOfWork implements ChangeSignal {
   private readonly listeners: Array<(committed: Committed) => void> = []
   /** Clients written in the open transaction (see noteClient). */
   private clients: Array<readonly [number, number]> = []
+  /** Tables written in the open transaction (a rolled-back savepoint's stay: telling too many is safe). */
+  private tables = new Set<string>()
   /**
    * While set, every command run (and client noted) in a transaction that commits is kept here, in
    * order, for a replica of this database elsewhere to replay (src/domain/worlds/replica.ts).
@@ -218,10 +231,12 @@ export class UnitOfWork implements ChangeSignal {
     PREPARED_COMMANDS.add(sql)
     // one that reads the connection's temporary tables (staging.ts) means nothing on another connection
     const replayable = !/\btemp\./i.test(sql)
+    const table = writtenTable(sql)
     const run = (params: unknown[]): Database.RunResult => {
       if (this.depth === 0) return this.transaction(() => run(params))
       if (changesData) {
         this.changed = true
+        this.tables.add(table)
         if (this.captured !== undefined) this.captured.push(replayable ? { sql, params } : { unreplayable: sql })
         else if (this.refuseUncaptured) throw new Error(`a write outside a replicated turn would reach no other replica: ${sql}`)
       }
@@ -242,6 +257,7 @@ export class UnitOfWork implements ChangeSignal {
     this.depth = 1
     this.changed = false
     this.clients = []
+    this.tables = new Set()
     const kept = this.captured?.length ?? 0
     let result: T
     try {
@@ -259,8 +275,9 @@ export class UnitOfWork implements ChangeSignal {
     }
     if (this.changed) {
       this.changed = false
-      const committed = { clients: this.clients, replayed: this.replaying }
+      const committed = { clients: this.clients, replayed: this.replaying, tables: this.tables }
       this.clients = []
+      this.tables = new Set()
       for (const listener of this.listeners) listener(committed)
     }
     return result
