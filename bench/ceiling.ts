@@ -1,6 +1,7 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify'
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { basicAuthCheck } from './basic-check.js'
 import type { CeilingFile, StoredResponse } from './protocol.js'
 
 /**
@@ -36,16 +37,6 @@ function buildTable (responses: StoredResponse[]): Table {
     table.set(key, same ? answerOf(group[0]) : new Map(group.map((r) => [r.body ?? '', answerOf(r)])))
   }
   return table
-}
-
-/** The Basic-auth check: decode the header and compare it with the expected credentials. */
-function basicAuthCheck (clientId: string, clientSecret: string): (header: string | undefined) => boolean {
-  return (header) => {
-    if (header === undefined || header.length < 7 || header.slice(0, 6).toLowerCase() !== 'basic ') return false
-    const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8')
-    const colon = decoded.indexOf(':')
-    return colon >= 0 && decoded.slice(0, colon) === clientId && decoded.slice(colon + 1) === clientSecret
-  }
 }
 
 async function startCeiling (file: CeilingFile, port: number, host: string): Promise<string> {

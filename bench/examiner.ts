@@ -126,8 +126,7 @@ async function recordingCost (): Promise<void> {
 
 /** Get-client over the agency's clients in turn. */
 function load (origin: string, clients: readonly number[], seconds: number, connections: number) {
-  let next = 0
-  return loadGets(origin, AUTH, () => `/vendor/agency/${AGENCY}/client/${clients[next++ % clients.length]}?version=4.0`, seconds, connections)
+  return loadGets(origin, AUTH, clients.map((n) => `/vendor/agency/${AGENCY}/client/${n}?version=4.0`), seconds, connections)
 }
 
 async function control (origin: string, method: string, path: string, body?: unknown): Promise<unknown> {
@@ -193,18 +192,18 @@ async function throughput (runs: number, seconds: number, connections: number, p
       const cpuBefore = [cpuSeconds(recording.pid) ?? 0, cpuSeconds(idle.pid) ?? 0]
       const [withSession, without] = await Promise.all([load(recording.origin, clients, seconds, connections), load(idle.origin, clients, seconds, connections)])
       const cpuMicros = [
-        ((cpuSeconds(recording.pid) ?? 0) - cpuBefore[0]) * 1e6 / Math.max(1, withSession.requests.total),
-        ((cpuSeconds(idle.pid) ?? 0) - cpuBefore[1]) * 1e6 / Math.max(1, without.requests.total)
+        ((cpuSeconds(recording.pid) ?? 0) - cpuBefore[0]) * 1e6 / Math.max(1, withSession.requests),
+        ((cpuSeconds(idle.pid) ?? 0) - cpuBefore[1]) * 1e6 / Math.max(1, without.requests)
       ]
       const summary = { session: (await control(recording.origin, 'GET', `/sessions/${sessions[0].id}`)) as { recorded: number } }
       // deleted rather than ended: ending computes each one's report
       for (const { id } of sessions) await control(recording.origin, 'DELETE', `/sessions/${id}`)
-      rates.push(withSession.requests.total / Math.max(1, without.requests.total))
+      rates.push(withSession.requests / Math.max(1, without.requests))
       cpus.push(cpuMicros[0] / cpuMicros[1])
-      console.log(`run ${run + 1}: with ${sessionCount} session${sessionCount === 1 ? '' : 's'} ${withSession.requests.total.toLocaleString('en-US')} requests (${summary.session.recorded.toLocaleString('en-US')} recorded, ` +
-        `${cpuMicros[0].toFixed(1)} µs of CPU each), without ${without.requests.total.toLocaleString('en-US')} (${cpuMicros[1].toFixed(1)} µs): ` +
+      console.log(`run ${run + 1}: with ${sessionCount} session${sessionCount === 1 ? '' : 's'} ${withSession.requests.toLocaleString('en-US')} requests (${summary.session.recorded.toLocaleString('en-US')} recorded, ` +
+        `${cpuMicros[0].toFixed(1)} µs of CPU each), without ${without.requests.toLocaleString('en-US')} (${cpuMicros[1].toFixed(1)} µs): ` +
         `throughput ${signed(rates[rates.length - 1])}, CPU per request ${signed(cpus[cpus.length - 1])}` +
-        `${withSession.non2xx + without.non2xx > 0 ? ` (${withSession.non2xx + without.non2xx} not 2xx)` : ''}`)
+        `${withSession.errors + without.errors > 0 ? ` (${withSession.errors + without.errors} not 2xx or failed)` : ''}`)
     }
     console.log(`get-client with ${sessionCount} session${sessionCount === 1 ? '' : 's'} recording, against without (median of ${runs} side-by-side runs): throughput ${signed(median(rates))} ` +
       `(target: no worse than -5%), server CPU per request ${signed(median(cpus))}`)

@@ -10,7 +10,7 @@ import { audit, newLedger, writer, type Ledger } from './ledger.js'
 import { freePort, spawnServer, type ServerProcess } from './processes.js'
 import { buildScenarios, type Scenario } from './scenarios.js'
 import { median } from './stats.js'
-import { rate, runWrk } from './wrk.js'
+import { rate, runWrk } from './hosted-wrk.js'
 
 /**
  * Hosted mode, one owner per world (`npm run build && node dist/bench/hosted.js`): a throw-away

@@ -5,9 +5,13 @@ import { fileURLToPath } from 'node:url'
 import { cpuSeconds, machineBusySeconds } from './processes.js'
 import type { LoadJob, LoadMessage, LoadResult } from './protocol.js'
 import type { Side } from './report.js'
-import { merge, rateOf, summarize } from './stats.js'
+import { median, rateOf } from './stats.js'
+import { runWrk } from './wrk.js'
 
-/** Load jobs of the benchmark, each in a child process (bench/load.ts), and one server's figures from them. */
+/**
+ * Load jobs of the benchmark: a closed loop on wrk (wrk.ts), a fixed rate in a child process
+ * (load.ts); and one server's figures from several rounds of them.
+ */
 
 const LOAD_SCRIPT = join(fileURLToPath(new URL('.', import.meta.url)), 'load.js')
 
@@ -17,8 +21,22 @@ export interface LoadRun {
   cpu: { server: number; load: number; other: number }
 }
 
-/** Runs one load job in a child process; CPU is measured over the measured part only. */
-export function runLoad (job: LoadJob, serverPid: number): Promise<LoadRun> {
+/** Runs one load job; CPU is measured over the measured part only (wrk's own from its /proc/self/stat). */
+export async function runLoad (job: LoadJob, serverPid: number): Promise<LoadRun> {
+  if (job.rate !== undefined) return runPaced(job, serverPid)
+  if (job.warmup !== null) await runWrk(job, job.warmup)
+  const mark = { at: performance.now(), server: cpuSeconds(serverPid) ?? 0, machine: machineBusySeconds() }
+  const { result, loadCpuSeconds } = await runWrk(job, job.measure)
+  const seconds = (performance.now() - mark.at) / 1000
+  const per = (used: number) => (seconds > 0 ? used / seconds : 0)
+  const server = per((cpuSeconds(serverPid) ?? 0) - mark.server)
+  const load = per(loadCpuSeconds)
+  const other = Math.max(0, per(machineBusySeconds() - mark.machine) - server - load)
+  return { result, cpu: { server, load, other } }
+}
+
+/** A fixed-rate job in a child process (load.ts). */
+function runPaced (job: LoadJob, serverPid: number): Promise<LoadRun> {
   return new Promise((resolve, reject) => {
     const child = fork(LOAD_SCRIPT, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' })
     const childPid = child.pid ?? 0
@@ -49,19 +67,21 @@ export function runLoad (job: LoadJob, serverPid: number): Promise<LoadRun> {
   })
 }
 
-/** One server's figures from the slices of its measurement. */
+/** One server's figures from its rounds: the median of each figure over the rounds, and the totals. */
 export function sideOf (runs: LoadRun[]): Side {
-  const result = merge(runs.map((r) => r.result))
-  const seconds = runs.reduce((n, r) => n + r.result.seconds, 0)
-  const cores = (pick: keyof LoadRun['cpu']) =>
-    seconds > 0 ? runs.reduce((n, r) => n + r.cpu[pick] * r.result.seconds, 0) / seconds : 0
+  const of = (pick: (r: LoadRun) => number) => median(runs.map(pick))
+  const statuses: Record<string, number> = {}
+  for (const r of runs) for (const [status, n] of Object.entries(r.result.statuses)) statuses[status] = (statuses[status] ?? 0) + n
   return {
-    rps: rateOf(result),
-    ...summarize(result.latencies),
-    requests: result.requests,
-    errors: result.errors,
-    statuses: result.statuses,
-    seconds: result.seconds,
-    cpu: { server: cores('server'), load: cores('load'), other: cores('other') }
+    rps: of((r) => rateOf(r.result)),
+    p50Ms: of((r) => r.result.latency.p50Ms),
+    p99Ms: of((r) => r.result.latency.p99Ms),
+    meanMs: of((r) => r.result.latency.meanMs),
+    rounds: runs.map((r) => rateOf(r.result)),
+    requests: runs.reduce((n, r) => n + r.result.requests, 0),
+    errors: runs.reduce((n, r) => n + r.result.errors, 0),
+    statuses,
+    seconds: runs.reduce((n, r) => n + r.result.seconds, 0),
+    cpu: { server: of((r) => r.cpu.server), load: of((r) => r.cpu.load), other: of((r) => r.cpu.other) }
   }
 }

@@ -1,15 +1,15 @@
-import autocannon from 'autocannon'
 import { randomUUID } from 'node:crypto'
 import { Agent, request as httpRequest } from 'node:http'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { summarize } from './stats.js'
 import { UUID_PLACEHOLDER, type Budget, type LoadJob, type LoadMessage, type LoadResult, type RequestVariant } from './protocol.js'
 
 /**
- * The load generator: a child process of run.ts (forked with IPC, advanced serialization). It
- * receives one LoadJob, warms the server up, tells the parent it is measuring, runs the measured
- * load and answers with a LoadResult holding every latency. Closed-loop loads use autocannon;
- * fixed-rate loads pace the requests themselves.
+ * The fixed-rate load generator: a child process of load-run.ts (forked with IPC, advanced
+ * serialization). It receives one LoadJob with a rate, warms the server up, tells the parent it
+ * is measuring, offers the measured load at even intervals whatever the answers take (an open
+ * loop, which wrk cannot do) and answers with a LoadResult. Closed loops run on wrk (wrk.ts).
  */
 
 /** Latencies of the expected answers, in a growable typed array. */
@@ -56,7 +56,7 @@ class Tally {
       errors: this.errors,
       seconds,
       statuses: Object.fromEntries([...this.statuses].map(([status, n]) => [String(status), n])),
-      latencies: this.latencies.toArray()
+      latency: summarize(this.latencies.toArray())
     }
   }
 }
@@ -67,53 +67,6 @@ function headersFor (job: LoadJob, variant: RequestVariant): Record<string, stri
   return variant.body === undefined
     ? { authorization: job.authorization }
     : { authorization: job.authorization, 'content-type': 'application/json' }
-}
-
-/** The autocannon request list: a static request when there is nothing to vary, else one rebuilt per request. */
-function requestsOf (job: LoadJob): autocannon.Request[] {
-  const { variants } = job
-  const dynamic = variants.length > 1 || variants.some((v) => v.body?.includes(UUID_PLACEHOLDER) === true)
-  if (!dynamic) {
-    const v = variants[0]
-    return [{ method: v.method, path: v.path, headers: headersFor(job, v), ...(v.body === undefined ? {} : { body: v.body }) }]
-  }
-  const headers = variants.map((v) => headersFor(job, v))
-  let next = 0
-  return [{
-    setupRequest: (req) => {
-      const i = next++ % variants.length
-      const v = variants[i]
-      return { ...req, method: v.method, path: v.path, headers: headers[i], body: v.body === undefined ? undefined : fill(v.body) }
-    }
-  }]
-}
-
-/**
- * A closed loop of `job.connections` connections with autocannon; `tally` records the answers.
- * Resolves with the seconds from the start to the last answer (autocannon itself stops only on
- * its sampling tick, which would round short loads up).
- */
-function closedLoop (job: LoadJob, budget: Budget, tally: Tally | null): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now()
-    let last = started
-    const instance = autocannon({
-      url: job.origin,
-      connections: job.connections,
-      timeout: 30,
-      sampleInt: 100,
-      requests: requestsOf(job),
-      ...('amount' in budget ? { amount: budget.amount } : { duration: budget.seconds })
-    }, (error, result) => {
-      if (error !== null) return reject(error)
-      if (tally !== null) tally.errors += result.errors
-      resolve((last - started) / 1000)
-    })
-    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-      last = performance.now()
-      tally?.count(status, ms)
-    })
-  })
 }
 
 /** One request over a keep-alive agent; status 0 on a socket error. */
@@ -163,16 +116,10 @@ async function fixedRate (job: LoadJob, rate: number, budget: Budget): Promise<L
 }
 
 async function run (job: LoadJob, tell: (m: LoadMessage) => void): Promise<LoadResult> {
-  if (job.rate !== undefined) {
-    if (job.warmup !== null) await fixedRate(job, job.rate, job.warmup)
-    tell({ type: 'measuring' })
-    return fixedRate(job, job.rate, job.measure)
-  }
-  if (job.warmup !== null) await closedLoop(job, job.warmup, null)
+  if (job.rate === undefined) throw new Error('load.ts offers a fixed rate; a closed loop runs on wrk (wrk.ts)')
+  if (job.warmup !== null) await fixedRate(job, job.rate, job.warmup)
   tell({ type: 'measuring' })
-  const tally = new Tally(new Set(job.expect))
-  const seconds = await closedLoop(job, job.measure, tally)
-  return tally.result('autocannon', seconds)
+  return fixedRate(job, job.rate, job.measure)
 }
 
 const tell = (message: LoadMessage): Promise<void> =>

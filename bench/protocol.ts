@@ -1,7 +1,10 @@
+import type { LatencySummary } from './stats.js'
+
 /**
  * What the benchmark's processes tell each other: the orchestrator (run.ts) hands a LoadJob to
- * the load generator (load.ts, a child process) and gets a LoadResult back; the ceiling server
- * (ceiling.ts) reads a CeilingFile.
+ * the load generator (wrk for a closed loop, bench/wrk.ts; load.ts, a child process, for a fixed
+ * rate) and gets a LoadResult back; the ceiling server
+ * (ceiling.ts) reads a CeilingFile, the write ceiling (write-ceiling.ts) a WriteCeilingFile.
  */
 
 /** Replaced by a fresh random UUID in every request body that contains it. */
@@ -49,8 +52,8 @@ export interface LoadResult {
   /** From the first request sent to the last answer (or to the end of the offered load). */
   seconds: number
   statuses: Record<string, number>
-  /** Latency of each expected answer, milliseconds. */
-  latencies: Float64Array
+  /** Latency of the answers, milliseconds. */
+  latency: LatencySummary
   /** Rate mode only: answers by the second their request was sent in. */
   perSecond?: SecondCount[]
 }
@@ -78,4 +81,14 @@ export interface CeilingFile {
   /** Route patterns to register, as the sandbox registers them. */
   routes: { method: string; url: string }[]
   responses: StoredResponse[]
+}
+
+/** What the write ceiling (write-ceiling.ts) needs: who may write, to which clients, on which route. */
+export interface WriteCeilingFile {
+  credentials: { clientId: string; clientSecret: string }
+  agencyId: number
+  /** The clients that exist (the live ones of the agency). */
+  clientNumbers: number[]
+  /** The sandbox's route pattern of a log note. */
+  route: string
 }

@@ -1,34 +1,32 @@
-import { randomUUID } from 'node:crypto'
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { ROOT } from '../src/config.js'
 import { prepareData, workingCopy, type BenchData } from './data.js'
 import { runLoad, sideOf, type LoadRun } from './load-run.js'
 import { freePort, loadAverage, RssSampler, spawnServer, statusKb, type ServerProcess } from './processes.js'
 import { summarizeProfile } from './profile.js'
-import { UUID_PLACEHOLDER, type Budget, type CeilingFile, type LoadJob, type StoredResponse } from './protocol.js'
+import type { Budget, CeilingFile, LoadJob, StoredResponse } from './protocol.js'
 import {
   evaluateTargets, machine, renderMarkdown, scenarioTable, targetTable,
   type JournalResult, type Results, type ScenarioResult, type SyncResult
 } from './report.js'
-import { buildScenarios, syncVariants, type Scenario } from './scenarios.js'
+import { buildScenarios, READ_CONNECTIONS, syncVariants, WRITE_CONNECTIONS, type Scenario } from './scenarios.js'
+import { authorizationOf, spawnCeiling, startCeiling } from './ceilings.js'
+import { wrkVersion } from './wrk.js'
 import { HELP, settingsOf, UsageError, type Settings } from './settings.js'
 import { measureStartups, type StartupResult } from './startup.js'
-import { rateOf, summarize } from './stats.js'
+import { median, rateOf } from './stats.js'
 
 /**
- * The benchmark of issue 7 (`npm run bench`): the sandbox on a 100,000-client database against a
- * bare Fastify ceiling serving the same bytes, scenario by scenario, with start-up time (the bundled
+ * The benchmark (`npm run bench`): the sandbox on a 100,000-client database against a bare
+ * Fastify ceiling serving the same bytes (for log-note writes, a bare write over SQLite), scenario
+ * by scenario in alternated rounds under wrk, with start-up time (the bundled
  * bin against a bare Fastify server) and memory. Writes RESULTS.md and results.json; `--startup`
  * measures start-up alone and updates those. `--help` lists the options.
  */
 
-const HERE = fileURLToPath(new URL('.', import.meta.url))
-const CEILING_SCRIPT = join(HERE, 'ceiling.js')
 /** The tsc output: builds the data, and serves the scenarios (a CPU profile then names each source file). */
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
 /** The bundled bin users run (`npm run build` writes it): its start-up is the one measured against the floor. */
@@ -39,7 +37,7 @@ const JOURNAL_PATH = '/vendor/agencies?version=4.0'
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`)
 const budgetText = (b: Budget) => ('amount' in b ? `${b.amount.toLocaleString('en-US')} requests` : `${b.seconds} s`)
 const mb = (kb: number | null) => (kb === null ? 0 : kb / 1024)
-const authorization = (d: BenchData) => 'Basic ' + Buffer.from(`${d.credentials.clientId}:${d.credentials.clientSecret}`).toString('base64')
+const authorization = authorizationOf
 
 /** Node flags that write a CPU profile named `name` into the output's profiles/ on exit. */
 function profileFlags (settings: Settings, name: string | undefined): string[] {
@@ -66,7 +64,7 @@ function startups (settings: Settings, db: string, data: BenchData): Promise<Sta
   const bareFile: CeilingFile = { credentials: data.credentials, routes: [], responses: [] }
   return measureStartups(settings.startupRuns, {
     bundle: () => startSandbox(settings, db, data, undefined, BUNDLE),
-    bare: () => spawnCeiling(settings, bareFile, 'startup', undefined),
+    bare: () => spawnCeiling({ tempDir: settings.tempDir, nodeFlags: [] }, bareFile, 'startup'),
     unbundled: () => startSandbox(settings, db, data, undefined, CLI)
   }, log)
 }
@@ -111,7 +109,7 @@ async function measureJournal (settings: Settings, sandbox: ServerProcess, data:
       origin: sandbox.origin,
       authorization: authorization(data),
       variants: [{ method: 'GET', path: JOURNAL_PATH }],
-      connections: settings.connections,
+      connections: settings.syncConnections,
       warmup: null,
       measure: { amount },
       expect: [200]
@@ -141,71 +139,14 @@ async function measureJournal (settings: Settings, sandbox: ServerProcess, data:
   }
 }
 
-/** Asks the sandbox each distinct request of the scenario once, for the ceiling to replay. */
-async function storeResponses (scenario: Scenario, origin: string, auth: string): Promise<StoredResponse[]> {
-  const stored: StoredResponse[] = []
-  const seen = new Set<string>()
-  for (const v of scenario.variants) {
-    const key = `${v.method} ${v.path} ${v.body ?? ''}`
-    if (seen.has(key)) continue
-    seen.add(key)
-    const body = v.body === undefined ? undefined : v.body.split(UUID_PLACEHOLDER).join(randomUUID())
-    const res = await fetch(origin + v.path, {
-      method: v.method,
-      headers: body === undefined ? { authorization: auth } : { authorization: auth, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body })
-    })
-    const payload = await res.text()
-    if (res.status !== 200) throw new Error(`${scenario.id}: ${v.method} ${v.path} answered ${res.status}: ${payload.slice(0, 500)}`)
-    stored.push({
-      method: v.method,
-      url: v.path,
-      ...(v.body === undefined ? {} : { body: v.body }),
-      status: res.status,
-      contentType: res.headers.get('content-type') ?? 'application/json; charset=utf-8',
-      payload
-    })
-  }
-  return stored
-}
-
-/** A ceiling serving the sandbox's answers to the scenario's requests, taken now. */
-async function startCeiling (
-  settings: Settings, scenario: Scenario, sandbox: ServerProcess, data: BenchData, profileName: string | undefined
-): Promise<{ ceiling: ServerProcess; stored: StoredResponse[] }> {
-  const file: CeilingFile = {
-    credentials: data.credentials,
-    routes: [scenario.route],
-    responses: await storeResponses(scenario, sandbox.origin, authorization(data))
-  }
-  return { ceiling: await spawnCeiling(settings, file, scenario.id, profileName), stored: file.responses }
-}
-
-/** A ceiling process answering `file`'s responses, once healthy. */
-async function spawnCeiling (settings: Settings, file: CeilingFile, name: string, profileName: string | undefined): Promise<ServerProcess> {
-  const responsesFile = join(settings.tempDir, `ceiling-${name}.json`)
-  writeFileSync(responsesFile, JSON.stringify(file))
-  const port = await freePort()
-  return spawnServer({
-    args: [...profileFlags(settings, profileName), CEILING_SCRIPT, responsesFile, '--port', String(port)],
-    env: {},
-    port,
-    healthPath: '/_ceiling/health',
-    pollMs: 5,
-    timeoutMs: 30_000
-  })
-}
-
 /** Mean body size of the stored answers. */
 const meanBytes = (stored: StoredResponse[]): number =>
   stored.reduce((sum, a) => sum + Buffer.byteLength(a.payload), 0) / Math.max(1, stored.length)
 
-const halve = (b: Budget): Budget => ('amount' in b ? { amount: Math.ceil(b.amount / 2) } : { seconds: b.seconds / 2 })
-
 async function measureScenario (
   settings: Settings, scenario: Scenario, sandbox: ServerProcess, ceiling: ServerProcess, auth: string, stored: StoredResponse[]
 ): Promise<ScenarioResult> {
-  const job = (server: ServerProcess, measure: Budget, warmup: Budget | null, connections = settings.connections): LoadJob => ({
+  const job = (server: ServerProcess, measure: Budget, warmup: Budget | null, connections = settings.connections ?? scenario.connections): LoadJob => ({
     origin: server.origin, authorization: auth, variants: scenario.variants, connections, expect: scenario.expect, warmup, measure
   })
   const on = (server: ServerProcess, j: LoadJob) => runLoad(j, server.pid)
@@ -220,20 +161,23 @@ async function measureScenario (
     await sleep(1100)
     ceilingRuns = [await on(ceiling, paced(ceiling))]
   } else {
-    // sandbox, ceiling, ceiling, sandbox, each for half the time: a change in the machine's load weighs on both alike
-    const half = halve(settings.measure)
-    const s1 = await on(sandbox, job(sandbox, half, settings.warmup))
-    const c1 = await on(ceiling, job(ceiling, half, settings.warmup))
-    const c2 = await on(ceiling, job(ceiling, half, null))
-    const s2 = await on(sandbox, job(sandbox, half, null))
-    sandboxRuns = [s1, s2]
-    ceilingRuns = [c1, c2]
+    // rounds of both, the order alternating (sandbox first, then ceiling first, ...): a change in
+    // the machine's load weighs on both alike, and the medians drop a round another process spoiled
+    sandboxRuns = []
+    ceilingRuns = []
+    for (let round = 0; round < settings.rounds; round++) {
+      const warmup = round === 0 ? settings.warmup : null
+      const order: [ServerProcess, LoadRun[]][] = [[sandbox, sandboxRuns], [ceiling, ceilingRuns]]
+      if (round % 2 === 1) order.reverse()
+      for (const [server, runs] of order) runs.push(await on(server, job(server, settings.measure, warmup)))
+    }
     // one connection at a time: the time one request takes, without queueing behind the others
     alone = await on(sandbox, job(sandbox, settings.serviceTime, null, 1))
   }
   const sandboxRss = statusKb(sandbox.pid, 'VmRSS')
   const s = sideOf(sandboxRuns)
   const c = sideOf(ceilingRuns)
+  const ratios = sandboxRuns.map((run, i) => rateOf(run.result) / Math.max(1e-9, rateOf(ceilingRuns[i].result)))
   const perSecond = sandboxRuns[0].result.perSecond?.map((row) => {
     const accepted = row.byStatus['200'] ?? 0
     const limited = row.byStatus['429'] ?? 0
@@ -245,9 +189,11 @@ async function measureScenario (
     title: scenario.title,
     sandbox: s,
     ceiling: c,
-    ratio: c.rps > 0 ? s.rps / c.rps : 0,
+    // the median of the rounds' ratios: each round's two runs saw the same machine
+    ratio: median(ratios),
+    ratios,
     responseBytes: Math.round(meanBytes(stored)),
-    ...(alone === undefined ? {} : { oneConnection: { rps: rateOf(alone.result), ...summarize(alone.result.latencies) } }),
+    ...(alone === undefined ? {} : { oneConnection: { rps: rateOf(alone.result), ...alone.result.latency } }),
     sandboxRssMb: sandboxRss === null ? null : mb(sandboxRss),
     ...(perSecond === undefined ? {} : { perSecond })
   }
@@ -257,7 +203,7 @@ async function measureScenario (
 async function measureSync (settings: Settings, sandbox: ServerProcess, data: BenchData): Promise<SyncResult> {
   const variants = syncVariants(data)
   const passes = []
-  for (const connections of [1, settings.connections]) {
+  for (const connections of [1, settings.syncConnections]) {
     const { result, cpu } = await runLoad({
       origin: sandbox.origin,
       authorization: authorization(data),
@@ -267,7 +213,7 @@ async function measureSync (settings: Settings, sandbox: ServerProcess, data: Be
       measure: { amount: variants.length },
       expect: [200]
     }, sandbox.pid)
-    const pass = { connections, seconds: result.seconds, rps: rateOf(result), ...summarize(result.latencies), errors: result.errors, sandboxCores: cpu.server }
+    const pass = { connections, seconds: result.seconds, rps: rateOf(result), ...result.latency, errors: result.errors, sandboxCores: cpu.server }
     passes.push(pass)
     log(`full sync, ${connections} connection${connections === 1 ? '' : 's'}: ${variants.length} batches in ${pass.seconds.toFixed(2)} s, ` +
       `${pass.rps.toFixed(0)} req/s, p99 ${pass.p99Ms.toFixed(2)} ms`)
@@ -304,7 +250,7 @@ async function bench (settings: Settings, command: string): Promise<Results> {
       // the answers are taken just before the scenario runs, so writes of earlier scenarios count for both servers
       const ceilingProfile = profileOf(`ceiling-${scenario.id}`)
       if (ceilingProfile !== undefined) ceilingProfiles.push(ceilingProfile)
-      const { ceiling, stored } = await startCeiling(settings, scenario, sandbox, data, ceilingProfile)
+      const { ceiling, stored } = await startCeiling({ tempDir: settings.tempDir, nodeFlags: profileFlags(settings, ceilingProfile) }, scenario, sandbox, data)
       cleanups.unshift(() => ceiling.stop())
       rss.startPhase()
       const r = { ...(await measureScenario(settings, scenario, sandbox, ceiling, auth, stored)), sandboxPeakRssMb: mb(rss.phasePeakKb) }
@@ -334,8 +280,9 @@ async function bench (settings: Settings, command: string): Promise<Results> {
         quick: settings.quick,
         measure: budgetText(settings.measure),
         warmup: settings.warmup === null ? 'none' : budgetText(settings.warmup),
-        connections: settings.connections,
-        tool: `autocannon ${(createRequire(import.meta.url)('autocannon/package.json') as { version: string }).version} (create client: an even-paced HTTP client)`,
+        connections: settings.connections ?? `${READ_CONNECTIONS} for reads, ${WRITE_CONNECTIONS} for writes`,
+        rounds: settings.rounds,
+        tool: `${wrkVersion()}, one thread (create client: an even-paced HTTP client in Node)`,
         profiled: settings.profile
       },
       data: {

@@ -15,6 +15,10 @@ export interface Scenario {
   variants: RequestVariant[]
   /** Statuses that count as answered. */
   expect: number[]
+  /** Connections of the closed loop (or the paced client's most at once). */
+  connections: number
+  /** What it is measured against: the sandbox's answers from memory, or the write ceiling. */
+  ceiling: 'answers' | 'write'
   /** Open loop at a fixed offered rate instead of a closed loop. */
   rate?: { perSecond: number; seconds: number }
 }
@@ -39,6 +43,9 @@ export const BATCH_SIZE = 200
 /** Offered load of the create-client scenario; the sandbox accepts 25 per second. */
 export const CREATE_RATE = 100
 export const CREATE_LIMIT = 25
+/** Connections of the closed loops: many for reads, fewer for writes (each waits for a commit). */
+export const READ_CONNECTIONS = 32
+export const WRITE_CONNECTIONS = 10
 
 /** A 4.0 batch read of these client numbers. */
 function batchRequest (data: BenchData, numbers: number[]): RequestVariant {
@@ -64,35 +71,45 @@ export function buildScenarios (data: BenchData, sizes: ScenarioSizes): Scenario
       title: 'get client, default includes',
       route: { method: 'GET', url: '/vendor/agency/:agencyId/client/:clientId' },
       variants: readClients.map((n) => ({ method: 'GET', path: `${agency}/client/${n}?version=4.0` })),
-      expect: [200]
+      expect: [200],
+      connections: READ_CONNECTIONS,
+      ceiling: 'answers'
     },
     {
       id: 'get-client-all',
       title: 'get client, all groups',
       route: { method: 'GET', url: '/vendor/agency/:agencyId/client/:clientId' },
       variants: readClients.map((n) => ({ method: 'GET', path: `${agency}/client/${n}?version=4.0&include=${ALL_GROUPS}` })),
-      expect: [200]
+      expect: [200],
+      connections: READ_CONNECTIONS,
+      ceiling: 'answers'
     },
     {
       id: 'batch-200',
       title: `batch read of ${BATCH_SIZE}`,
       route: { method: 'POST', url: '/vendor/agency/:agencyId/clients' },
       variants: batchStarts.map((start) => batchRequest(data, live.slice(start, start + BATCH_SIZE))),
-      expect: [200]
+      expect: [200],
+      connections: READ_CONNECTIONS,
+      ceiling: 'answers'
     },
     {
       id: 'changed-all',
       title: `changed clients, no asOf (${live.length.toLocaleString('en-US')} ids)`,
       route: { method: 'GET', url: '/vendor/agency/:agencyId/clients' },
       variants: [{ method: 'GET', path: `${agency}/clients?version=4.0` }],
-      expect: [200]
+      expect: [200],
+      connections: READ_CONNECTIONS,
+      ceiling: 'answers'
     },
     {
       id: 'changed-recent',
       title: `changed clients, recent asOf (${data.recent.changed} ids)`,
       route: { method: 'GET', url: '/vendor/agency/:agencyId/clients' },
       variants: [{ method: 'GET', path: `${agency}/clients?version=4.0&asOf=${encodeURIComponent(data.recent.asOf)}` }],
-      expect: [200]
+      expect: [200],
+      connections: READ_CONNECTIONS,
+      ceiling: 'answers'
     },
     {
       id: 'search-policy',
@@ -102,7 +119,9 @@ export function buildScenarios (data: BenchData, sizes: ScenarioSizes): Scenario
         method: 'GET',
         path: `${agency}/clients/search?version=4.0&policyNumber=${encodeURIComponent(p)}`
       })),
-      expect: [200]
+      expect: [200],
+      connections: READ_CONNECTIONS,
+      ceiling: 'answers'
     },
     {
       id: 'log-note',
@@ -113,7 +132,9 @@ export function buildScenarios (data: BenchData, sizes: ScenarioSizes): Scenario
         path: `${agency}/client/${n}/log?version=4.0`,
         body: `{"refId":"${UUID_PLACEHOLDER}","ts":"2026-11-20T10:00:00Z","channel":29,"note":"<p>Called about the renewal</p>"}`
       })),
-      expect: [200]
+      expect: [200],
+      connections: WRITE_CONNECTIONS,
+      ceiling: 'write'
     },
     {
       id: 'create-client',
@@ -128,6 +149,8 @@ export function buildScenarios (data: BenchData, sizes: ScenarioSizes): Scenario
         })
       }],
       expect: [200, 429],
+      connections: WRITE_CONNECTIONS,
+      ceiling: 'answers',
       rate: { perSecond: CREATE_RATE, seconds: sizes.rateSeconds }
     }
   ]

@@ -10,9 +10,11 @@ import { SCENARIO_IDS, type ScenarioId, type ScenarioSizes } from './scenarios.j
 
 export const HELP = `Usage: node dist/bench/run.js [options]
 
-  --duration S      seconds measured per scenario and server (default 10, after a warm-up), in two
-                    halves in the order sandbox, ceiling, ceiling, sandbox
-  --connections N   concurrent connections of the load generator (default 10)
+  --duration S      whole seconds of each round per server (default 5), after a warm-up of each
+  --rounds N        rounds per scenario (default 3), the order alternating: sandbox then ceiling,
+                    ceiling then sandbox, ...; each figure is the median over the rounds
+  --connections N   connections of every scenario's closed loop (default: 32 for reads, 10 for
+                    writes); the full sync and the journal rounds use 10
   --quick           smoke run: 1 agency x 2,000 clients in a temp dir, a few hundred requests per scenario
   --out DIR         where RESULTS.md and results.json go (default bench/; a temp dir with --quick,
                     bench/data/partial with --only or --profile)
@@ -28,7 +30,11 @@ export const HELP = `Usage: node dist/bench/run.js [options]
 export interface Settings {
   quick: boolean
   clients: number
-  connections: number
+  /** Connections of every scenario, instead of its own. */
+  connections: number | null
+  /** Connections of the full sync's second pass and of the journal rounds. */
+  syncConnections: number
+  rounds: number
   measure: Budget
   /** None in the quick smoke run. */
   warmup: Budget | null
@@ -66,6 +72,7 @@ export function settingsOf (argv: string[]): Settings | null {
       options: {
         duration: { type: 'string' },
         connections: { type: 'string' },
+        rounds: { type: 'string' },
         quick: { type: 'boolean' },
         out: { type: 'string' },
         fresh: { type: 'boolean' },
@@ -90,14 +97,16 @@ export function settingsOf (argv: string[]): Settings | null {
   const partial = parsed.only !== undefined
   const profile = parsed.profile === true
   const tempDir = mkdtempSync(join(tmpdir(), 'agency-bench-'))
-  const duration = positive('duration', parsed.duration, 10)
+  const duration = Math.max(1, Math.round(positive('duration', parsed.duration, 5)))
   const defaultOut = quick ? tempDir : partial || profile ? join(ROOT, 'bench', 'data', 'partial') : join(ROOT, 'bench')
   return {
     quick,
     clients: quick ? 2000 : 100_000,
-    connections: Math.round(positive('connections', parsed.connections, 10)),
+    connections: parsed.connections === undefined ? null : Math.round(positive('connections', parsed.connections, 10)),
+    syncConnections: 10,
+    rounds: Math.round(positive('rounds', parsed.rounds, quick ? 2 : 3)),
     measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
-    warmup: quick ? null : { seconds: Math.min(3, Math.max(1, duration * 0.3)) },
+    warmup: quick ? null : { seconds: 2 },
     serviceTime: quick ? { amount: 50 } : { seconds: Math.min(3, duration) },
     sizes: quick ? { rotate: 50, batches: 3, writeClients: 10, rateSeconds: 2 } : { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 },
     startupRuns: partial ? 0 : Math.round(positive('startup-runs', parsed['startup-runs'], quick ? 1 : 5)),

@@ -1,5 +1,5 @@
-import autocannon from 'autocannon'
 import { execFileSync } from 'node:child_process'
+import { runWrk } from './wrk.js'
 
 /**
  * What the side-by-side benchmarks share (examiner.ts, worlds.ts, versus.ts): two servers loaded
@@ -17,15 +17,9 @@ export function pinTo (pid: number, cpu: number): boolean {
   }
 }
 
-/** GETs of the paths `nextPath` gives, in turn, for `seconds` over `connections` (autocannon in this process). */
-export function loadGets (origin: string, authorization: string, nextPath: () => string, seconds: number, connections: number): Promise<autocannon.Result> {
-  return new Promise((resolve, reject) => {
-    autocannon({
-      url: origin,
-      connections,
-      duration: seconds,
-      headers: { authorization },
-      requests: [{ method: 'GET', setupRequest: (request) => ({ ...request, path: nextPath() }) }]
-    }, (error, result) => (error === null ? resolve(result) : reject(error)))
-  })
+/** GETs of `paths` in turn for `seconds` over `connections` (wrk); the requests answered 2xx/3xx, and the others. */
+export async function loadGets (origin: string, authorization: string, paths: string[], seconds: number, connections: number): Promise<{ requests: number; errors: number }> {
+  const job = { origin, authorization, variants: paths.map((path) => ({ method: 'GET' as const, path })), connections, expect: [200], warmup: null, measure: { seconds } }
+  const { result } = await runWrk(job, job.measure)
+  return { requests: result.requests, errors: result.errors }
 }

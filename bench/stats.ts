@@ -1,6 +1,6 @@
 import type { LoadResult } from './protocol.js'
 
-/** Latency figures of load results, and several results of one server merged into one. */
+/** Latency figures, rates and medians of load results. */
 
 export interface LatencySummary {
   p50Ms: number
@@ -20,27 +20,6 @@ export function summarize (latencies: Float64Array): LatencySummary {
 
 /** Requests answered per second of load. */
 export const rateOf = (r: LoadResult): number => (r.seconds > 0 ? r.requests / r.seconds : 0)
-
-/** Slices of one measurement (e.g. the two halves of an ABBA order) as one result. */
-export function merge (results: LoadResult[]): LoadResult {
-  if (results.length === 1) return results[0]
-  const latencies = new Float64Array(results.reduce((n, r) => n + r.latencies.length, 0))
-  let at = 0
-  for (const r of results) {
-    latencies.set(r.latencies, at)
-    at += r.latencies.length
-  }
-  const statuses: Record<string, number> = {}
-  for (const r of results) for (const [status, n] of Object.entries(r.statuses)) statuses[status] = (statuses[status] ?? 0) + n
-  return {
-    tool: results[0].tool,
-    requests: results.reduce((n, r) => n + r.requests, 0),
-    errors: results.reduce((n, r) => n + r.errors, 0),
-    seconds: results.reduce((n, r) => n + r.seconds, 0),
-    statuses,
-    latencies
-  }
-}
 
 export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b)

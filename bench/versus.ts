@@ -15,12 +15,12 @@ import { median } from './stats.js'
  * benchmark's 100,000-client database and are loaded at the same time, scenario by scenario, with
  * the same requests. With --pin both servers share CPU 0 and the load generators CPU 1: the ratio
  * of their request counts is then the ratio of their costs, whatever else the machine does (runs
- * one after the other on a shared machine differ by 15-25%). The read scenarios of `npm run bench`
- * by default; each run of each scenario is one measurement, and the figure is their median.
+ * one after the other on a shared machine differ by 15-25%). The closed-loop scenarios of `npm run bench`
+ * and log-note writes by default (each scenario on its own connections, or --connections); each run of each scenario is one measurement, and the figure is their median.
  */
 
 const HELP = 'Usage: node dist/bench/versus.js --other DIR [--only IDS] [--runs N] [--duration S] [--connections N] [--pin]'
-const READS = ['get-client', 'get-client-all', 'batch-200', 'changed-all', 'changed-recent', 'search-policy']
+const CLOSED_LOOPS = ['get-client', 'get-client-all', 'batch-200', 'changed-all', 'changed-recent', 'search-policy', 'log-note']
 
 async function serve (root: string, db: string): Promise<ServerProcess> {
   const port = await freePort()
@@ -56,7 +56,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     runs: { type: 'string', default: '5' },
     duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string' },
     pin: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false }
   }
@@ -67,7 +67,7 @@ if (values.help || values.other === undefined) {
   const other = resolve(values.other)
   if (!existsSync(join(other, 'dist', 'src', 'cli.js'))) throw new Error(`${other} has no build: run npm ci && npm run build there`)
   const data = await prepareData({ dir: join(ROOT, 'bench', 'data'), clients: 100_000, fresh: false, cli: join(ROOT, 'dist', 'src', 'cli.js'), log: (line) => console.log(`[versus] ${line}`) })
-  const ids = values.only?.split(',') ?? READS
+  const ids = values.only?.split(',') ?? CLOSED_LOOPS
   const scenarios = buildScenarios(data, { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 }).filter((s) => ids.includes(s.id))
   const copies = [workingCopy(data), workingCopy(data)]
   const servers: [ServerProcess, ServerProcess] = [await serve(ROOT, copies[0].file), await serve(other, copies[1].file)]
@@ -77,7 +77,7 @@ if (values.help || values.other === undefined) {
     for (const scenario of scenarios) {
       const ratios: number[] = []
       for (let run = 0; run < Number(values.runs); run++) {
-        const r = await sideBySide(scenario, data, servers, Number(values.duration), Number(values.connections))
+        const r = await sideBySide(scenario, data, servers, Number(values.duration), values.connections === undefined ? scenario.connections : Number(values.connections))
         ratios.push(r.mine / Math.max(1, r.other))
         console.log(`  ${scenario.id} run ${run + 1}: this ${r.mine.toLocaleString('en-US')} requests, the other ${r.other.toLocaleString('en-US')}${r.errors > 0 ? ` (${r.errors} errors)` : ''}`)
       }

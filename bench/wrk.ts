@@ -1,99 +1,100 @@
-import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { UUID_PLACEHOLDER, type RequestVariant } from './protocol.js'
+import { ROOT } from '../src/config.js'
+import type { Budget, LoadJob, LoadResult, RequestVariant } from './protocol.js'
 
 /**
- * Debian's wrk as the load generator of the hosted benchmark: a closed loop of `connections` over
- * two threads, its requests the scenario's variants in turn, each write's RefId made unique (a Lua
- * script), its figures printed by the script as one JSON line at the end.
+ * Closed-loop load with wrk (a C load generator: one thread, an event loop, no garbage
+ * collector), so that the generator is never what bounds a fast server. The Lua script
+ * (bench/wrk/load.lua) sends the job's requests in turn, with Basic credentials and a new RefId
+ * where a body asks for one, and writes its summary and its own CPU time to a file.
  */
 
-export interface WrkResult {
+const WRK = process.env.WRK ?? 'wrk'
+const SCRIPT = join(ROOT, 'bench', 'wrk', 'load.lua')
+/** Clock ticks of a Linux process. */
+const TICKS_PER_SECOND = 100
+/** Longest run of a budget counted in requests; the script stops wrk once they are answered. */
+const AMOUNT_CAP_SECONDS = 600
+
+interface WrkSummary {
   requests: number
-  seconds: number
-  /** Answers other than 2xx and 3xx, and sockets that failed (connect, read, write, timeout). */
-  non2xx: number
-  errors: number
-  p50Ms: number
-  p99Ms: number
+  durationUs: number
+  errors: { connect: number; read: number; write: number; status: number; timeout: number }
+  latencyUs: { p50: number; p90: number; p99: number; max: number; mean: number }
+  cpuTicks: number
 }
 
-export interface WrkJob {
-  origin: string
-  authorization: string
-  variants: readonly RequestVariant[]
-  connections: number
-  seconds: number
-}
-
-const lua = (text: string) => `[==[${text}]==]`
-
-/** The script: the variants, each thread its own order and its own RefIds; the summary as JSON. */
-function script (job: WrkJob): string {
-  const requests = job.variants.map((v) => `{ ${lua(v.method)}, ${lua(v.path)}, ${v.body === undefined ? 'nil' : lua(v.body)} }`).join(',\n  ')
-  return `
-local requests = {
-  ${requests}
-}
-local headers = { ["Authorization"] = ${lua(job.authorization)}, ["Content-Type"] = "application/json" }
-local threads = {}
-local counter = 0
-local index = 1
-
-function setup (thread)
-  thread:set("id", #threads + 1)
-  table.insert(threads, thread)
-end
-
--- each thread's id is set by setup (a global of its own state)
-function init (args)
-  index = (id * 7919) % #requests + 1
-end
-
-function request ()
-  local r = requests[index]
-  index = index % #requests + 1
-  local body = r[3]
-  if body ~= nil then
-    counter = counter + 1
-    local uuid = string.format("%08x-%04x-4%03x-8%03x-%012x", id, math.random(0, 65535), math.random(0, 4095), math.random(0, 4095), counter)
-    body = string.gsub(body, "${UUID_PLACEHOLDER}", uuid)
-  end
-  return wrk.format(r[1], r[2], headers, body)
-end
-
-function done (summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('{"requests":%d,"micros":%d,"non2xx":%d,"errors":%d,"p50":%d,"p99":%d}\\n',
-    summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
-    latency:percentile(50), latency:percentile(99)))
-end
-`
-}
-
-/** Runs wrk once; resolves with its figures (rejects when it prints none). */
-export async function runWrk (job: WrkJob): Promise<WrkResult> {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-wrk-'))
-  const file = join(dir, 'load.lua')
-  writeFileSync(file, script(job))
+/** wrk's name and version as it prints them (`wrk debian/4.1.0-3+b2`). */
+export function wrkVersion (): string {
+  let text: string
   try {
+    text = execFileSync(WRK, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (e) {
+    // wrk --version exits 1 after printing its version and usage
+    text = String((e as { stdout?: string }).stdout ?? '')
+  }
+  return /^wrk \S+/.exec(text)?.[0] ?? 'wrk'
+}
+
+/** One line a request: method, path and body separated by tabs (JSON bodies have no raw tab or newline). */
+export function requestLines (variants: RequestVariant[]): string {
+  return variants.map((v) => [v.method, v.path, ...(v.body === undefined ? [] : [v.body])].join('\t')).join('\n') + '\n'
+}
+
+/** wrk's -d takes whole seconds. */
+const wholeSeconds = (seconds: number) => Math.max(1, Math.round(seconds))
+
+/** Runs wrk once over `budget`; resolves with what it answered and its own CPU time (seconds). */
+export async function runWrk (job: LoadJob, budget: Budget): Promise<{ result: LoadResult; loadCpuSeconds: number }> {
+  if (job.variants.some((v) => /[\t\n]/.test(v.path + (v.body ?? '')))) throw new Error('wrk requests cannot hold a tab or a newline')
+  if (!job.expect.every((s) => s >= 200 && s < 400)) throw new Error(`wrk counts 2xx and 3xx answers only; expected ${job.expect.join(', ')}`)
+  const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'))
+  try {
+    const requestsFile = join(dir, 'requests.tsv')
+    const resultFile = join(dir, 'result.json')
+    writeFileSync(requestsFile, requestLines(job.variants))
+    const args = [
+      '--threads', '1', '--connections', String(job.connections), '--timeout', '30s', '--script', SCRIPT,
+      '--duration', `${'amount' in budget ? AMOUNT_CAP_SECONDS : wholeSeconds(budget.seconds)}s`, job.origin
+    ]
+    const env = {
+      ...process.env,
+      WRK_REQUESTS: requestsFile,
+      WRK_AUTH: job.authorization,
+      WRK_RESULT: resultFile,
+      WRK_STOP_AFTER: 'amount' in budget ? String(budget.amount) : '0'
+    }
     const output = await new Promise<string>((resolve, reject) => {
-      const child = spawn('wrk', ['-t2', `-c${job.connections}`, `-d${job.seconds}s`, '--timeout', '10s', '-s', file, job.origin], { stdio: ['ignore', 'pipe', 'pipe'] })
+      const child = spawn(WRK, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
       let text = ''
-      child.stdout.on('data', (d: Buffer) => { text += d.toString() })
-      child.stderr.on('data', (d: Buffer) => { text += d.toString() })
-      child.on('error', reject)
-      child.on('exit', () => resolve(text))
+      child.stdout.on('data', (c: Buffer) => { text += c.toString('utf8') })
+      child.stderr.on('data', (c: Buffer) => { text += c.toString('utf8') })
+      child.on('error', (e) => reject(new Error(`${WRK} could not start (${e.message}): install wrk (Debian: apt-get install wrk) or set WRK`)))
+      child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`${WRK} exited with ${code}:\n${text}`))))
     })
-    const line = output.split('\n').find((l) => l.startsWith('{"requests"'))
-    if (line === undefined) throw new Error(`wrk printed no summary:\n${output.slice(-2000)}`)
-    const r = JSON.parse(line) as { requests: number, micros: number, non2xx: number, errors: number, p50: number, p99: number }
-    return { requests: r.requests, seconds: r.micros / 1e6, non2xx: r.non2xx, errors: r.errors, p50Ms: r.p50 / 1000, p99Ms: r.p99 / 1000 }
+    let summary: WrkSummary
+    try {
+      summary = JSON.parse(readFileSync(resultFile, 'utf8')) as WrkSummary
+    } catch {
+      throw new Error(`${WRK} wrote no summary:\n${output}`)
+    }
+    const e = summary.errors
+    const ms = (us: number) => us / 1000
+    return {
+      result: {
+        tool: 'wrk',
+        requests: summary.requests - e.status,
+        errors: e.status + e.connect + e.read + e.write + e.timeout,
+        seconds: summary.durationUs / 1e6,
+        statuses: { '2xx/3xx': summary.requests - e.status, other: e.status },
+        latency: { p50Ms: ms(summary.latencyUs.p50), p99Ms: ms(summary.latencyUs.p99), meanMs: ms(summary.latencyUs.mean) }
+      },
+      loadCpuSeconds: summary.cpuTicks / TICKS_PER_SECOND
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
-
-export const rate = (r: WrkResult): number => (r.seconds > 0 ? (r.requests - r.non2xx - r.errors) / r.seconds : 0)

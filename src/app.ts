@@ -23,6 +23,7 @@ import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
 import { routeToOwners } from './plugins/owner-routing.js'
+import { takeWorldTurns } from './plugins/world-turns.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { observeOperations, type Operations } from './plugins/operations.js'
 import { Drain } from './plugins/drain.js'
@@ -182,6 +183,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
       done()
     })
   }
+  takeWorldTurns(app)
   buildRequestContext(app, worlds, config, hosting === undefined ? admit : undefined)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
@@ -307,6 +309,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     journalBytes: config.journalBytes,
     loadFaker,
     reports,
+    requestsInProgress: config.worlds.requestsInProgress,
     checkpoint: (file) => fixtures.checkpoint(file)
   })
   answering = true
@@ -314,10 +317,12 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     limits: {
       maxWorlds: config.worlds.max,
       maxBytes: config.worlds.maxBytes,
+      worldMaxBytes: config.worlds.worldMaxBytes,
       defaultTtlSeconds: config.worlds.ttlSeconds,
       journalSize: config.journalSize,
       journalBytes: Math.ceil(config.journalBytes / CREATED_WORLD_SHARE),
-      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES }
+      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES },
+      requestsInProgress: config.worlds.requestsInProgress
     },
     migrationsDir: config.migrationsDir,
     startFixture,

@@ -79,7 +79,7 @@ async function serve (args: string[]): Promise<number> {
   // A program that started the sandbox learns where it listens: a line on stdout that is not a
   // terminal (or that asked for a free port), and the file it named.
   const ready = { url: server.url, pid: process.pid }
-  if (config.port === 0 || process.stdout.isTTY !== true) process.stdout.write(readyLine(ready))
+  // The file first: a program that reads the stdout line may look for the file next.
   let removeReadyFile = () => {}
   if (typeof readyFile === 'string') {
     try {
@@ -89,6 +89,7 @@ async function serve (args: string[]): Promise<number> {
       throw e
     }
   }
+  if (config.port === 0 || process.stdout.isTTY !== true) process.stdout.write(readyLine(ready))
   const facts: BannerFacts = {
     version: config.version,
     url: server.url,

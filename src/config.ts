@@ -4,7 +4,8 @@ import { publicKeyEntry, verifyingKeysOf } from './domain/examiner/verify-report
 import { join, resolve } from 'node:path'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
-import { MAX_MAX_WORLDS, MAX_WORLD_TTL_SECONDS } from './schemas/worlds.js'
+import { MAX_MAX_WORLDS, MAX_WORLD_TTL_SECONDS, MAX_WORLDS_BYTES } from './schemas/worlds.js'
+import { MAX_REQUESTS_IN_PROGRESS, REQUESTS_IN_PROGRESS } from './domain/worlds/request-turns.js'
 import { PACKAGE_VERSION, ROOT } from './package-root.js'
 
 /**
@@ -44,8 +45,11 @@ export interface Config {
   heapGrowthPercent: number
   /** Start the activity simulator at start-up (real time): changes per minute and seed. */
   simulator: { ratePerMinute: number; seed: number } | undefined
-  /** Worlds created besides the default one: how many at once, their memory, their idle time to live. */
-  worlds: { max: number, maxBytes: number, ttlSeconds: number }
+  /**
+   * Worlds created besides the default one: how many at once, the memory they may take together,
+   * each one's bound unless it asks for another (worldMaxBytes; at most maxBytes), their idle time to live.
+   */
+  worlds: { max: number, maxBytes: number, worldMaxBytes: number, ttlSeconds: number, requestsInProgress?: number }
   /** The Ed25519 key ended sessions' reports are signed with (SANDBOX_SIGNING_KEY); none: unsigned. */
   signingKey: SigningKey | undefined
   /** Who holds the signing key, as signed reports name their signer (SANDBOX_SIGNER_NAME). */
@@ -79,7 +83,8 @@ export { PACKAGE_VERSION, ROOT } from './package-root.js'
 const MAX_JOURNAL_BYTES = 1024 * 1024 * 1024
 /** Default bound on the memory of the worlds created: 1 GiB (at most 64 GiB). */
 const DEFAULT_WORLDS_BYTES = 1024 * 1024 * 1024
-const MAX_WORLDS_BYTES = 64 * 1024 * 1024 * 1024
+/** Default bound on one world's data (and, in hosted mode, the default world's): 64 MiB, never above the bound on them all. */
+const DEFAULT_WORLD_BYTES = 64 * 1024 * 1024
 /** Worlds at once by default (the default world not counted). */
 const DEFAULT_MAX_WORLDS = 100
 /** A created world's default idle time to live (the longest allowed is 30 days). */
@@ -122,7 +127,9 @@ export const SETTINGS = [
   { env: 'SANDBOX_JOURNAL_BYTES', default: String(DEFAULT_JOURNAL_BYTES), meaning: 'memory the request journal may hold, in bytes (oldest dropped)' },
   { env: 'SANDBOX_HEAP_GROWTH_PERCENT', default: String(DEFAULT_HEAP_GROWTH_PERCENT), meaning: `how far the heap grows past its live size before a full collection (0: V8's own choice; at most ${MAX_HEAP_GROWTH_PERCENT})` },
   { env: 'SANDBOX_MAX_WORLDS', default: String(DEFAULT_MAX_WORLDS), meaning: `worlds POST /_sandbox/worlds may create, at once (at most ${MAX_MAX_WORLDS})` },
-  { env: 'SANDBOX_WORLDS_MAX_BYTES', default: String(DEFAULT_WORLDS_BYTES), meaning: 'memory the created worlds may take together, in bytes' },
+  { env: 'SANDBOX_WORLDS_MAX_BYTES', default: String(DEFAULT_WORLDS_BYTES), meaning: 'memory the created worlds (and, in hosted mode, the default world) may take together, in bytes; a write past it answers 507' },
+  { env: 'SANDBOX_WORLD_MAX_BYTES', default: String(DEFAULT_WORLD_BYTES), meaning: 'memory one world\'s data may take, in bytes, unless POST /_sandbox/worlds asks for another maxBytes (at most SANDBOX_WORLDS_MAX_BYTES; hosted mode bounds the default world so too); a write past it answers 507' },
+  { env: 'SANDBOX_WORLD_REQUESTS', default: String(REQUESTS_IN_PROGRESS), meaning: 'requests of one world in progress at once (the default world\'s too); more wait their turn, so that one world at full speed does not starve the others (0: unbounded)' },
   { env: 'SANDBOX_WORLD_TTL_SECONDS', default: String(DEFAULT_WORLD_TTL_SECONDS), meaning: 'idle seconds after which a created world is deleted, unless it asks otherwise (0: kept)' },
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_SIGNER_NAME', default: UNNAMED_SIGNER, meaning: 'who holds the signing key (a partner programme, a partner team): signed reports name it as their signer' },
@@ -210,6 +217,20 @@ function signingKeyFrom (text: string | undefined): SigningKey | undefined {
   }
 }
 
+/**
+ * SANDBOX_WORLD_MAX_BYTES: one world's bound. Set above the bound on all worlds it is an error
+ * naming both; left unset, its default gives way to a smaller SANDBOX_WORLDS_MAX_BYTES.
+ */
+function worldMaxBytesFrom (env: Env, maxBytes: number): number {
+  const given = env.SANDBOX_WORLD_MAX_BYTES
+  if (given === undefined || given === '') return Math.min(DEFAULT_WORLD_BYTES, maxBytes)
+  const bytes = wholeNumber(env, 'SANDBOX_WORLD_MAX_BYTES', DEFAULT_WORLD_BYTES, MAX_WORLDS_BYTES, `of bytes from 0 to ${MAX_WORLDS_BYTES} (64 GiB)`)
+  if (bytes > maxBytes) {
+    throw new ConfigError(`SANDBOX_WORLD_MAX_BYTES=${bytes} is above SANDBOX_WORLDS_MAX_BYTES=${maxBytes}, the bytes all the worlds may take together; lower the one or raise the other`)
+  }
+  return bytes
+}
+
 /** SANDBOX_SIGNING_KEYS_PREVIOUS: one or more PEM keys (public, or private: their public keys), as SANDBOX_SIGNING_KEY is given. */
 function previousKeysFrom (text: string | undefined, current: SigningKey | undefined): PublishedKey[] {
   if (text === undefined || text.trim() === '') return []
@@ -268,10 +289,13 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
   const journalSize = wholeNumber(env, 'SANDBOX_JOURNAL_SIZE', 1000, 1_000_000)
   const journalBytes = wholeNumber(env, 'SANDBOX_JOURNAL_BYTES', DEFAULT_JOURNAL_BYTES, MAX_JOURNAL_BYTES, `of bytes from 0 to ${MAX_JOURNAL_BYTES} (1 GiB)`)
   const heapGrowthPercent = wholeNumber(env, 'SANDBOX_HEAP_GROWTH_PERCENT', DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT)
+  const maxBytes = wholeNumber(env, 'SANDBOX_WORLDS_MAX_BYTES', DEFAULT_WORLDS_BYTES, MAX_WORLDS_BYTES, `of bytes from 0 to ${MAX_WORLDS_BYTES} (64 GiB)`)
   const worlds = {
     max: wholeNumber(env, 'SANDBOX_MAX_WORLDS', DEFAULT_MAX_WORLDS, MAX_MAX_WORLDS),
-    maxBytes: wholeNumber(env, 'SANDBOX_WORLDS_MAX_BYTES', DEFAULT_WORLDS_BYTES, MAX_WORLDS_BYTES, `of bytes from 0 to ${MAX_WORLDS_BYTES} (64 GiB)`),
-    ttlSeconds: wholeNumber(env, 'SANDBOX_WORLD_TTL_SECONDS', DEFAULT_WORLD_TTL_SECONDS, MAX_WORLD_TTL_SECONDS, `of seconds from 0 to ${MAX_WORLD_TTL_SECONDS} (30 days)`)
+    maxBytes,
+    worldMaxBytes: worldMaxBytesFrom(env, maxBytes),
+    ttlSeconds: wholeNumber(env, 'SANDBOX_WORLD_TTL_SECONDS', DEFAULT_WORLD_TTL_SECONDS, MAX_WORLD_TTL_SECONDS, `of seconds from 0 to ${MAX_WORLD_TTL_SECONDS} (30 days)`),
+    requestsInProgress: wholeNumber(env, 'SANDBOX_WORLD_REQUESTS', REQUESTS_IN_PROGRESS, MAX_REQUESTS_IN_PROGRESS)
   }
   const token = env.SANDBOX_CONTROL_TOKEN
   const signingKey = signingKeyFrom(env.SANDBOX_SIGNING_KEY)

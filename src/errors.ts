@@ -81,6 +81,14 @@ export const notFound = (detail: string) => new ApiError(404, 'not-found', 'Not 
 
 export const conflict = (detail: string) => new ApiError(409, 'conflict', 'Conflict', detail)
 
+/**
+ * A world deleted (or expired) while a request to it was handled: to a partner request the world's
+ * credentials answer 401, as they do from then on; to a control request the world is a 404.
+ */
+export const worldDeleted = (worldId: string, partner = false): ApiError => partner
+  ? unauthorized()
+  : notFound(`No world ${worldId.slice(0, 40)}: it was deleted (or expired) while this request was handled; nothing more was applied to it`)
+
 /** The final report of a session that has not ended (it would be provisional, and unsigned). */
 export const sessionStillOpen = (id: number) =>
   conflict(`Session ${id} is still open: its report so far is provisional and unsigned; end it first (POST …/sessions/${id}/end)`)
@@ -91,6 +99,23 @@ export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   })
 
 export const insufficientStorage = (detail: string) => new ApiError(507, 'insufficient-storage', 'Insufficient Storage', detail)
+
+const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`
+
+/**
+ * A write, reset or load that would take a world's data past its bound: nothing was applied.
+ * `fix`: how to make room (a created world's, or the default world's).
+ */
+export const worldBoundReached = (worldId: string, held: number, wanted: number, maxBytes: number, fix: string) =>
+  new ApiError(507, 'world-bound-reached', 'Insufficient Storage',
+    `World ${worldId} holds ${held} bytes (${mib(held)}) of the ${maxBytes} (${mib(maxBytes)}) its bound allows (maxBytes), ` +
+    `and this request would take it to ${wanted} bytes; nothing was applied. ${fix}`)
+
+/** A write, reset, load or new world that would take the worlds of the process past the bound on them all: nothing was applied. */
+export const worldsBoundReached = (held: number, wanted: number, maxBytes: number, fix: string) =>
+  new ApiError(507, 'worlds-bound-reached', 'Insufficient Storage',
+    `The worlds of this sandbox hold ${held} bytes (${mib(held)}) of the ${maxBytes} (${mib(maxBytes)}) they may take together ` +
+    `(SANDBOX_WORLDS_MAX_BYTES), and this request would take them to ${wanted} bytes; nothing was applied. ${fix}`)
 
 export const payloadTooLarge = (detail: string) => new ApiError(413, 'payload-too-large', 'Payload Too Large', detail)
 

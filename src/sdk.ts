@@ -6,7 +6,7 @@ import { startServer } from './server.js'
 
 export {
   controlClient, ControlError, type Control, type ReportFormat, type ResetOptions, type ResetPart, type Sessions, type WriteView,
-  type TenantCreated, type Tenants, type TenantView, type WorldCreated, type Worlds, type WorldView
+  type TenantCreated, type Tenants, type TenantView, type WorldCreated, type Worlds, type WorldView, type WorldWithSecrets
 } from './sdk/control-client.js'
 export { createWorld, type SandboxWorld, type WorldOptions } from './sdk/world.js'
 export type { Finding, JudgedBy, Mirror, Report, ReportSignature, ReportSummary, ReportWorld, Session, SessionStart, Signer, SigningKeysView, SigningKeyView } from './schemas/examiner.js'

@@ -47,26 +47,71 @@ type Finding struct {
 	Fix      string `json:"fix"`
 }
 
+// Evidence is what a run gave the examiner to judge: without a request, or without a listing or a
+// client read, the verdict is no-evidence.
+type Evidence struct {
+	Requests    int `json:"requests"`
+	Listings    int `json:"listings"`
+	ClientReads int `json:"clientReads"`
+}
+
+// RuleOutcome is one rule the examiner evaluated: pass, fail, warn or not-exercised.
+type RuleOutcome struct {
+	ID      string `json:"id"`
+	Outcome string `json:"outcome"`
+}
+
+// JudgedBy names the code and the rules that judged the run (inside what is signed).
+type JudgedBy struct {
+	Version      string        `json:"version"`
+	Build        string        `json:"build"`
+	RulesVersion int           `json:"rulesVersion"`
+	Rules        []RuleOutcome `json:"rules"`
+}
+
+// Tenant is the tenant that owns a world.
+type Tenant struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// ReportWorld names the world the run was judged in and what its data started from.
+type ReportWorld struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Tenant      *Tenant `json:"tenant"`
+	StartDigest string  `json:"startDigest"`
+}
+
+// Signer names who holds the key that signed the report (SANDBOX_SIGNER_NAME).
+type Signer struct {
+	KeyID string `json:"keyId"`
+	Name  string `json:"name"`
+}
+
 // Report is an examiner report (the fields a test reads most; Raw holds all of it, as signed).
+// Verdict is pass, warn, fail or no-evidence (the run gave nothing to judge: never a pass).
 type Report struct {
-	Session   Session    `json:"session"`
-	Verdict   string     `json:"verdict"`
-	Findings  []Finding  `json:"findings"`
-	Signature *Signature `json:"signature"`
+	Session   Session     `json:"session"`
+	Verdict   string      `json:"verdict"`
+	Evidence  Evidence    `json:"evidence"`
+	Findings  []Finding   `json:"findings"`
+	JudgedBy  JudgedBy    `json:"judgedBy"`
+	World     ReportWorld `json:"world"`
+	Signer    *Signer     `json:"signer"`
+	Signature *Signature  `json:"signature"`
 	// Raw is the report's JSON as the sandbox answered it: what VerifyReport checks.
 	Raw []byte `json:"-"`
 }
 
 // Signature is the signature block of an ended session's report, when the sandbox has a signing
-// key (SANDBOX_SIGNING_KEY, or serve --signing-key).
+// key (SANDBOX_SIGNING_KEY, or serve --signing-key). It holds these members and no others.
 type Signature struct {
-	Algorithm      string `json:"algorithm"`
-	KeyID          string `json:"keyId"`
-	SignedAt       string `json:"signedAt"`
-	SandboxVersion string `json:"sandboxVersion"`
-	WorldID        string `json:"worldId"`
-	Final          bool   `json:"final"`
-	Value          string `json:"value"`
+	Algorithm string `json:"algorithm"`
+	KeyID     string `json:"keyId"`
+	SignedAt  string `json:"signedAt"`
+	Final     bool   `json:"final"`
+	Value     string `json:"value"`
 }
 
 // StartSession starts recording this world's vendor requests: of the integration clientID ("abc"
@@ -145,14 +190,37 @@ func VerifyReport(raw []byte, publicKeyPEM []byte) (*Signature, error) {
 	if err := decoder.Decode(&report); err != nil {
 		return nil, fmt.Errorf("the report is not a JSON object: %w", err)
 	}
+	// Served reports are canonical JSON: a file that is not byte for byte its own canonical form
+	// has been changed, or repeats a key (which readers of the file would resolve differently).
+	var served bytes.Buffer
+	if err := canonical(&served, report); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(served.Bytes(), raw) {
+		return nil, errors.New("the report is not byte for byte its canonical form (RFC 8785), as the sandbox serves it: it was changed, or a key appears twice")
+	}
 	signatureBlock, _ := report["signature"].(map[string]any)
 	if signatureBlock == nil {
 		return nil, errors.New("the report has no signature: the sandbox signs the reports of ended sessions when it has a signing key")
+	}
+	for name := range signatureBlock {
+		switch name {
+		case "algorithm", "final", "keyId", "signedAt", "value":
+		default:
+			return nil, fmt.Errorf("its signature block holds %q, which no signature holds", name)
+		}
 	}
 	var signature Signature
 	encoded, _ := json.Marshal(signatureBlock)
 	if err := json.Unmarshal(encoded, &signature); err != nil {
 		return nil, fmt.Errorf("its signature block is not one: %w", err)
+	}
+	if !signature.Final {
+		return nil, errors.New("its signature block is not a final report's (final: true)")
+	}
+	signer, _ := report["signer"].(map[string]any)
+	if signer == nil || signer["keyId"] != signature.KeyID {
+		return nil, errors.New("its signer does not name the key that signed it")
 	}
 	if signature.Algorithm != "Ed25519" {
 		return nil, fmt.Errorf("it is signed with %q, not Ed25519", signature.Algorithm)

@@ -53,7 +53,7 @@ export default async function agencyControl (fastify: FastifyInstance, { worlds 
     }, async (request, reply) => {
       const body: unknown = request.body
       const { agency, warnings } = body instanceof UnparsedJson
-        ? await worlds.fixtures.agency(body.bytes, body.maxValues)
+        ? await worlds.fixtures.agency(body.bytes, body.maxValues, request.world.id)
         : { agency: request.body, warnings: fixtureFormWarnings(request.body) }
       await request.world.admin.addAgency(agency)
       // what an earlier fixture format held and was converted, one line per field

@@ -96,7 +96,7 @@ export default async function sessionControl (fastify: FastifyInstance, { worlds
       }
     }, async (request) => {
       const body: unknown = request.body
-      const mirror = body instanceof UnparsedJson ? await worlds.fixtures.mirror(body.bytes, body.maxValues) : request.body
+      const mirror = body instanceof UnparsedJson ? await worlds.fixtures.mirror(body.bytes, body.maxValues, request.world.id) : request.body
       return request.world.examiner.mirror(request.params.id, mirror)
     })
   })

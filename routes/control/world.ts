@@ -54,7 +54,7 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
         const body = request.body
         // a large fixture for a world in memory comes back as a database to swap in whole
         const { keep, prepared, snapshot, warnings } = body instanceof UnparsedJson
-          ? await worlds.fixtures.reset(body.bytes, body.maxValues, world.swapsData)
+          ? await worlds.fixtures.reset(body.bytes, body.maxValues, world.swapsData, world.id)
           : readResetBody(body)
         // what an earlier fixture format held and was converted, one line per field
         for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/reset: ${line}`)

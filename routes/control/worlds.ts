@@ -1,9 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { readWorldBody } from '../../src/domain/worlds/fixture-job.js'
-import type { WorldListing } from '../../src/domain/worlds/world.js'
+import type { World, WorldListing } from '../../src/domain/worlds/world.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
-import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldSchema } from '../../src/schemas/worlds.js'
+import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldWithSecretsSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
 import { worldOfPath, worldScope, type ControlTokens } from './tokens.js'
 
@@ -11,6 +11,9 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 
 /** The creation body is checked by readWorldBody, on the worker for a large one: the route takes it as it comes. */
 const checkedWhereRead = () => (value: unknown) => ({ value })
+
+/** The world's integrations with their secrets: for its creator, and whoever holds a token that opens it. */
+const credentialsOf = (integrations: ReturnType<World['integrations']>) => integrations.map(({ clientId, clientSecret, name }) => ({ clientId, clientSecret, name }))
 
 /** What GET /_sandbox/worlds tells of a world. */
 function describe ({ world, data, journal, faults }: WorldListing) {
@@ -24,6 +27,7 @@ function describe ({ world, data, journal, faults }: WorldListing) {
     expiresAt: iso(world.expiresAtMs),
     ttlSeconds: world.ttlMs / 1000,
     bytes: data.bytes,
+    maxBytes: world.maxBytes ?? null,
     integrations: data.integrations,
     counts: { ...data.counts, journal, faults }
   }
@@ -55,17 +59,19 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
       // before a large fixture is read: a tenant at its quota learns it at once
       if (owner !== undefined) worlds.checkQuota(owner)
       const body: unknown = request.body
-      const { name, from, ttlSeconds, snapshot, warnings } = body instanceof UnparsedJson
-        ? await worlds.fixtures.world(body.bytes, body.maxValues)
+      const { name, from, ttlSeconds, maxBytes, secrets, snapshot, warnings } = body instanceof UnparsedJson
+        // a creator's large bodies take one place on the worker at a time, as a world's do
+        ? await worlds.fixtures.world(body.bytes, body.maxValues, `creator:${owner?.id ?? 'administrator'}`)
         : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
       for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
-      const { world, integrations, token } = await worlds.create({ name, from, snapshot, ttlSeconds, owner })
+      const { world, integrations, token } = await worlds.create({ name, from, snapshot, ttlSeconds, maxBytes, secrets, owner })
       reply.code(201).send({
         id: world.id,
         name: world.name,
-        integrations,
+        integrations: credentialsOf(integrations),
         token,
         expiresAt: iso(world.expiresAtMs),
+        maxBytes: world.maxBytes ?? null,
         ...(warnings.length > 0 ? { warnings } : {})
       })
     })
@@ -91,13 +97,14 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
   await app.register(async function oneWorld (scope) {
     worldScope(scope, worlds, tokens)
     scope.withTypeProvider<TypeBoxTypeProvider>().get('/worlds/:worldId', {
-      schema: { summary: 'One world', params: WorldIdParams, response: { 200: WorldSchema } }
-    }, (request) => describe(request.world.listing()))
+      schema: { summary: "One world, with its integrations' secrets (to whoever holds its token, its tenant's, or the sandbox's)", params: WorldIdParams, response: { 200: WorldWithSecretsSchema } }
+    }, (request) => ({ ...describe(request.world.listing()), credentials: credentialsOf(request.world.integrations()) }))
   })
 
   // any instance deletes a world (hosted mode: in the catalogue, and its owner gives it up)
   app.delete('/worlds/:worldId', {
     onRequest: async (request) => { worldOfPath(request, worlds, tokens) },
+    config: { removesWorld: true },
     schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
   }, async (request, reply) => {
     await worlds.remove(worldOfPath(request, worlds, tokens).id)

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { gunzipAttachment, MAX_ATTACHMENT, MAX_ATTACHMENT_BODY } from '../../src/domain/attachments.js'
+import { attachmentPlace, contentSha256, declaredSize, gunzipAttachment, MAX_ATTACHMENT, MAX_ATTACHMENT_BODY } from '../../src/domain/attachments.js'
 import { HEADER_NAMES, type HeaderRecord } from '../../src/versions/attachment-headers.js'
 import type { CreateClientRequest } from '../../src/domain/create-client.js'
 import { recordReceipts } from '../../src/domain/receipts.js'
@@ -43,9 +43,9 @@ function createClientRequest (request: OperationRequest<'createClient'>): Create
  * The attachment's content. Its bytes count as body bytes (src/http/body-buffers.ts), and so does
  * the limit for a stream refused as too large or broken: its output was made before the refusal.
  */
-function decompressedBody (request: FastifyRequest): Buffer {
+async function decompressedBody (request: FastifyRequest): Promise<Buffer> {
   try {
-    const content = gunzipAttachment(request.body)
+    const content = await gunzipAttachment(request.body)
     noteBodyBytes(request, content.length)
     return content
   } catch (e) {
@@ -74,13 +74,25 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
   attachment: ({ version, mapping }) => ({
     fieldName: headerFields,
     rawBodyLimit: MAX_ATTACHMENT_BODY,
-    handler: (request, reply) => {
+    handler: async (request, reply) => {
       const { agency } = grantOf(request)
       const { clientId } = request.params
-      const content = decompressedBody(request)
-      const { writes } = request.world
-      const command = mapping.map(headerRecord(request), content, (index) => writes.policyIdAt(agency.agencyId, clientId, index))
-      answerOutcome(reply, writes.attachment(agency, clientId, command, originOf(request, version)))
+      // a world at its bound refuses the content its body declares before it is decompressed (a new RefId's)
+      const declared = declaredSize(request.body)
+      const refId = request.headers.refid
+      if (declared !== undefined && typeof refId === 'string') request.world.writes.checkRoom(agency.agencyId, refId, declared)
+      const release = await attachmentPlace(request.world.id)
+      try {
+        // the content's decompression and digest run in libuv's thread pool, not on the event loop
+        const content = await decompressedBody(request)
+        const command = mapping.map(headerRecord(request), content, (index) => request.world.writes.policyIdAt(agency.agencyId, clientId, index))
+        // a world at its bound refuses it before its digest is made
+        request.world.writes.checkRoom(agency.agencyId, command.refId, content.length)
+        const digest = await contentSha256(content)
+        answerOutcome(reply, request.world.writes.attachment(agency, clientId, command, originOf(request, version), digest))
+      } finally {
+        release()
+      }
     }
   }),
 

@@ -33,6 +33,7 @@ export function createAccessRepository (sql: UnitOfWork) {
   const integrations = sql.query<[], RawIntegration>('SELECT client_id, client_secret, name FROM integrations ORDER BY rowid')
   const insertIntegration = sql.command<[string, string, string]>('INSERT INTO integrations (client_id, client_secret, name) VALUES (?, ?, ?)')
   const deleteIntegration = sql.command<[string]>('DELETE FROM integrations WHERE client_id = ?')
+  const setSecret = sql.command<[string, string]>('UPDATE integrations SET client_secret = ? WHERE client_id = ?')
   const countIntegrations = sql.query<[], { n: number }>('SELECT count(*) AS n FROM integrations')
 
   const subscription = sql.query<[string, number], RawSubscription>(`${SUBSCRIPTION} WHERE client_id = ? AND agency_id = ?`)
@@ -61,6 +62,7 @@ export function createAccessRepository (sql: UnitOfWork) {
     listIntegrations: (): IntegrationRow[] => integrations.all().map(toIntegration),
     insertIntegration: (i: IntegrationRow): void => { insertIntegration.run(i.clientId, i.clientSecret, i.name) },
     deleteIntegration: (clientId: string): boolean => deleteIntegration.run(clientId).changes > 0,
+    setSecret: (clientId: string, secret: string): void => { setSecret.run(secret, clientId) },
     countIntegrations: (): number => countIntegrations.get()?.n ?? 0,
 
     getSubscription (clientId: string, agencyId: number): SubscriptionRow | undefined {

@@ -5,6 +5,12 @@ import { StartupError } from '../startup-error.js'
 
 export type Db = Database.Database
 
+/**
+ * The page cache of every database (negative: KiB), SQLite's own default of 2 MiB: batch reads are
+ * answered from the store's own cache of client bytes, so a larger page cache only adds memory.
+ */
+export const PAGE_CACHE_KIB = -2048
+
 export interface OpenOptions {
   /** File path, or ':memory:'. */
   file: string
@@ -22,9 +28,7 @@ export function openDatabase ({ file, migrationsDir }: OpenOptions): Db {
   if (file !== ':memory:') db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')
-  // SQLite's default page cache (2 MiB): batch reads are answered from the store's own cache of
-  // client bytes, so a larger page cache only adds memory.
-  db.pragma('cache_size = -2048')
+  db.pragma(`cache_size = ${PAGE_CACHE_KIB}`)
   migrate(db, migrationsDir)
   return db
 }

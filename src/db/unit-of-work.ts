@@ -67,6 +67,17 @@ export interface Command<Params extends unknown[] | object = unknown[]> {
 export interface Committed {
   /** [agencyId, clientNumber] of each client row written, in order (repeats possible). */
   clients: ReadonlyArray<readonly [number, number]>
+  /** Tables its commands wrote, by name; `*` when a command's table could not be told from its SQL. */
+  tables: ReadonlySet<string>
+}
+
+/** Any table: a command whose SQL does not name the one table it writes. */
+export const ANY_TABLE = '*'
+
+/** The table a command writes, from its SQL (`INSERT INTO writes ...` is `writes`), else ANY_TABLE. */
+export function writtenTable (sql: string): string {
+  const m = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(?:main\.)?([A-Za-z_]\w*)\b(?![.\w])/i.exec(sql)
+  return m === null || sql.includes(';') ? ANY_TABLE : m[1].toLowerCase()
 }
 
 /** One command run in a committed transaction, as a copy of the database replays it (hosted mode's log): its SQL and parameters, or a client it noted. */
@@ -94,14 +105,20 @@ export class UnitOfWork implements ChangeSignal {
   private readonly listeners: Array<(committed: Committed) => void> = []
   /** Clients written in the open transaction (see noteClient). */
   private clients: Array<readonly [number, number]> = []
+  /** Tables written in the open transaction (a rolled-back savepoint's stay: telling too many is safe). */
+  private tables = new Set<string>()
   /**
    * While set, every command run (log commands too) and client noted in a transaction that commits
    * is kept here, in order, for a copy of this database elsewhere to replay (hosted mode: a world's
    * log, src/domain/worlds/owned-world.ts).
    */
   private captured: CapturedStep[] | undefined
+  /** True while replay runs its transaction (what it commits was acknowledged already: no check refuses it). */
+  private replaying = false
   /** Commands prepared for replay, by SQL text. */
   private readonly replayCommands = new Map<string, Command<unknown[]>>()
+  /** Runs inside a transaction that ran a command, just before its COMMIT (see checkBeforeCommit). */
+  private commitCheck: (() => void) | undefined
 
   constructor (private readonly db: Db) {}
 
@@ -140,8 +157,27 @@ export class UnitOfWork implements ChangeSignal {
     return this.captured?.length ?? 0
   }
 
+  /**
+   * Runs `check` inside every outermost transaction that ran a command, just before its COMMIT, so
+   * that it sees what the transaction wrote (a world's bytes: worlds/world.ts): when it throws, the
+   * transaction rolls back and nothing of it is applied. A replay (a commit of the world's log,
+   * acknowledged already) is not checked.
+   */
+  checkBeforeCommit (check: () => void): void {
+    this.commitCheck = check
+  }
+
   /** Runs captured steps (a commit of the world's log) in one transaction, which signals its change as any commit does. */
   replay (steps: readonly CapturedStep[]): void {
+    this.replaying = true
+    try {
+      this.replayTransaction(steps)
+    } finally {
+      this.replaying = false
+    }
+  }
+
+  private replayTransaction (steps: readonly CapturedStep[]): void {
     this.transaction(() => {
       for (const step of steps) {
         if ('client' in step) {
@@ -191,9 +227,13 @@ export class UnitOfWork implements ChangeSignal {
     PREPARED_COMMANDS.add(sql)
     // one that reads the connection's temporary tables (staging.ts) means nothing on another connection
     const replayable = !/\btemp\./i.test(sql)
+    const table = writtenTable(sql)
     const run = (params: unknown[]): Database.RunResult => {
       if (this.depth === 0) return this.transaction(() => run(params))
-      if (changesData) this.changed = true
+      if (changesData) {
+        this.changed = true
+        this.tables.add(table)
+      }
       this.captured?.push(replayable ? { sql, params } : { unreplayable: sql })
       statement ??= this.db.prepare(sql)
       return statement.run(...params)
@@ -212,10 +252,15 @@ export class UnitOfWork implements ChangeSignal {
     this.depth = 1
     this.changed = false
     this.clients = []
+    this.tables = new Set()
     const kept = this.captured?.length ?? 0
     let result: T
     try {
-      result = this.db.transaction(fn)()
+      result = this.db.transaction(() => {
+        const value = fn()
+        if (this.changed && !this.replaying) this.commitCheck?.()
+        return value
+      })()
     } catch (e) {
       this.clients = []
       if (this.captured !== undefined) this.captured.length = kept
@@ -225,8 +270,9 @@ export class UnitOfWork implements ChangeSignal {
     }
     if (this.changed) {
       this.changed = false
-      const committed = { clients: this.clients }
+      const committed = { clients: this.clients, tables: this.tables }
       this.clients = []
+      this.tables = new Set()
       for (const listener of this.listeners) listener(committed)
     }
     return result

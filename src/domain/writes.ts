@@ -60,7 +60,12 @@ function canonical (value: unknown): string {
 
 const round2 = (n: number) => Math.round(n * 100) / 100
 
-export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock) {
+/**
+ * `room`: throws (a 507) when the world cannot take this many bytes more: asked before a large
+ * content is written, so that a world at its bound refuses it without the work of writing it (the
+ * commit is checked again: worlds/world.ts).
+ */
+export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' | 'writes' | 'transaction'>, clock: Clock, room: (bytes: number) => void = () => {}) {
   /** The client a write targets: must exist and not be deleted. */
   function liveClient (agencyId: number, clientNumber: number) {
     const row = repos.clients.getClient(agencyId, clientNumber)
@@ -117,8 +122,8 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
    * otherwise it is applied now, or kept pending while the agency is disconnected.
    */
   function record (agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
-    origin: Origin, content?: Buffer): Outcome {
-    const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : sha256(content) }))
+    origin: Origin, content?: { bytes: Buffer, sha256: string }): Outcome {
+    const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : content.sha256 }))
     const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
     if (existing !== undefined) {
       if (existing.fingerprint !== fingerprint) {
@@ -126,6 +131,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       }
       return existing.status === 'applied' ? 'created' : 'saved'
     }
+    if (content !== undefined) room(content.bytes.length)
     const now = clock.iso()
     const applied = agency.connected
     repos.transaction(() => {
@@ -142,7 +148,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
         appliedAt: applied ? now : null,
         data
       })
-      if (content !== undefined) repos.writes.insertContent(seq, content)
+      if (content !== undefined) repos.writes.insertContent(seq, content.bytes)
       if (applied) touch(agency.agencyId, clientNumber, now)
     })
     return applied ? 'created' : 'saved'
@@ -160,7 +166,16 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       return record(agency, clientNumber, 'log', refId, data, origin)
     },
 
-    attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin): Outcome {
+    /**
+     * Throws the 507 an attachment of `bytes` would answer as the world stands (a RefId already
+     * used answers as before, whatever the world holds): asked before its digest is computed.
+     */
+    checkRoom (agencyId: number, refId: string, bytes: number): void {
+      if (repos.writes.getWrite(agencyId, 'attachment', refId) === undefined) room(bytes)
+    },
+
+    /** `contentSha256`: the content's SHA-256 (hex) when it was computed away from the event loop (attachments.ts). */
+    attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin, contentSha256?: string): Outcome {
       liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
@@ -168,8 +183,9 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       checkTask(agency.agencyId, cmd.task, 'Task', errors)
       if (errors.length > 0) throw validationFailed(errors)
       const { refId, content, ...rest } = cmd
-      const data = { ...rest, size: content.length, sha256: sha256(content), contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }
-      return record(agency, clientNumber, 'attachment', refId, data, origin, content)
+      const digest = contentSha256 ?? sha256(content)
+      const data = { ...rest, size: content.length, sha256: digest, contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }
+      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest })
     },
 
     /**

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { emptyJsonBody, invalidField, invalidJson, jsonTooDeep, jsonTooManyValues } from '../errors.js'
+import { emptyJsonBody, invalidField, invalidJson, jsonTooDeep, jsonTooManyValues, type FieldError } from '../errors.js'
 
 /**
  * The one JSON body parser of the sandbox, used by the vendor API and the control plane alike.
@@ -98,8 +98,55 @@ export function protoKeyPaths (value: unknown, limit = 20, path = '', out: strin
   return out
 }
 
+/** Whether the text holds an escape (`\\u`), the only way JSON can spell a NUL or a lone surrogate. */
+const holdsEscapes = (bytes: Buffer) => bytes.includes('\\u')
+
 /** Whether the text can hold a `__proto__` key at all (escapes can spell it), so most bodies skip the walk. */
-const mayHoldProtoKey = (bytes: Buffer) => bytes.includes(PROTO) || bytes.includes('\\u')
+const mayHoldProtoKey = (bytes: Buffer) => bytes.includes(PROTO) || holdsEscapes(bytes)
+
+/**
+ * A NUL character, or a surrogate that is not half of a pair (with the `u` flag a pair is one code
+ * point, so only a lone one matches): text SQLite would keep, PostgreSQL refuses or mangles, and
+ * the live service's JSON reader (System.Text.Json) refuses for a lone surrogate.
+ */
+const UNSTORABLE = /[\0\p{Cs}]/u
+
+/** Why a text cannot be stored, or undefined when it can. */
+function unstorable (text: string): string | undefined {
+  const match = UNSTORABLE.exec(text)
+  if (match === null) return undefined
+  return match[0] === '\0'
+    ? 'must not contain a NUL character (\\u0000)'
+    : 'must be valid Unicode text: it holds a lone surrogate (an unpaired \\uD800-\\uDFFF escape)'
+}
+
+const pathTo = (path: string, key: string) => (path === '' ? key : `${path}.${key}`)
+
+/**
+ * The first text of a parsed document (a string value or a key) that no store of the sandbox holds
+ * alike: its path and why, or undefined. Recursion is bounded by MAX_JSON_DEPTH for parsed documents.
+ */
+export function unstorableText (value: unknown, path = ''): FieldError | undefined {
+  if (typeof value === 'string') {
+    const why = unstorable(value)
+    return why === undefined ? undefined : { field: path === '' ? '(body)' : path, message: why }
+  }
+  if (value === null || typeof value !== 'object') return undefined
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unstorableText(value[i], `${path}[${i}]`)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  for (const key of Object.keys(value)) {
+    const why = unstorable(key)
+    if (why !== undefined) return { field: pathTo(path, JSON.stringify(key).slice(1, -1)), message: `(a field name) ${why}` }
+    const found = unstorableText((value as Record<string, unknown>)[key], pathTo(path, key))
+    if (found !== undefined) return found
+  }
+  return undefined
+}
 
 const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf])
 
@@ -132,11 +179,15 @@ export function parseJsonDocument (bytes: Buffer, maxValues = Infinity): JsonDoc
 /**
  * A request body's JSON: as parseJsonDocument, and a body with an own `__proto__` key is a 400
  * naming it (no request body in this sandbox has such a field, and refusing it here keeps every
- * later copy of the body safe).
+ * later copy of the body safe); so is a text holding a NUL or a lone surrogate (unstorableText).
  */
 export function parseJsonBody (bytes: Buffer, maxValues = Infinity): unknown {
   const { value, protoKeys } = parseJsonDocument(bytes, maxValues)
   if (protoKeys.length > 0) throw invalidField(protoKeys[0], 'is not a known field')
+  // every text a caller sends arrives here (names, fault rules, notes, client fields, fixtures):
+  // one check keeps what SQLite would store and PostgreSQL refuse out of both
+  const bad = holdsEscapes(bytes) ? unstorableText(value) : undefined
+  if (bad !== undefined) throw invalidField(bad.field, bad.message)
   return value
 }
 

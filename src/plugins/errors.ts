@@ -4,7 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import {
   ambiguousVersion, ApiError, badRequest, emptyJsonBody, headersTooLarge, internalError, invalidJson, malformedRequest, payloadTooLarge, requestTimeout,
   routeNotFound, toResponse, unauthorized,
-  unsupportedMediaType, unsupportedVersion, validationFailed, type FieldError
+  unsupportedMediaType, unsupportedVersion, validationFailed, worldDeleted, type FieldError
 } from '../errors.js'
 import { distinctVersions, rawVersion, versionOf, UNSUPPORTED } from '../versions/index.js'
 import { sandboxDate } from '../http/date-header.js'
@@ -170,13 +170,16 @@ export function sendError (reply: FastifyReply, err: ApiError): FastifyReply {
 /** Error and not-found handling for the whole app. */
 export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // whatever failed, a world deleted (or expired) while the request was handled answers as deleted (its database is closed)
+    if (request.world?.deleted === true && request.routeOptions.config?.removesWorld !== true) return sendError(reply, worldDeleted(request.world.id, request.url.startsWith('/vendor/')))
     let err = toApiError(error, { contentType: request.headers['content-type'], bodyLimit: request.routeOptions.bodyLimit })
     const rename = request.routeOptions.config?.fieldName
     const context = (error as { validationContext?: string }).validationContext
     if (rename !== undefined && context !== undefined && err.errors !== undefined) {
       err = validationFailed(err.errors.map((e) => ({ ...e, field: rename(e.field, context) })))
     }
-    if (err.status >= 500) request.log.error({ err: error }, 'request failed')
+    // a failure of the sandbox is logged; a bound a caller reached (507) is its answer, not a failure
+    if (err.status >= 500 && err.status !== 507) request.log.error({ err: error }, 'request failed')
     // A streamed body cut off at the limit: Fastify asks to close the connection, and closing it
     // while the client still sends makes the kernel reset it, which can discard the 413 before the
     // client reads it. Kept open instead, the rest of the body is read and dropped (never kept)

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Config } from '../config.js'
 import type { WorldRegistry } from '../domain/worlds/registry.js'
 import type { World } from '../domain/worlds/world.js'
+import { Readable } from 'node:stream'
+import { toResponse, worldDeleted, type ApiError } from '../errors.js'
 import type { Credentials } from '../http/basic-credentials.js'
 import { guardControlRequest } from './control-guard.js'
 import { stampDate } from '../http/date-header.js'
@@ -21,6 +23,10 @@ declare module 'fastify' {
     credentials: Credentials | null
     /** Where a partner request stood among its world's examiner records when it arrived (null: no session recorded then). */
     examinerArrival: number | null
+  }
+  interface FastifyContextConfig {
+    /** The route deletes the world it is about (DELETE /_sandbox/worlds/{id}): its own answer stands. */
+    removesWorld?: boolean
   }
 }
 
@@ -56,10 +62,32 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
     applyFaults(request, reply, done)
   })
 
+  // A world deleted (or expired) while a request to it waited for its body or its turn: nothing is applied to it.
+  app.addHook('preHandler', (request, reply, done) => {
+    done(request.world.deleted ? deletedWorldError(request) : undefined)
+  })
+
   // And the one hook every answer passes last: dated by its world's clock, unless it is lost (observe.ts).
   app.addHook('onSend', (request, reply, payload, done) => {
+    // a request to a world deleted while it was handled answers as a request after the delete would
+    const answer = request.world.deleted ? answerOfDeleted(request, reply, payload) : payload
     stampDate(app, request, reply)
     // a dropped answer is never written: the hook chain stops here
-    if (recordLostAnswer(request, reply) !== 'dropped') done(null, payload)
+    if (recordLostAnswer(request, reply) !== 'dropped') done(null, answer)
   })
+}
+
+const isPartnerRequest = (request: FastifyRequest) => request.url.startsWith('/vendor/')
+
+/** What a request to a world deleted meanwhile answers: 401 to a partner request, 404 to a control one. */
+export const deletedWorldError = (request: FastifyRequest): ApiError => worldDeleted(request.world.id, isPartnerRequest(request))
+
+/** The answer, unless its world was deleted while it was handled: then the deleted world's answer (a body being streamed stops). */
+function answerOfDeleted (request: FastifyRequest, reply: FastifyReply, payload: unknown): unknown {
+  const error = deletedWorldError(request)
+  if (request.routeOptions.config.removesWorld === true || reply.statusCode === error.status) return payload
+  if (payload instanceof Readable) payload.destroy()
+  const answer = toResponse(error)
+  reply.code(answer.status).headers(answer.headers).header('content-type', answer.contentType).removeHeader('content-length')
+  return answer.body
 }

@@ -1,7 +1,8 @@
 import type { ChangeSignal, ClientIdsQuery, ClientRow, IntegrationRow } from '../db/index.js'
+import { ANY_TABLE } from '../db/unit-of-work.js'
 import type { AgencyEntry } from '../schemas/agency.js'
 import type { ClientGroup } from '../schemas/client.js'
-import { createAccessReads, type AccessSources, type Grant } from './access.js'
+import { ACCESS_TABLES, createAccessReads, type AccessSources, type Grant } from './access.js'
 import { createClientReads, type ClientSources } from './clients.js'
 import type { EncodedJson } from './encoded.js'
 
@@ -55,8 +56,9 @@ export function createReadModel (
 ): ReadModel {
   const access = createAccessReads(sources)
   const clients = createClientReads(sources.clients, options)
-  changes.onCommit(() => {
-    access.clear()
+  changes.onCommit(({ tables }) => {
+    // a write to a client (a log note, an attachment) leaves the integrations, agencies and grants as they were
+    if (tables.has(ANY_TABLE) || ACCESS_TABLES.some((t) => tables.has(t))) access.clear()
     clients.clear()
   })
   /** Keep what is read only outside transactions: inside one, the data may still be rolled back. */

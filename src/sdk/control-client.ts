@@ -12,7 +12,7 @@ import type {
   WritesQuery, WriteViewSchema
 } from '../schemas/control.js'
 import type { TenantCreateBody, TenantCreatedSchema, TenantListSchema, TenantSchema } from '../schemas/tenants.js'
-import type { WorldCreateBody, WorldCreatedSchema, WorldListSchema, WorldSchema } from '../schemas/worlds.js'
+import type { WorldCreateBody, WorldCreatedSchema, WorldListSchema, WorldSchema, WorldWithSecretsSchema } from '../schemas/worlds.js'
 
 /**
  * A typed client of the whole control API (/_sandbox) of a running sandbox, for partners' test
@@ -151,12 +151,15 @@ export interface Control {
 
 export type WorldCreated = Static<typeof WorldCreatedSchema>
 export type WorldView = Static<typeof WorldSchema>
+/** One world as `worlds.get` answers it: with its integrations' secrets (`credentials`). */
+export type WorldWithSecrets = Static<typeof WorldWithSecretsSchema>
 
 export interface Worlds {
   /** A new world: of the start-up fixture, of a fixture document (`fixture`), or a copy of a world as it stands (`from`). */
   create(options?: Static<typeof WorldCreateBody>): Promise<WorldCreated>
   list(): Promise<Static<typeof WorldListSchema>>
-  get(id: string): Promise<WorldView>
+  /** One world, with its integrations' secrets (the create answer's). */
+  get(id: string): Promise<WorldWithSecrets>
   delete(id: string): Promise<void>
 }
 

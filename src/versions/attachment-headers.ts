@@ -137,7 +137,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true })
 
 /**
  * Decodes a base64 header value as UTF-8 text. Anything that is not strict, padded base64 of valid
- * UTF-8 is a 400 naming the header (`name`, in the spec's spelling). The empty string is the empty text.
+ * UTF-8 without a NUL is a 400 naming the header (`name`, in the spec's spelling). The empty string is the empty text.
  */
 export function decodeBase64Header (name: string, value: string): string {
   if (!BASE64.test(value)) {
@@ -146,9 +146,13 @@ export function decodeBase64Header (name: string, value: string): string {
     }
     throw invalidField(name, 'must be base64 (UTF-8 text)')
   }
+  let text: string
   try {
-    return UTF8.decode(Buffer.from(value, 'base64'))
+    text = UTF8.decode(Buffer.from(value, 'base64'))
   } catch {
     throw invalidField(name, 'must be base64 (UTF-8 text)')
   }
+  // strict UTF-8 holds no lone surrogate; a NUL it may, which no store holds alike (json-body.ts)
+  if (text.includes('\0')) throw invalidField(name, 'must be base64 of text without a NUL character (U+0000)')
+  return text
 }

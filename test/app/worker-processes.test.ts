@@ -44,16 +44,16 @@ const BODY = new TextEncoder().encode('{"agencies":[]}')
 
 t.test('a fixture worker out of its heap: 507 naming the bound, and the next body gets a new worker', async (t) => {
   const runner = fixtureRunnerWith(t, OUT_OF_HEAP)
-  const refused = await failureOf(runner.reset(BODY, 1000))
+  const refused = await failureOf(runner.reset(BODY, 1000, false, 'default'))
   t.equal(refused.status, 507)
   t.match(refused.detail, /needs more than the 256 MB/)
   t.notOk(runner.running, 'the worker is gone')
-  t.equal((await failureOf(runner.reset(BODY, 1000))).status, 507, 'the next body started a worker of its own')
+  t.equal((await failureOf(runner.reset(BODY, 1000, false, 'default'))).status, 507, 'the next body started a worker of its own')
 })
 
 t.test('a fixture worker killed before it answers: 503 with Retry-After (never a 500), nothing applied', async (t) => {
   const runner = fixtureRunnerWith(t, KILLED)
-  const failed = await failureOf(runner.agency(BODY, 1000))
+  const failed = await failureOf(runner.agency(BODY, 1000, 'default'))
   t.same([failed.status, failed.code, failed.headers], [503, 'worker-stopped', { 'retry-after': '1' }])
   t.match(failed.detail, /SIGKILL/)
   t.equal(runner.reading, 0, 'no body is left waiting')

@@ -27,12 +27,13 @@ t.test('a tenant\'s world: a sync, its session ended, report --world, verify', a
     return await res.json() as T
   }
   const tenant = await call<{ id: string, token: string }>(ADMIN, 'POST', '/tenants', { name: 'Acme CRM' })
-  const world = await call<{ id: string, token: string }>(tenant.token, 'POST', '/worlds', { name: 'nightly' })
+  const world = await call<{ id: string, token: string, integrations: Array<{ clientId: string, clientSecret: string }> }>(tenant.token, 'POST', '/worlds', { name: 'nightly' })
   const session = await call<{ id: number, clientId: string }>(tenant.token, 'POST', `/worlds/${world.id}/sessions`, { name: 'nightly sync', clientId: 'abc' })
   t.equal(session.clientId, `abc@${world.id}`, 'the fixture\'s Client Id, taken as the world\'s')
 
-  // the integration's sync, as the world's integration
-  const headers = { authorization: 'Basic ' + Buffer.from(`abc@${world.id}:123`).toString('base64'), 'content-type': 'application/json' }
+  // the integration's sync, as the world's integration (with the secret the world was created with)
+  const abc = world.integrations.find((i) => i.clientId === `abc@${world.id}`)!
+  const headers = { authorization: 'Basic ' + Buffer.from(`${abc.clientId}:${abc.clientSecret}`).toString('base64'), 'content-type': 'application/json' }
   const vendor = async (path: string, body?: unknown) => {
     const res = await fetch(`${url}/vendor${path}`, { method: body === undefined ? 'GET' : 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) })
     t.equal(res.status, 200, path)

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { ROOT } from '../../src/config.js'
 import { closeDatabase, openDatabase } from '../../src/db/database.js'
 import { createRepositories, UnitOfWork } from '../../src/db/index.js'
+import { ANY_TABLE, writtenTable } from '../../src/db/unit-of-work.js'
 import { loadWorld } from '../../src/domain/world.js'
 import { AGENCY, demoFixture } from '../helpers/app.js'
 
@@ -102,4 +103,22 @@ t.test('a log command alone signals nothing; with a command in the same transact
   t.equal(signals.count, 1, 'a command in the transaction signals its commit')
   sql.transaction(() => log.run('log-4', 'x'))
   t.equal(signals.count, 1, 'the next log-only transaction signals nothing again')
+})
+
+t.test('a commit names the tables its commands wrote, or any table when the SQL does not say', async (t) => {
+  t.equal(writtenTable('INSERT INTO writes (a) VALUES (?)'), 'writes')
+  t.equal(writtenTable('insert or ignore into main.policies (a) values (?)'), 'policies')
+  t.equal(writtenTable('UPDATE clients SET details = ? WHERE agency_id = ?'), 'clients')
+  t.equal(writtenTable('  DELETE FROM Subscriptions WHERE client_id = ?'), 'subscriptions')
+  t.equal(writtenTable('INSERT INTO temp.staged_clients SELECT 1'), ANY_TABLE, 'another schema')
+  t.equal(writtenTable('WITH x AS (SELECT 1) DELETE FROM agencies'), ANY_TABLE, 'a statement that does not begin with its write')
+  const { sql } = setup(t)
+  const tables: string[][] = []
+  sql.onCommit((c) => tables.push([...c.tables].sort()))
+  sql.transaction(() => {
+    sql.command<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)').run('a', '1')
+    sql.command<[string]>('UPDATE meta SET value = ? WHERE key = \'a\'').run('2')
+  })
+  sql.command<[string]>('DELETE FROM meta WHERE key = ?').run('a')
+  t.same(tables, [['meta'], ['meta']])
 })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { gzipSync } from 'node:zlib'
-import { gunzipAttachment, MAX_ATTACHMENT } from '../../src/domain/attachments.js'
+import { contentSha256, gunzipAttachment, MAX_ATTACHMENT } from '../../src/domain/attachments.js'
 import { attachmentCommand, attachmentTask, normalizeFileExt } from '../../src/versions/attachment-headers.js'
 import { ApiError } from '../../src/errors.js'
 import { ATTACHMENT_TYPES } from '../../src/schemas/writes.js'
@@ -45,16 +45,30 @@ t.test('normalizeFileExt', async (t) => {
   rejects('', '4.0')
 })
 
+/** What an attachment body refused answers (or what it gave). */
+async function gunzipFailureOf (body: unknown): Promise<{ status: number, fields: string[] } | { returned: unknown }> {
+  try {
+    return { returned: await gunzipAttachment(body) }
+  } catch (e) {
+    if (!(e instanceof ApiError)) throw e
+    return { status: e.status, fields: (e.errors ?? []).map((f) => f.field) }
+  }
+}
+
 t.test('gunzipAttachment: gzip only, at most 5 MiB once decompressed, complete streams', async (t) => {
   const file = Buffer.from('%PDF-1.4 a file')
-  t.ok(gunzipAttachment(gzipSync(file)).equals(file), 'the decompressed bytes')
-  t.equal(gunzipAttachment(gzipSync(Buffer.alloc(MAX_ATTACHMENT, 1))).length, MAX_ATTACHMENT, 'exactly 5 MiB is accepted')
-  t.match(failureOf(() => gunzipAttachment(gzipSync(Buffer.alloc(MAX_ATTACHMENT + 1)))), { status: 400, fields: ['(body)'] }, 'one byte more is not (400, as the live service answers)')
+  t.ok((await gunzipAttachment(gzipSync(file))).equals(file), 'the decompressed bytes')
+  t.equal((await gunzipAttachment(gzipSync(Buffer.alloc(MAX_ATTACHMENT, 1)))).length, MAX_ATTACHMENT, 'exactly 5 MiB is accepted')
+  t.match(await gunzipFailureOf(gzipSync(Buffer.alloc(MAX_ATTACHMENT + 1))), { status: 400, fields: ['(body)'] }, 'one byte more is not (400, as the live service answers)')
   for (const [name, body] of [['plain bytes', file], ['one byte', Buffer.from([0x1f])], ['no body', undefined], ['text', 'x']] as const) {
-    t.match(failureOf(() => gunzipAttachment(body)), { status: 415 }, `${name}: not gzip`)
+    t.match(await gunzipFailureOf(body), { status: 415 }, `${name}: not gzip`)
   }
   const gz = gzipSync(file)
-  t.match(failureOf(() => gunzipAttachment(gz.subarray(0, gz.length - 4))), { status: 400, fields: ['(body)'] }, 'a truncated stream')
+  t.match(await gunzipFailureOf(gz.subarray(0, gz.length - 4)), { status: 400, fields: ['(body)'] }, 'a truncated stream')
+})
+
+t.test('contentSha256: the content\'s SHA-256, in hex', async (t) => {
+  t.equal(await contentSha256(Buffer.from('abc')), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad')
 })
 
 t.test('attachmentTask: no Task header, or every required one', async (t) => {

@@ -48,9 +48,13 @@ const FILES = [
   'test/routes/control-inputs.test.ts',
   'test/routes/control-ranges.test.ts',
   'test/routes/lost-answers.test.ts',
+  'test/routes/unstorable-text.test.ts',
   'test/routes/writes.test.ts',
   'test/versions/versions.test.ts',
+  'test/worlds/bounds.test.ts',
+  'test/worlds/deleted-in-flight.test.ts',
   'test/worlds/reset-swap.test.ts',
+  'test/worlds/secrets.test.ts',
   'test/worlds/state-document.test.ts',
   'test/worlds/tenants.test.ts',
   'test/worlds/worlds.test.ts'

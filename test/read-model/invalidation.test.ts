@@ -76,6 +76,35 @@ t.test('access answers follow ad-hoc writes too', async (t) => {
   sql.command('UPDATE agencies SET active = 0 WHERE agency_id = ?').run(AGENCY.main)
   t.equal(reads.grant('abc', AGENCY.main), undefined, 'an inactive agency grants nothing at once')
   t.notOk(reads.agencyList('abc').some((a) => a.agencyId === AGENCY.main))
+  sql.command('UPDATE subscriptions SET opted_out = 1 WHERE client_id = ?').run('abc')
+  t.same(reads.agencyList('abc'), [], 'an opt-out is seen at once')
+  // a statement whose table is not told from its first words counts as writing any table
+  sql.command("WITH s AS (SELECT 'xyz' AS secret) UPDATE integrations SET client_secret = (SELECT secret FROM s) WHERE client_id = ?").run('abc')
+  t.equal(reads.credentials('abc', '456'), undefined, 'a write the read model cannot name drops what it keeps')
+})
+
+t.test('a write to clients and their writes leaves access as it was kept: nothing is read again', async (t) => {
+  const { sql, repositories } = setup(t)
+  const counted = { integrations: 0, subscriptions: 0, agencies: 0 }
+  const reads = createReadModel({
+    ...repositories,
+    access: {
+      ...repositories.access,
+      getIntegration: (id) => { counted.integrations++; return repositories.access.getIntegration(id) },
+      getSubscription: (id, agencyId) => { counted.subscriptions++; return repositories.access.getSubscription(id, agencyId) }
+    },
+    agencies: { ...repositories.agencies, getAgency: (id) => { counted.agencies++; return repositories.agencies.getAgency(id) } }
+  }, repositories.changes)
+  const readAccess = () => { t.ok(reads.credentials('abc', '123')); t.ok(reads.grant('abc', AGENCY.main)) }
+  readAccess()
+  const before = { ...counted }
+  sql.command("UPDATE clients SET details = json_set(details, '$.modified', '2031-01-01T00:00:00Z') WHERE agency_id = ?").run(AGENCY.main)
+  sql.command("INSERT INTO meta (key, value) VALUES ('bench', '1')").run()
+  readAccess()
+  t.same(counted, before, 'credentials, grant and agency kept across the commits')
+  sql.command('UPDATE agencies SET name = name WHERE agency_id = ?').run(AGENCY.main)
+  readAccess()
+  t.ok(counted.agencies > before.agencies && counted.subscriptions > before.subscriptions, 'a write to agencies reads them again')
 })
 
 t.test('inside a transaction reads see its writes and keep nothing; a rollback leaves no trace', async (t) => {

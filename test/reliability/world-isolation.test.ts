@@ -33,11 +33,14 @@ async function world (app: FastifyInstance, n: number, creator: Record<string, s
   let id = 'default'
   let token: string | undefined
   let suffix = ''
+  // the default world's are the fixture's; a created world's, its own (the create answer's)
+  const secrets = new Map([['abc', '123'], ['northwind-crm', 'nw-sandbox-secret']])
   if (n > 0) {
     const created = (await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { name: `world ${n}` }, headers: creator })).json()
     id = created.id
     token = created.token
     suffix = `@${id}`
+    for (const i of created.integrations as Array<{ clientId: string, clientSecret: string }>) secrets.set(i.clientId.replace(suffix, ''), i.clientSecret)
   }
   const prefix = n === 0 ? '/_sandbox' : `/_sandbox/worlds/${id}`
   const headers = token === undefined ? ADMIN : { authorization: `Bearer ${token}` }
@@ -45,8 +48,8 @@ async function world (app: FastifyInstance, n: number, creator: Record<string, s
   const year = String(2030 + n)
   const refId = `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
   await app.inject({ method: 'PATCH', url: `${prefix}/agencies/${AGENCY.main}/clients/1000`, payload: { details: { companyName: mark } }, headers })
-  const abc = basic(`abc${suffix}`, '123')
-  const northwind = basic(`northwind-crm${suffix}`, 'nw-sandbox-secret')
+  const abc = basic(`abc${suffix}`, secrets.get('abc')!)
+  const northwind = basic(`northwind-crm${suffix}`, secrets.get('northwind-crm')!)
   const session = (await app.inject({ method: 'POST', url: `${prefix}/sessions`, payload: {}, headers })).json().id as number
   await app.inject({
     method: 'POST',
@@ -94,9 +97,10 @@ t.test('worlds x credentials x reads in every version: each world answers its ow
     const date = (await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: w.abc } })).headers.date
     t.match(String(date), new RegExp(` ${w.year} `), `world ${w.id}: answers dated by its own clock`)
     for (const o of others) {
-      const crossed = basic(`abc@${w.id}`, '123')
+      // another world's secret with this world's Client Id opens nothing
+      const crossed = basic(`abc@${w.id}`, Buffer.from(o.abc.slice(6), 'base64').toString().split(':')[1])
       if (w.id !== 'default' && o.id !== 'default') {
-        t.equal((await app.inject({ url: `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`, headers: { authorization: crossed } })).json().details.companyName, w.mark)
+        t.equal((await app.inject({ url: `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`, headers: { authorization: crossed } })).statusCode, 401, `world ${w.id}: world ${o.id}'s secret is refused`)
       }
     }
   }

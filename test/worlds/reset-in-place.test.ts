@@ -40,7 +40,7 @@ t.test('a reset of the default world\'s file to a large fixture answers as the f
   t.equal(res.json().counts.clients, clientCount(fixture))
   t.equal(app.worlds.default.db, db, 'the same database file, loaded in place')
   t.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys are enforced again')
-  const world = await app.inject({ method: 'POST', url: '/_sandbox/worlds', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ fixture }) })
+  const world = await app.inject({ method: 'POST', url: '/_sandbox/worlds', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ fixture, secrets: 'fixture' }) })
   const { id } = world.json()
   const other = (await app.inject({ url: `/_sandbox/worlds/${id}/state` })).body.replaceAll(`@${id}`, '')
   t.equal((await app.inject({ url: '/_sandbox/state' })).body, other, 'the same state document as a world created from the fixture')

@@ -36,17 +36,17 @@ t.test('a reader that takes nothing for the stall time gives the document up: it
   const runner = new FixtureRunner({ workerFile: WORKER, migrationsDir: testConfig().migrationsDir, stateStallMs: 300 })
   t.teardown(() => runner.close())
   const snapshot = snapshotOf(app.worlds.default.db)
-  const stalled = await runner.state({ snapshot })
+  const stalled = await runner.state({ snapshot }, 'w1')
   const failed = once(stalled, 'error')
   t.equal(runner.reading, 1, 'the document holds a place while it is read')
   const [error] = await failed as [Error]
   t.match(error.message, /took nothing for 300 ms/, 'given up')
   t.ok(stalled.destroyed)
   t.equal(runner.reading, 0, 'its place is free')
-  // every place can be taken again, and a document read to its end frees its place too
-  const texts = await Promise.all(Array.from({ length: MAX_FIXTURE_JOBS }, async () => {
+  // every place can be taken again (one per world), and a document read to its end frees its place too
+  const texts = await Promise.all(Array.from({ length: MAX_FIXTURE_JOBS }, async (_, i) => {
     const chunks: Buffer[] = []
-    for await (const chunk of await runner.state({ snapshot: snapshotOf(app.worlds.default.db) })) chunks.push(chunk as Buffer)
+    for await (const chunk of await runner.state({ snapshot: snapshotOf(app.worlds.default.db) }, `w${i}`)) chunks.push(chunk as Buffer)
     return Buffer.concat(chunks).toString()
   }))
   t.ok(texts.every((text) => text === JSON.stringify(app.worlds.default.state())), 'each is the whole document')
@@ -54,22 +54,29 @@ t.test('a reader that takes nothing for the stall time gives the document up: it
   t.equal(runner.reading, 0)
 })
 
-t.test('one document is written at a time: the next waits (in its place) until the one before is sent or given up', async (t) => {
+t.test("one place per world: a world's next document waits until its first is sent or given up; another world's is written meanwhile", async (t) => {
   const app = await build(t, { fixture: grownDemoFixture((_fixture, clients) => clients >= 3_000) })
   const runner = new FixtureRunner({ workerFile: WORKER, migrationsDir: testConfig().migrationsDir, stateStallMs: 2_000 })
   t.teardown(() => runner.close())
   const events: string[] = []
-  const first = await runner.state({ snapshot: snapshotOf(app.worlds.default.db) })
-  first.on('error', () => events.push('the first given up'))
-  const second = runner.state({ snapshot: snapshotOf(app.worlds.default.db) }).then((document) => {
-    events.push('the second started')
+  const first = await runner.state({ snapshot: snapshotOf(app.worlds.default.db) }, 'a')
+  first.on('error', () => events.push("a's first given up"))
+  const second = runner.state({ snapshot: snapshotOf(app.worlds.default.db) }, 'a').then((document) => {
+    events.push("a's second started")
     return document
   })
-  t.equal(runner.reading, 2, 'both hold a place')
-  const chunks: Buffer[] = []
-  for await (const chunk of await second) chunks.push(chunk as Buffer)
-  t.same(events, ['the first given up', 'the second started'], 'the second waited for the first, left unread')
-  t.equal(Buffer.concat(chunks).toString(), JSON.stringify(app.worlds.default.state()), 'then is the whole document')
+  const other = await runner.state({ snapshot: snapshotOf(app.worlds.default.db) }, 'b')
+  events.push("b's started")
+  t.equal(runner.reading, 2, "a holds one place, b one; a's second waits")
+  t.equal(runner.queued, 1)
+  const read = async (document: AsyncIterable<unknown>) => {
+    const chunks: Buffer[] = []
+    for await (const chunk of document) chunks.push(chunk as Buffer)
+    return Buffer.concat(chunks).toString()
+  }
+  t.equal(await read(other), JSON.stringify(app.worlds.default.state()), "b's is the whole document, while a's first is left unread")
+  t.equal(await read(await second), JSON.stringify(app.worlds.default.state()), "then a's second")
+  t.same(events, ["b's started", "a's first given up", "a's second started"], "a's second waited for a's first, b for nobody")
 })
 
 t.test('each piece received is counted (so that a scavenge per 8 MiB of them frees those sent, as for request bodies)', async (t) => {
@@ -78,7 +85,7 @@ t.test('each piece received is counted (so that a scavenge per 8 MiB of them fre
   const runner = new FixtureRunner({ workerFile: WORKER, migrationsDir: testConfig().migrationsDir, countBytes: (bytes) => { counted += bytes } })
   t.teardown(() => runner.close())
   let read = 0
-  for await (const chunk of await runner.state({ snapshot: snapshotOf(app.worlds.default.db) })) read += (chunk as Buffer).byteLength
+  for await (const chunk of await runner.state({ snapshot: snapshotOf(app.worlds.default.db) }, 'default')) read += (chunk as Buffer).byteLength
   t.ok(read > 0)
   t.equal(counted, read, 'every byte of the document')
 })

@@ -61,7 +61,7 @@ t.test('the administrator creates, lists, reads and deletes tenants; the body is
   t.equal((await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${b.id}`, headers: ADMIN })).statusCode, 404, 'deleted once')
   t.same((await app.inject({ url: '/_sandbox/tenants', headers: ADMIN })).json().tenants.map((x: Tenant) => x.id), [a.id])
 
-  const small = await build(t, { config: { controlToken: TOKEN, worlds: { max: 3, maxBytes: 1024 ** 3, ttlSeconds: 3600 } } })
+  const small = await build(t, { config: { controlToken: TOKEN, worlds: { max: 3, maxBytes: 1024 ** 3, worldMaxBytes: 1024 ** 3, ttlSeconds: 3600 } } })
   t.equal((await createTenant(small)).maxWorlds, 3, 'the default quota is SANDBOX_MAX_WORLDS when that is lower than 10')
 })
 
@@ -182,9 +182,9 @@ t.test('a tenant at its quota learns it before a large fixture is read', async (
   const runner = app.worlds.fixtures
   const read = runner.world.bind(runner)
   let reads = 0
-  runner.world = async (bytes, maxValues) => {
+  runner.world = async (bytes, maxValues, creator) => {
     reads++
-    return read(bytes, maxValues)
+    return read(bytes, maxValues, creator)
   }
   const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: demoFixture() }, headers: bearer(a.token) })
   t.equal(res.statusCode, 409)
@@ -192,7 +192,7 @@ t.test('a tenant at its quota learns it before a large fixture is read', async (
 })
 
 t.test("the sandbox's own bounds still apply to a tenant's worlds", async (t) => {
-  const app = await build(t, { config: { controlToken: TOKEN, worlds: { max: 2, maxBytes: 1024 ** 3, ttlSeconds: 0 } } })
+  const app = await build(t, { config: { controlToken: TOKEN, worlds: { max: 2, maxBytes: 1024 ** 3, worldMaxBytes: 1024 ** 3, ttlSeconds: 0 } } })
   const a = await createTenant(app, { maxWorlds: 2 })
   const b = await createTenant(app, { maxWorlds: 2 })
   await createWorldAs(app, bearer(a.token))
@@ -230,9 +230,9 @@ t.test('a tenant deleted while its world is being made (a large fixture read on 
   const runner = app.worlds.fixtures
   const read = runner.world.bind(runner)
   // the tenant goes while the posted fixture (1.8 MB: read on the worker) is being read
-  runner.world = async (bytes, maxValues) => {
+  runner.world = async (bytes, maxValues, creator) => {
     t.equal((await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${a.id}`, headers: ADMIN })).statusCode, 204)
-    return read(bytes, maxValues)
+    return read(bytes, maxValues, creator)
   }
   const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: demoFixture() }, headers: bearer(a.token) })
   t.equal(res.statusCode, 404)

@@ -40,7 +40,7 @@ t.test('a world is created from the start-up fixture with Client Ids of its own'
   t.equal(agencies.statusCode, 200)
   t.same(agencies.json(), (await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: DEMO } })).json(), 'the same agencies as the default world')
   t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: basic(`abc@${world.id}`, 'wrong') } })).statusCode, 401, 'the secret is checked')
-  t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: basic(`abc@${world.id.replace(/.$/, '_')}`, '123') } })).statusCode, 401, 'a world that does not exist')
+  t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: basic(`abc@${world.id.replace(/.$/, '_')}`, world.integrations[0].clientSecret) } })).statusCode, 401, 'a world that does not exist')
 })
 
 t.test("a world's writes, clock, faults and journal are its own", async (t) => {
@@ -110,9 +110,12 @@ t.test('a world from a fixture document; integrations added later get the suffix
   const app = await build(t)
   const fixture = demoFixture()
   fixture.integrations = [{ clientId: 'my-crm', clientSecret: 's3cret', name: 'My CRM', agencies: [{ agencyId: AGENCY.main, scopes: ['client-read'] }] }]
-  const world = await createWorld(app, { fixture, name: 'custom' })
-  t.same(world.integrations, [{ clientId: `my-crm@${world.id}`, clientSecret: 's3cret', name: 'My CRM' }])
+  const world = await createWorld(app, { fixture, name: 'custom', secrets: 'fixture' })
+  t.same(world.integrations, [{ clientId: `my-crm@${world.id}`, clientSecret: 's3cret', name: 'My CRM' }], 'secrets: fixture keeps the fixture\'s secret')
   t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: basic(`my-crm@${world.id}`, 's3cret') } })).json()[0].agencyId, AGENCY.main)
+  const own = await createWorld(app, { fixture, name: 'custom' })
+  t.not(own.integrations[0].clientSecret, 's3cret', 'by default it gets one of its own')
+  t.equal((await app.inject({ url: '/vendor/agencies?version=4.0', headers: { authorization: basic(`my-crm@${own.id}`, 's3cret') } })).statusCode, 401, "the fixture's is refused")
   const added = await app.inject({ method: 'POST', url: `/_sandbox/worlds/${world.id}/integrations`, payload: { clientId: 'second', clientSecret: 'x', name: 'Second', agencies: [] } })
   t.same(added.json(), { clientId: `second@${world.id}` }, 'the answer names the id it got')
   const bad = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { fixture: { agencies: 'none' } } })
@@ -150,7 +153,7 @@ t.test('using a world keeps it alive', async (t) => {
 })
 
 t.test('bounds: past the number of worlds 429 with Retry-After (507 when none expires); past their memory 507', async (t) => {
-  const app = await build(t, { config: { worlds: { max: 2, maxBytes: 1024 ** 3, ttlSeconds: 3600 } } })
+  const app = await build(t, { config: { worlds: { max: 2, maxBytes: 1024 ** 3, worldMaxBytes: 1024 ** 3, ttlSeconds: 3600 } } })
   await createWorld(app, { ttlSeconds: 60 })
   await createWorld(app, { ttlSeconds: 0 })
   const full = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: {} })
@@ -158,14 +161,14 @@ t.test('bounds: past the number of worlds 429 with Retry-After (507 when none ex
   t.ok(Number(full.headers['retry-after']) >= 59 && Number(full.headers['retry-after']) <= 60, `Retry-After until the next world expires (${String(full.headers['retry-after'])})`)
   t.match(full.json().detail, /SANDBOX_MAX_WORLDS=2/)
 
-  const kept = await build(t, { config: { worlds: { max: 1, maxBytes: 1024 ** 3, ttlSeconds: 0 } } })
+  const kept = await build(t, { config: { worlds: { max: 1, maxBytes: 1024 ** 3, worldMaxBytes: 1024 ** 3, ttlSeconds: 0 } } })
   await createWorld(kept)
   const none = await kept.inject({ method: 'POST', url: '/_sandbox/worlds', payload: {} })
   t.equal(none.statusCode, 507, 'no world will expire: retrying would not help')
 
-  const small = await build(t, { config: { worlds: { max: 100, maxBytes: 4 * 1024 * 1024, ttlSeconds: 3600 } } })
-  // hosted mode: a world is held by the instance its first request reaches, and the bound is each
-  // instance's, so it stops that request; in one process it stops the creation
+  // (in hosted mode the default world counts too; a world is held by the instance its first request
+  // reaches, and the bound is each instance's, so it stops that request; in one process it stops the creation)
+  const small = await build(t, { config: { worlds: { max: 100, maxBytes: 6 * 1024 * 1024, worldMaxBytes: 6 * 1024 * 1024, ttlSeconds: 3600 } } })
   const hosted = small.worlds.shared !== undefined
   let status = 201
   let created = 0

@@ -47,11 +47,15 @@ func TestAnExaminedSyncGetsASignedReport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the report does not verify: %v", err)
 	}
-	if signature.WorldID != w.ID || signature.KeyID != key.KeyID {
-		t.Fatalf("signature %+v: want world %s, key %s", signature, w.ID, key.KeyID)
+	if report.World.ID != w.ID || signature.KeyID != key.KeyID || report.Evidence.Listings == 0 || report.JudgedBy.Build == "" {
+		t.Fatalf("world %+v, evidence %+v, judged by %s, signature %+v: want world %s, key %s", report.World, report.Evidence, report.JudgedBy.Build, signature, w.ID, key.KeyID)
 	}
 	tampered := bytes.Replace(report.Raw, []byte(`"verdict":"pass"`), []byte(`"verdict":"fail"`), 1)
 	if _, err := agencysandbox.VerifyReport(tampered, []byte(key.PublicKey)); err == nil {
 		t.Fatal("a changed verdict still verifies")
+	}
+	duplicated := bytes.Replace(report.Raw, []byte(`{"coverage"`), []byte(`{"verdict":"pass","coverage"`), 1)
+	if _, err := agencysandbox.VerifyReport(duplicated, []byte(key.PublicKey)); err == nil || bytes.Equal(duplicated, report.Raw) {
+		t.Fatalf("a report with a key twice still verifies (%v)", err)
 	}
 }

@@ -27,6 +27,10 @@ export interface WorldRow {
   ttlMs: number
   createdAtMs: number
   lastUsedMs: number
+  /** Bytes its data may take (undefined: each instance's SANDBOX_WORLD_MAX_BYTES). */
+  maxBytes: number | undefined
+  /** Its integrations get secrets of the world's own (worlds/world-ids.ts ownSecret). */
+  ownSecrets: boolean
 }
 
 export interface CatalogueRows {
@@ -88,7 +92,9 @@ type WorldRecord = {
   source: string
   ttl_ms: string,
   created_at_ms: string,
-  last_used_ms: string
+  last_used_ms: string,
+  max_bytes: string | null,
+  own_secrets: boolean
 }
 
 export class Catalogue {
@@ -111,7 +117,7 @@ export class Catalogue {
       const version = await client.query<{ version: string }>('SELECT version FROM sandbox_catalogue')
       const tenants = await client.query<TenantRecord>('SELECT tenant_id, name, max_worlds, created_at_ms, token_key FROM sandbox_tenants ORDER BY created_at_ms, tenant_id')
       const worlds = await client.query<WorldRecord>(
-        'SELECT world_id, name, tenant_id, token_key, source, ttl_ms, created_at_ms, last_used_ms FROM sandbox_worlds ORDER BY created_at_ms, world_id'
+        'SELECT world_id, name, tenant_id, token_key, source, ttl_ms, created_at_ms, last_used_ms, max_bytes, own_secrets FROM sandbox_worlds ORDER BY created_at_ms, world_id'
       )
       await client.query('COMMIT')
       return {
@@ -125,7 +131,9 @@ export class Catalogue {
           source: r.source,
           ttlMs: Number(r.ttl_ms),
           createdAtMs: Number(r.created_at_ms),
-          lastUsedMs: Number(r.last_used_ms)
+          lastUsedMs: Number(r.last_used_ms),
+          maxBytes: r.max_bytes === null ? undefined : Number(r.max_bytes),
+          ownSecrets: r.own_secrets
         }))
       }
     } catch (e) {
@@ -188,9 +196,9 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
       const known = await client.query('SELECT 1 FROM sandbox_world_starts WHERE digest = $1', [digest])
       if (known.rowCount === 0) await client.query('INSERT INTO sandbox_world_starts (digest, body) VALUES ($1, $2)', [digest, start])
       await client.query(
-        `INSERT INTO sandbox_worlds (world_id, name, tenant_id, token_key, source, start_digest, ttl_ms, created_at_ms, last_used_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, digest, row.ttlMs, row.createdAtMs, row.lastUsedMs]
+        `INSERT INTO sandbox_worlds (world_id, name, tenant_id, token_key, source, start_digest, ttl_ms, created_at_ms, last_used_ms, max_bytes, own_secrets)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, digest, row.ttlMs, row.createdAtMs, row.lastUsedMs, row.maxBytes ?? null, row.ownSecrets]
       )
       await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', NULL, 'catalogue')", [row.id])
       await client.query("INSERT INTO world_owners (world_id, instance, address, epoch, expires_at, facts) VALUES ($1, '', '', 0, 'epoch', $2)", [row.id, facts])

@@ -2,10 +2,12 @@ import type { ClientVersion } from '../../db/clients.js'
 import { ApiError, insufficientStorage, shuttingDown, tooManyRequests } from '../../errors.js'
 import type { Report } from '../../schemas/examiner.js'
 import { WorkerProcess } from '../../worker-process.js'
+import { FairPlaces } from '../fair-places.js'
 import { runReportJob, toColumns, type ClientColumns, type ReportJob } from './report-job.js'
 
-/** Reports waiting for the worker at most; one more is a 429 (each takes up to a second or so). */
+/** Reports waiting for the worker at most, and one world's; one more is a 429 (each takes up to a second or so). */
 export const MAX_QUEUED_REPORTS = 16
+export const MAX_QUEUED_REPORTS_PER_WORLD = 4
 /** The report worker's heap bound: a report that needs more fails with a 507 instead of taking the process's memory. */
 export const REPORT_HEAP_MB = 256
 /** The worker ends when no report has come for this long, giving its heap back. */
@@ -26,6 +28,15 @@ export type ClientsOf = (agencyId: number) => Promise<readonly ClientVersion[]>
 /** Gives one declared mirror's client list as the bytes of its JSON text (undefined: no such mirror). */
 export type MirrorBytes = (agencyId: number) => Buffer | undefined | Promise<Buffer | undefined>
 
+/** The report runner as one world's examiner uses it: its reports take their turn as that world's. */
+export type WorldReports = Pick<ReportRunner, 'run'>
+
+/** How a report waits its turn: `bounded` false for the sandbox's own work (never refused); `worldId`, whose turn it is. */
+export interface RunOptions {
+  bounded?: boolean
+  worldId?: string
+}
+
 interface Running {
   resolve: (report: Report) => void
   reject: (error: Error) => void
@@ -41,8 +52,8 @@ interface Running {
  */
 export class ReportRunner {
   private worker: WorkerProcess | undefined
-  private readonly queue: Array<() => void> = []
-  private busy = false
+  /** One report at a time; the worlds waiting are served in turn, so one world's many reports never starve another's. */
+  private readonly places = new FairPlaces(1, { maxWaiting: MAX_QUEUED_REPORTS, maxWaitingPerKey: MAX_QUEUED_REPORTS_PER_WORLD })
   private nextId = 1
   private readonly running = new Map<number, Running>()
   private jobs = 0
@@ -51,11 +62,17 @@ export class ReportRunner {
 
   constructor (private readonly options: ReportRunnerOptions = {}) {}
 
+  /** The same runner for one world's examiner: its reports wait their turn as that world's. */
+  of (worldId: string): WorldReports {
+    return { run: async (job, clientsOf, mirrorBytes, options = {}) => await this.run(job, clientsOf, mirrorBytes, { ...options, worldId }) }
+  }
+
   /**
-   * The session's report; a 429 when MAX_QUEUED_REPORTS wait already, unless `bounded` is false
-   * (the sandbox's own work, such as the reports of the sessions a reset ends, always waits its turn).
+   * The session's report; a 429 when MAX_QUEUED_REPORTS wait already (or MAX_QUEUED_REPORTS_PER_WORLD
+   * of its world), unless `bounded` is false (the sandbox's own work, such as the reports of the
+   * sessions a reset ends, always waits its turn).
    */
-  async run (job: ReportJob, clientsOf: ClientsOf, mirrorBytes: MirrorBytes, { bounded = true }: { bounded?: boolean } = {}): Promise<Report> {
+  async run (job: ReportJob, clientsOf: ClientsOf, mirrorBytes: MirrorBytes, { bounded = true, worldId = '' }: RunOptions = {}): Promise<Report> {
     if (this.closed) throw shuttingDown()
     if (this.options.workerFile === undefined) {
       this.jobs++
@@ -65,23 +82,19 @@ export class ReportRunner {
         async (agencyId) => (await mirrorBytes(agencyId))?.toString('utf8') ?? '[]'
       )
     }
-    if (bounded && this.queue.length >= MAX_QUEUED_REPORTS) {
-      throw tooManyRequests(`${MAX_QUEUED_REPORTS} examiner reports are waiting to be computed; ask again in a moment`, 1)
+    const turn = this.places.take(worldId, bounded)
+    if (turn === undefined) {
+      throw tooManyRequests(`${this.places.waiting} examiner reports are waiting to be computed, some of them this world's; ask again in a moment`, 1)
     }
-    await this.turn()
+    const release = await turn
     try {
       if (this.closed) throw shuttingDown()
       this.jobs++
       return await this.inWorker(job, clientsOf, mirrorBytes)
     } finally {
-      // the next report's turn, handed over directly (busy stays true while reports wait)
-      const next = this.queue.shift()
-      if (next === undefined) {
-        this.busy = false
-        this.whenIdle()
-      } else {
-        next()
-      }
+      // the next report's turn (busy while reports wait)
+      release()
+      if (this.places.held === 0) this.whenIdle()
     }
   }
 
@@ -98,7 +111,7 @@ export class ReportRunner {
     this.worker = undefined
     this.closed = true
     this.failAll(shuttingDown())
-    for (const waiting of this.queue.splice(0)) waiting()
+    this.places.failWaiting(shuttingDown())
     if (worker !== undefined) await worker.stop()
   }
 
@@ -108,20 +121,11 @@ export class ReportRunner {
     this.idle = setTimeout(() => {
       this.idle = undefined
       const worker = this.worker
-      if (this.busy || worker === undefined) return
+      if (this.places.held > 0 || worker === undefined) return
       this.worker = undefined
       void worker.stop()
     }, IDLE_MS)
     this.idle.unref()
-  }
-
-  /** Waits until no other report is computed. */
-  private async turn (): Promise<void> {
-    if (!this.busy) {
-      this.busy = true
-      return
-    }
-    await new Promise<void>((resolve) => this.queue.push(resolve))
   }
 
   private inWorker (job: ReportJob, clientsOf: ClientsOf, mirrorBytes: MirrorBytes): Promise<Report> {

@@ -10,7 +10,7 @@ import { RecordingLog } from './recording-log.js'
 import { keptReport, summarize } from './report.js'
 import { changeRecords, checkMirror, endedWhileRead, MAX_OPEN_SESSIONS, sessionView, tooManyOpen, type EndedBy } from './session-rules.js'
 import type { ReportJob } from './report-job.js'
-import type { ReportRunner } from './report-runner.js'
+import type { WorldReports } from './report-runner.js'
 
 export { FLUSH_INTERVAL_MS } from './recording-log.js'
 export type { RequestRecord } from './codec.js'
@@ -24,7 +24,7 @@ export interface ExaminerOptions {
   /** Whether the world has this agency (mirrors are declared of agencies that exist). */
   agencyExists: (agencyId: number) => boolean
   /** Where reports are computed (a worker thread shared by every world). */
-  reports: ReportRunner
+  reports: WorldReports
   /** Most requests recorded per session (SESSION_REQUEST_CAP). */
   cap?: number
   /** The world as a report names it (its start's digest may be computed on first use). */

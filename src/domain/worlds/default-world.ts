@@ -36,6 +36,7 @@ export interface DefaultWorldOptions {
   readModel?: ReadModelOptions
   loadFaker: WorldOptions['loadFaker']
   reports: WorldOptions['reports']
+  requestsInProgress?: number
   /** Folds the database file's write-ahead log into it after a reset, away from the event loop (absent: commits do). */
   checkpoint?: Checkpoint
 }
@@ -86,7 +87,8 @@ export async function openDefaultWorld (options: DefaultWorldOptions): Promise<D
     readModel: options.readModel,
     ttlMs: 0,
     loadFaker: options.loadFaker,
-    reports: options.reports
+    reports: options.reports,
+    requestsInProgress: options.requestsInProgress
   })
   if (seededNow) await world.restoreData()
   return { world, startFixture, seededNow, fixtureMismatch }

@@ -39,6 +39,8 @@ export interface WorldBody {
   name?: string
   from?: string
   ttlSeconds?: number
+  maxBytes?: number
+  secrets?: 'fixture'
   snapshot?: Buffer
   /** What the fixture held in an earlier format and was converted, one line per field. */
   warnings: string[]
@@ -100,17 +102,17 @@ export function readWorldBody (body: unknown, settings: SnapshotSettings): World
     }
     throw validationFailed(errors)
   }
-  const { name, from, fixture, ttlSeconds } = value
+  const { name, from, fixture, ttlSeconds, maxBytes, secrets } = value
   if (from !== undefined && fixture !== undefined) {
     throw badRequest('give either from (a world to copy) or fixture (a fixture document), not both', [{ field: 'from', message: 'cannot be combined with fixture' }])
   }
-  if (fixture === undefined) return { name, from, ttlSeconds, warnings: [] }
+  if (fixture === undefined) return { name, from, ttlSeconds, maxBytes, secrets, warnings: [] }
   const result = validateFixture(fixture, { owned: true })
   if (!result.ok) {
     throw invalidFixture({ ...result.report, listed: result.report.listed.map((e) => ({ ...e, field: `fixture.${e.field}` })) }, 'The world\'s fixture')
   }
   const snapshot = snapshotOfFixture(result.fixture, '(posted to /_sandbox/worlds)', settings.migrationsDir, settings.nowIso)
-  return { name, ttlSeconds, snapshot, warnings: result.warnings }
+  return { name, ttlSeconds, maxBytes, secrets, snapshot, warnings: result.warnings }
 }
 
 let agencyForm: ReturnType<typeof fixtureFormValidator> | undefined

@@ -7,10 +7,18 @@ import { loadFixtureFile } from '../../fixture/validate.js'
 import { WorkerProcess } from '../../worker-process.js'
 import type { PreparedAgency } from '../world.js'
 import type { StateSource } from './state-document.js'
+import { FairPlaces } from '../fair-places.js'
 import { errorOf, runFixtureJob, type FixtureJob, type FixtureOutcome, type ResetBody, type WorldBody } from './fixture-job.js'
+import { DEFAULT_WORLD_ID } from './world-ids.js'
 
-/** Bodies being read at once at most; one more is a 429 (each is up to 8 MiB). */
+/** Jobs on the worker at once at most (bodies being read, state documents being written), one per world. */
 export const MAX_FIXTURE_JOBS = 4
+/**
+ * Jobs waiting for a place at most, all worlds together and one world's (with its place, as many as
+ * there are places): one more is a 429.
+ */
+export const MAX_WAITING_JOBS = 16
+export const MAX_WAITING_JOBS_PER_WORLD = MAX_FIXTURE_JOBS - 1
 /** The fixture worker's heap bound: a document that needs more is a 507, not the process's memory. */
 export const FIXTURE_HEAP_MB = 256
 /** The worker ends when it has been idle this long, giving its memory back (the next body starts another). */
@@ -24,7 +32,7 @@ const RETIRE_AFTER_BYTES = 1024 * 1024
 /** A start-up fixture file larger than a body may be (8 MiB) is read where it is asked for: the worker's heap is bounded for bodies. */
 const WORKER_FILE_BYTES = 8 * 1024 * 1024
 /** A reader of a state document that takes no bytes for this long gives it up: its job's place and its read transaction end. */
-export const STATE_STALL_MS = 60_000
+export const STATE_STALL_MS = 10_000
 
 /** What a job that ran out of the worker's heap answers. */
 const outOfMemory = (kind: FixtureJob['kind']) => insufficientStorage(kind === 'state'
@@ -46,6 +54,8 @@ export interface FixtureRunnerOptions {
 
 interface Waiting {
   kind: FixtureJob['kind']
+  /** Gives the job's place back (fair-places.ts). */
+  release: () => void
   /** The job leaves the worker's heap grown: see RETIRE_AFTER_BYTES. */
   large: boolean
   resolve: (outcome: FixtureOutcome) => void
@@ -69,8 +79,8 @@ export class FixtureRunner {
   /** A large job ran since the worker started: it ends when nothing waits (RETIRE_AFTER_BYTES). */
   private retire = false
   private closed = false
-  /** Settles when the state document being written (if any) is done: see state(). */
-  private documentTurn = Promise.resolve()
+  /** The worker's places, one per world at a time, served in turn among the worlds waiting. */
+  private readonly places = new FairPlaces(MAX_FIXTURE_JOBS, { maxWaiting: MAX_WAITING_JOBS, maxWaitingPerKey: MAX_WAITING_JOBS_PER_WORLD })
 
   constructor (private readonly options: FixtureRunnerOptions) {}
 
@@ -78,46 +88,42 @@ export class FixtureRunner {
    * A reset body's parts to keep and its fixture prepared, or with `snapshot` (a world in memory)
    * made into a database's snapshot; an ApiError for a body refused.
    */
-  async reset (bytes: Uint8Array, maxValues: number, snapshot = false): Promise<ResetBody> {
-    const reset = (await this.run({ kind: 'reset', bytes, maxValues, snapshot, settings: this.settings() })).reset!
+  async reset (bytes: Uint8Array, maxValues: number, snapshot: boolean, worldId: string): Promise<ResetBody> {
+    const reset = (await this.run({ kind: 'reset', bytes, maxValues, snapshot, settings: this.settings() }, worldId)).reset!
     return reset.snapshot === undefined ? reset : { ...reset, snapshot: asBuffer(reset.snapshot) }
   }
 
-  /** A world-creation body's fields and its fixture as a snapshot; an ApiError for a body refused. */
-  async world (bytes: Uint8Array, maxValues: number): Promise<WorldBody> {
-    const world = (await this.run({ kind: 'world', bytes, maxValues, settings: this.settings() })).world!
+  /** A world-creation body's fields and its fixture as a snapshot (`creator`: whose place it takes); an ApiError for a body refused. */
+  async world (bytes: Uint8Array, maxValues: number, creator: string): Promise<WorldBody> {
+    const world = (await this.run({ kind: 'world', bytes, maxValues, settings: this.settings() }, creator)).world!
     return world.snapshot === undefined ? world : { ...world, snapshot: asBuffer(world.snapshot) }
   }
 
   /** An agency in fixture form, checked and made into rows, with what it held in an earlier format; an ApiError for a body refused. */
-  async agency (bytes: Uint8Array, maxValues: number): Promise<{ agency: PreparedAgency, warnings: string[] }> {
-    return (await this.run({ kind: 'agency', bytes, maxValues, settings: this.settings() })).agency!
+  async agency (bytes: Uint8Array, maxValues: number, worldId: string): Promise<{ agency: PreparedAgency, warnings: string[] }> {
+    return (await this.run({ kind: 'agency', bytes, maxValues, settings: this.settings() }, worldId)).agency!
   }
 
   /** An examiner mirror's entries, read and kept as text; an ApiError for a body refused. */
-  async mirror (bytes: Uint8Array, maxValues: number): Promise<ReadMirror> {
-    return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() })).mirror!
+  async mirror (bytes: Uint8Array, maxValues: number, worldId: string): Promise<ReadMirror> {
+    return (await this.run({ kind: 'mirror', bytes, maxValues, settings: this.settings() }, worldId)).mirror!
   }
 
   /**
    * A world's state document's JSON (state-document.ts), written from its database file or a
    * snapshot of it on the worker a piece at a time as the answer is read: the first piece is
    * written before this resolves (a document that cannot be written is an error, not an answer
-   * cut short), each next one when the reader has taken the last; one of the worker's jobs at once
-   * until the last is sent, or until its reader takes nothing for STATE_STALL_MS.
+   * cut short), each next one when the reader has taken the last; the world's one place on the
+   * worker until the last is sent, or until its reader takes nothing for STATE_STALL_MS (the
+   * answer is cut: a reader that never reads holds no place longer). Documents of different
+   * worlds are written side by side, one per place.
    */
-  async state (source: StateSource): Promise<Readable> {
+  async state (source: StateSource, worldId: string): Promise<Readable> {
     const job: FixtureJob = { kind: 'state', ...('file' in source ? { bytes: new Uint8Array(0), file: source.file } : { bytes: source.snapshot }), maxValues: 0, settings: this.settings() }
-    if (this.options.workerFile === undefined) return Readable.from((await this.run(job)).state!.map(asBuffer))
-    if (this.closed) throw shuttingDown()
-    this.claimPlace()
+    if (this.options.workerFile === undefined) return Readable.from((await this.run(job, worldId)).state!.map(asBuffer))
+    const release = await this.place(worldId)
     const id = this.nextId++
     const stallMs = this.options.stateStallMs ?? STATE_STALL_MS
-    // one document is written at a time, the others wait their turn (holding their places): three
-    // written at once took 30 to 40 MB more than one, and took as long in all on the one worker
-    const turn = this.documentTurn
-    let release!: () => void
-    this.documentTurn = new Promise<void>((resolve) => { release = resolve })
     let worker: WorkerProcess | undefined
     return await new Promise<Readable>((resolve, reject) => {
       let stall: NodeJS.Timeout | undefined
@@ -129,7 +135,6 @@ export class FixtureRunner {
         },
         destroy: (error, callback) => {
           clearTimeout(stall)
-          release()
           if (this.waiting.has(id)) {
             worker?.send({ id, cancel: true })
             this.finish(id)
@@ -139,10 +144,10 @@ export class FixtureRunner {
       })
       this.waiting.set(id, {
         kind: 'state',
+        release,
         large: true,
         resolve: () => {},
         reject: (error) => {
-          release()
           if (started) document.destroy(error)
           else reject(error)
         },
@@ -156,15 +161,11 @@ export class FixtureRunner {
         },
         end: () => {
           clearTimeout(stall)
-          release()
           document.push(null)
         }
       })
-      void turn.then(() => {
-        if (!this.waiting.has(id)) return
-        worker = this.startWorker()
-        this.post(worker, id, job)
-      })
+      worker = this.startWorker()
+      this.post(worker, id, job)
     })
   }
 
@@ -180,7 +181,7 @@ export class FixtureRunner {
       size = statSync(file).size
     } catch {}
     if (this.options.workerFile !== undefined && size <= WORKER_FILE_BYTES) {
-      const read = await this.run({ kind: 'file', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() }, size >= RETIRE_AFTER_BYTES).catch(() => undefined)
+      const read = await this.run({ kind: 'file', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() }, DEFAULT_WORLD_ID, size >= RETIRE_AFTER_BYTES).catch(() => undefined)
       if (read?.file !== undefined) {
         for (const line of read.file.warnings) onWarning(line)
         return read.file.fixture
@@ -191,7 +192,7 @@ export class FixtureRunner {
 
   /** Folds a database file's write-ahead log into it from the worker's own connection (see checkpointFile). */
   async checkpoint (file: string): Promise<void> {
-    await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() })
+    await this.run({ kind: 'checkpoint', bytes: new Uint8Array(0), file, maxValues: 0, settings: this.settings() }, DEFAULT_WORLD_ID)
   }
 
   /** True while the worker process is up (it ends when idle, and after a large job). */
@@ -199,14 +200,20 @@ export class FixtureRunner {
     return this.worker !== undefined
   }
 
-  /** Bodies being read now (on the worker, or waiting for it). */
+  /** Jobs on the worker now. */
   get reading (): number {
     return this.waiting.size
   }
 
-  /** Stops the worker: a body being read fails with a 503. */
+  /** Jobs waiting for a place. */
+  get queued (): number {
+    return this.places.waiting
+  }
+
+  /** Stops the worker: a body being read, or waiting, fails with a 503. */
   async close (): Promise<void> {
     this.closed = true
+    this.places.failWaiting(shuttingDown())
     await this.stopWorker()
   }
 
@@ -214,27 +221,35 @@ export class FixtureRunner {
     return { migrationsDir: this.options.migrationsDir, nowIso: new Date().toISOString() }
   }
 
-  private async run (job: FixtureJob, large = false): Promise<Extract<FixtureOutcome, { ok: true }>> {
+  /** `key`: the world the job is for (or whoever creates one), which holds one place on the worker at a time. */
+  private async run (job: FixtureJob, key: string, large = false): Promise<Extract<FixtureOutcome, { ok: true }>> {
     if (this.closed) throw shuttingDown()
-    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job, large)
+    const outcome = this.options.workerFile === undefined ? runFixtureJob(job) : await this.inWorker(job, key, large)
     if (!outcome.ok) throw errorOf(outcome.error)
     return outcome
   }
 
-  private inWorker (job: FixtureJob, large: boolean): Promise<FixtureOutcome> {
-    this.claimPlace()
+  private async inWorker (job: FixtureJob, key: string, large: boolean): Promise<FixtureOutcome> {
+    const release = await this.place(key)
     const worker = this.startWorker()
     const id = this.nextId++
-    return new Promise<FixtureOutcome>((resolve, reject) => {
-      this.waiting.set(id, { kind: job.kind, large: large || job.bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
+    return await new Promise<FixtureOutcome>((resolve, reject) => {
+      this.waiting.set(id, { kind: job.kind, release, large: large || job.bytes.byteLength >= RETIRE_AFTER_BYTES, resolve, reject })
       this.post(worker, id, job)
     })
   }
 
-  private claimPlace (): void {
-    if (this.waiting.size >= MAX_FIXTURE_JOBS) {
-      throw tooManyRequests(`${MAX_FIXTURE_JOBS} fixture documents are being read; send this one again in a moment`, 1)
+  /** The world's place on the worker, once its turn comes; a 429 when too many wait already. */
+  private async place (key: string): Promise<() => void> {
+    if (this.closed) throw shuttingDown()
+    const place = this.places.take(key)
+    if (place === undefined) {
+      throw tooManyRequests(`${this.places.waiting} fixture documents and state documents are waiting for the sandbox's worker, some of them this world's; send this one again in a moment`, 1)
     }
+    const release = await place
+    if (!this.closed) return release
+    release()
+    throw shuttingDown()
   }
 
   private post (worker: WorkerProcess, id: number, job: FixtureJob): void {
@@ -247,6 +262,7 @@ export class FixtureRunner {
     const job = this.waiting.get(id)
     if (job === undefined) return
     this.waiting.delete(id)
+    job.release()
     if (job.large) this.retire = true
     if (this.waiting.size > 0) return
     this.worker?.busy(false)
@@ -300,7 +316,11 @@ export class FixtureRunner {
   }
 
   private failAll (error: Error | typeof outOfMemory): void {
-    for (const job of this.waiting.values()) job.reject(typeof error === 'function' ? error(job.kind) : error)
+    const jobs = [...this.waiting.values()]
     this.waiting.clear()
+    for (const job of jobs) {
+      job.release()
+      job.reject(typeof error === 'function' ? error(job.kind) : error)
+    }
   }
 }

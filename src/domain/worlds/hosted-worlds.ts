@@ -29,6 +29,8 @@ class CatalogueWorld implements KnownWorld {
   readonly ttlMs: number
   readonly createdAtMs: number
   lastUsedMs: number
+  readonly maxBytes: number | undefined
+  readonly ownSecrets: boolean
 
   constructor (row: WorldRow) {
     this.id = row.id
@@ -39,6 +41,8 @@ class CatalogueWorld implements KnownWorld {
     this.ttlMs = row.ttlMs
     this.createdAtMs = row.createdAtMs
     this.lastUsedMs = row.lastUsedMs
+    this.maxBytes = row.maxBytes
+    this.ownSecrets = row.ownSecrets
   }
 
   get expiresAtMs (): number | undefined {
@@ -154,7 +158,9 @@ export class HostedWorlds implements SharedCatalogue {
       source: world.source,
       ttlMs: world.ttlMs,
       createdAtMs: world.createdAtMs,
-      lastUsedMs: world.lastUsedMs
+      lastUsedMs: world.lastUsedMs,
+      maxBytes: world.maxBytes,
+      ownSecrets: world.ownSecrets
     }
     const facts = factsOf(world)
     await this.change(async (change) => {

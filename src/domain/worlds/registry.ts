@@ -1,69 +1,18 @@
 import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyRequests, type ApiError } from '../../errors.js'
+import { growthRefused, noRoomFor } from './bounds.js'
+import { checkNewWorld, type NewWorld } from './new-world.js'
 import type { Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/index.js'
-import type { Fixture } from '../../fixture/schema.js'
-import type { ReadModelOptions } from '../../read-model/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
+import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart } from './starts.js'
 import { Tenants, type SharedCatalogue, type Tenant, type TokenHolder } from './tenants.js'
-import { World, type KnownWorld, type WorldListing, type WorldOptions } from './world.js'
+import { World, type ByteAccount, type KnownWorld, type WorldListing, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
-/** Bounds and defaults of the worlds a process holds besides the default one. */
-export interface WorldLimits {
-  /** Worlds at once (the default one not counted). */
-  maxWorlds: number
-  /** Bytes their databases and snapshots may take together. */
-  maxBytes: number
-  /** Idle seconds before a world is deleted when its creator says nothing (0: kept). */
-  defaultTtlSeconds: number
-  /** Each world's request journal: entries and bytes. */
-  journalSize: number
-  journalBytes: number
-  /** Each world's read model: what it may keep in memory. */
-  readModel: ReadModelOptions
-}
-
-export interface NewWorld {
-  name?: string
-  /** `default` or a world id: a copy of that world's data as it stands now. */
-  from?: string
-  /** A fixture document (validated): the world's data and its starting point. */
-  fixture?: Fixture
-  /** The snapshot of a database holding a fixture document (made away from the event loop: fixture-job.ts). */
-  snapshot?: Buffer
-  ttlSeconds?: number
-  /** The tenant creating the world: it alone may control it (and `from` may name only its own worlds). */
-  owner?: Tenant
-}
-
-export interface RegistryOptions {
-  limits: WorldLimits
-  migrationsDir: string
-  startFixture: StartFixture
-  loadFaker: WorldOptions['loadFaker']
-  reports: WorldOptions['reports']
-  /** Where large fixture bodies are read (a worker process). */
-  fixtures: FixtureRunner
-  realNow?: () => number
-  /** What this start did with the default world's database, for the start-up banner. */
-  startUp?: StartUp
-}
-
-export interface StartUp {
-  /** True when this start seeded the database (false: existing data was kept). */
-  seededNow: boolean
-  /** Set when the kept data was seeded from another fixture than the start-up one: what to tell the user. */
-  fixtureMismatch: string | undefined
-}
-
-/** A world just created, as its creator is told of it (its token given once). */
-export interface CreatedWorld {
-  world: KnownWorld
-  integrations: ReturnType<World['integrations']>
-  token: string
-}
+import type { CreatedWorld, RegistryOptions, StartUp } from './registry-options.js'
+export type { CreatedWorld, RegistryOptions, StartUp, WorldLimits } from './registry-options.js'
+export type { NewWorld } from './new-world.js'
 
 /**
  * Every world of the process: the default one, and the worlds created (in memory, each forked
@@ -71,7 +20,7 @@ export interface CreatedWorld {
  * request by the world's id. Worlds idle past their time to live are deleted: by a sweep, and
  * at the latest when they are next looked up, so an expired world never answers.
  */
-export class WorldRegistry {
+export class WorldRegistry implements ByteAccount {
   private readonly worlds = new Map<string, World>()
   /** The worlds of each tenant, by its id. */
   private readonly owned = new Map<string, Set<World>>()
@@ -105,6 +54,8 @@ export class WorldRegistry {
   share (catalogue: SharedCatalogue): void {
     this.sharedCatalogue = catalogue
     this.stopSweeping()
+    // every instance holds the default world in memory, and the published demo credentials write to it
+    this.default.countIn(this, this.options.limits.worldMaxBytes)
   }
 
   get shared (): SharedCatalogue | undefined {
@@ -165,12 +116,44 @@ export class WorldRegistry {
     return { maxWorlds: this.options.limits.maxWorlds, maxBytes: this.options.limits.maxBytes }
   }
 
-  /** Bytes the created worlds' databases and their snapshots take. */
+  /**
+   * Bytes the created worlds' databases and their snapshots take (in hosted mode, with the default
+   * world's database), as each held them at its last commit or load.
+   */
   bytes (): number {
     let total = this.startSnapshot?.length ?? 0
-    for (const world of this.worlds.values()) total += world.bytes()
+    if (this.sharedCatalogue !== undefined) total += this.default.held
+    for (const world of this.worlds.values()) total += world.held
     for (const snapshot of this.snapshots.values()) if (snapshot !== this.startSnapshot) total += snapshot.length
     return total
+  }
+
+  /**
+   * Throws a 507 naming the figures when the world holding `bytes` instead of what it holds now would
+   * pass its bound (maxBytes) or the worlds' (SANDBOX_WORLDS_MAX_BYTES). Every growing commit asks
+   * (bounds.ts), every database swapped in whole, and whatever loads a world's data from elsewhere.
+   */
+  admit (world: World, bytes: number): void {
+    this.checkGrowth(world, bytes, 0, false)
+  }
+
+  private checkGrowth (world: World, bytes: number, beside: number, creating: boolean): void {
+    const refused = growthRefused({
+      worldId: world.id,
+      bound: world.maxBytes,
+      held: this.counted(world) ? world.held : 0,
+      bytes,
+      beside,
+      total: this.bytes(),
+      maxBytes: this.options.limits.maxBytes,
+      kind: creating ? 'new' : world === this.default ? 'default' : 'created'
+    })
+    if (refused !== undefined) throw refused
+  }
+
+  /** True when the world's bytes are among those bytes() sums. */
+  private counted (world: World): boolean {
+    return world === this.default ? this.sharedCatalogue !== undefined : this.worlds.get(world.id) === world
   }
 
   /**
@@ -182,12 +165,9 @@ export class WorldRegistry {
     const { limits } = this.options
     const { owner } = request
     this.sweep()
-    // a tenant copies only its own worlds; any other is unknown to it, as everywhere else
+    // a tenant copies only its own worlds (any other is unknown to it, as everywhere else); hosted mode: any instance's
     const from = request.from === undefined ? undefined : this.find(request.from)
-    const copiable = from !== undefined && (owner === undefined || from.tenantId === owner.id)
-    if (request.from !== undefined && !copiable) {
-      throw notFound(`No world ${request.from.slice(0, 40)} to copy (from); GET /_sandbox/worlds lists the worlds`)
-    }
+    const maxBytes = checkNewWorld(request, from, limits)
     if (owner !== undefined) this.checkQuota(owner)
     // hosted mode: a world another instance holds is read from its log
     const copied = from === undefined ? undefined : await this.sharedCatalogue?.copyOf(from.id)
@@ -223,8 +203,17 @@ export class WorldRegistry {
       db: openSnapshot(snapshot),
       // hosted mode: the start is kept in the catalogue, read again when a reset needs it
       start: snapshotStart(this.sharedCatalogue?.startOf(id) ?? snapshot, source),
-      ttlMs: ttlSeconds * 1000
+      ttlMs: ttlSeconds * 1000,
+      maxBytes,
+      ownSecrets: request.secrets !== 'fixture'
     })
+    try {
+      // its data within its bound, and with its own start (the start-up fixture's is shared) within the process's
+      this.checkGrowth(world, world.bytes(), this.sharedCatalogue === undefined && snapshot !== this.startSnapshot ? snapshot.length : 0, true)
+    } catch (e) {
+      world.destroy()
+      throw e
+    }
     const created = { world, integrations: world.integrations(), token }
     if (this.sharedCatalogue === undefined) {
       this.register(world, snapshot)
@@ -243,8 +232,8 @@ export class WorldRegistry {
    * A world of the catalogue this instance now owns (hosted mode): what it is, where its start is
    * read, its data and examiner records as its log holds them.
    */
-  adopt (row: Omit<KnownWorld, 'expiresAtMs'> & { start: () => Promise<Buffer>, db: Db, records: UnitOfWork }): World {
-    const world = this.open({ ...row, tokenKey: row.tokenKey ?? '', start: snapshotStart(row.start, row.source) }, row.records)
+  adopt (row: Omit<KnownWorld, 'expiresAtMs'> & { maxBytes: number | undefined, ownSecrets: boolean, start: () => Promise<Buffer>, db: Db, records: UnitOfWork }): World {
+    const world = this.open({ ...row, tokenKey: row.tokenKey ?? '', maxBytes: row.maxBytes ?? this.options.limits.worldMaxBytes, start: snapshotStart(row.start, row.source) }, row.records)
     this.register(world, undefined)
     return world
   }
@@ -264,14 +253,16 @@ export class WorldRegistry {
     return await this.sharedCatalogue.deleteWorld(id, () => this.delete(id))
   }
 
-  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs'>, records = this.default.records): World {
+  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs' | 'maxBytes' | 'ownSecrets'>, records = this.default.records): World {
     const { limits } = this.options
     return new World({
       ...options,
+      account: this,
       records,
       journalSize: limits.journalSize,
       journalBytes: limits.journalBytes,
       readModel: limits.readModel,
+      requestsInProgress: limits.requestsInProgress,
       realNow: this.realNow,
       loadFaker: this.options.loadFaker,
       reports: this.options.reports,
@@ -378,15 +369,8 @@ export class WorldRegistry {
   private checkRoom (copyBytes: number | undefined): void {
     const { maxWorlds, maxBytes } = this.options.limits
     if (this.worlds.size >= maxWorlds) throw this.fullError()
-    const expected = copyBytes ?? (this.startSnapshot?.length ?? 0)
-    const used = this.bytes()
-    if (used + expected > maxBytes) {
-      const mib = (n: number) => `${Math.ceil(n / 1048576)} MiB`
-      throw insufficientStorage(
-        `The worlds hold ${mib(used)} of the ${mib(maxBytes)} they may take (SANDBOX_WORLDS_MAX_BYTES), and this one needs about ${mib(expected)}; ` +
-        'DELETE /_sandbox/worlds/{id} the worlds you no longer need'
-      )
-    }
+    const refused = noRoomFor(this.bytes(), copyBytes ?? (this.startSnapshot?.length ?? 0), maxBytes)
+    if (refused !== undefined) throw refused
   }
 
   /** The start-up fixture's snapshot, made on the first world created from it. */

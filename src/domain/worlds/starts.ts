@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3'
 import { webcrypto } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { closeDatabase, openDatabase, type Db } from '../../db/database.js'
+import { closeDatabase, openDatabase, PAGE_CACHE_KIB, type Db } from '../../db/database.js'
 import { createRepositories, UnitOfWork } from '../../db/index.js'
 import type { Fixture } from '../../fixture/schema.js'
 import type { FixtureStamp } from '../../fixture/stamp.js'
@@ -173,10 +173,15 @@ function snapshotDigest (snapshot: Buffer): Promise<string> {
   return digest
 }
 
-/** A database in memory with the snapshot's content (a copy: the snapshot stays as it is). */
+/**
+ * A database in memory with the snapshot's content (a copy: the snapshot stays as it is). Its page
+ * cache is kept small, as the process's database's is (database.ts): every page is in memory
+ * already, and SQLite's default here (16 MB a connection) held copies of them for every world.
+ */
 export function openSnapshot (snapshot: Buffer): Db {
   const db = new Database(snapshot)
   db.pragma('foreign_keys = ON')
+  db.pragma(`cache_size = ${PAGE_CACHE_KIB}`)
   return db
 }
 

@@ -35,13 +35,35 @@ export interface WorldDataOptions {
   readModel?: ReadModelOptions
   /** The Client Id an integration gets in this world (see worlds/world-ids.ts). */
   clientIdOf?: (clientId: string) => string
+  /** The Client Secret an integration gets with its Client Id in this world (absent: it keeps the one it came with). */
+  secretOf?: (clientId: string) => string
+  /** Throws (a 507) when the world cannot grow by this many bytes: asked before a large content is written. */
+  room?: (bytes: number) => void
 }
 
-export function openWorldData (db: Db, { clock, createBudget, readModel, clientIdOf }: WorldDataOptions): WorldData {
+/**
+ * Bytes a database takes: its pages in use (page_count × page_size), what a database in memory
+ * holds, uncommitted pages of the open transaction included; a prepared statement, a few
+ * microseconds, so it may be asked after every commit.
+ */
+export function bytesOf (db: Db): () => number {
+  return pagesOf(db, 'page_count')
+}
+
+/** Bytes of a database's free pages (its free list), which a write fills before the database grows. */
+const freeBytesOf = (db: Db): () => number => pagesOf(db, 'freelist_count')
+
+function pagesOf (db: Db, pragma: 'page_count' | 'freelist_count'): () => number {
+  const pages = db.prepare(`PRAGMA ${pragma}`).pluck()
+  const pageSize = db.pragma('page_size', { simple: true }) as number
+  return () => (pages.get() as number) * pageSize
+}
+
+export function openWorldData (db: Db, { clock, createBudget, readModel, clientIdOf, secretOf, room }: WorldDataOptions): WorldData {
   const sql = new UnitOfWork(db)
   const repos = createRepositories(sql)
   const reads = createReadModel(repos, repos.changes, readModel)
-  const writes = createWrites(repos, clock)
+  const writes = createWrites(repos, clock, room)
 
   /**
    * Changes an agency's flags in one transaction; reconnecting applies its pending writes
@@ -82,13 +104,19 @@ export function openWorldData (db: Db, { clock, createBudget, readModel, clientI
     offices: (agencyId: number) => repos.agencies.listOffices(agencyId),
     activeUsers: (agencyId: number) => repos.agencies.listActiveUsers(agencyId),
     state: () => exportWorld(repos),
-    /** Gives every integration the Client Id it has in this world (after a fixture or a snapshot is loaded). */
+    /**
+     * Gives every integration the Client Id it has in this world, and with it the world's secret,
+     * after a fixture or a snapshot is loaded (one already named so keeps its secret: it was given
+     * then, or chosen by whoever added it to the world).
+     */
     adoptIntegrations () {
       if (clientIdOf === undefined) return
       repos.transaction(() => {
         for (const { clientId } of repos.access.listIntegrations()) {
           const own = clientIdOf(clientId)
-          if (own !== clientId) repos.access.renameIntegration(clientId, own)
+          if (own === clientId) continue
+          repos.access.renameIntegration(clientId, own)
+          if (secretOf !== undefined) repos.access.setSecret(own, secretOf(own))
         }
       })
     },
@@ -105,8 +133,9 @@ export function openWorldData (db: Db, { clock, createBudget, readModel, clientI
         await new Promise((resolve) => setImmediate(resolve))
       }
     },
-    /** Bytes the database takes (pages in use), for the worlds' memory bound. */
-    bytes: () => (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number),
+    /** Bytes the database takes (pages in use), for the worlds' memory bounds. */
+    bytes: bytesOf(db),
+    freeBytes: freeBytesOf(db),
     counts: () => ({
       integrations: repos.access.countIntegrations(),
       agencies: repos.agencies.countAgencies(),
@@ -133,5 +162,6 @@ export interface WorldData {
   adoptIntegrations: () => void
   clientVersions: (agencyId: number) => Promise<ClientVersion[]>
   bytes: () => number
+  freeBytes: () => number
   counts: () => { integrations: number, agencies: number, clients: number, writes: ReturnType<Repositories['writes']['countWrites']> }
 }

@@ -1,4 +1,4 @@
-import { randomInt } from 'node:crypto'
+import { createHmac, randomInt } from 'node:crypto'
 
 /**
  * Names of worlds, and how a partner request finds its world by its Client Id alone: in every
@@ -40,4 +40,14 @@ export function worldIdOfClientId (clientId: string): string | undefined {
 /** The Client Id an integration has in a world: its own id without any world suffix, then this world's. */
 export function clientIdInWorld (clientId: string, worldId: string): string {
   return clientId.replace(SUFFIX, '') + '@' + worldId
+}
+
+/**
+ * The Client Secret an integration has in a world of its own secrets: 22 base64url characters
+ * (132 bits) of an HMAC of its Client Id under the key of the world's control token (its SHA-256,
+ * control-tokens.ts). Every instance of a hosted sandbox, and every reset, makes the same one, and
+ * nothing need keep it: whoever holds the world's token may read it anyway (GET /_sandbox/worlds/{id}).
+ */
+export function ownSecret (tokenKey: string, clientId: string): string {
+  return createHmac('sha256', Buffer.from(tokenKey, 'base64')).update(`client secret\u0000${clientId}`).digest('base64url').slice(0, 22)
 }

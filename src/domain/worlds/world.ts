@@ -2,22 +2,22 @@ import type { Readable } from 'node:stream'
 import type { Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/index.js'
 import { createSessionRepository } from '../../db/sessions.js'
-import type { ReadModelOptions } from '../../read-model/index.js'
 import { Clock } from '../clock.js'
 import { CREATE_CLIENT_RATE } from '../create-client.js'
-import type { ReportRunner } from '../examiner/report-runner.js'
 import { createExaminer, type Examiner } from '../examiner/sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
 import { SlidingWindow } from '../sliding-window.js'
+import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
+import { RequestTurns } from './request-turns.js'
 import type { FixtureRunner } from './fixture-runner.js'
-import { pagesOf, sha256Hex, type WorldContent, type WorldStart } from './starts.js'
+import { pagesOf, sha256Hex, type WorldContent } from './starts.js'
 import { stateDocument } from './state-document.js'
-import { openWorldData, type WorldData } from './world-data.js'
+import { bytesOf, openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
-import { clientIdInWorld, DEFAULT_WORLD_ID, worldIdOfClientId } from './world-ids.js'
+import { clientIdInWorld, DEFAULT_WORLD_ID, ownSecret, worldIdOfClientId } from './world-ids.js'
 import { invalidField } from '../../errors.js'
 import type { ReportWorld } from '../../schemas/examiner.js'
 
@@ -27,41 +27,6 @@ export const INLINE_STATE_BYTES = 512 * 1024
 export { RESET_PARTS, type ResetPart } from './reset-parts.js'
 export type { WorldContent, WorldStart } from './starts.js'
 
-export interface WorldOptions {
-  id: string
-  name: string
-  /** Opens the world's control routes besides the sandbox's control token (none for the default world). */
-  token?: string
-  /** The key its token is kept under, when the token itself is not known here (a world loaded from hosted mode's catalogue). */
-  tokenKey?: string
-  /** The tenant that created the world and alone controls it besides the sandbox's control token (none: the administrator's). */
-  tenantId?: string
-  db: Db
-  start: WorldStart
-  /**
-   * Where the world's examiner sessions are kept: the process's own database, by world id (absent:
-   * the world's own database, which is the process's: the default world).
-   */
-  records?: UnitOfWork
-  clock?: Clock
-  journalSize: number
-  journalBytes: number
-  readModel?: ReadModelOptions
-  /** Idle time after which the world is deleted; 0 keeps it. */
-  ttlMs: number
-  /** When it was created and last used, when that was before now (a world loaded from hosted mode's catalogue). */
-  createdAtMs?: number
-  lastUsedMs?: number
-  /** Real time (ms), for idleness: a world's own clock may stand still or run in another year. */
-  realNow?: () => number
-  /** Loads the activity simulator's generator on first use (it is large, and most worlds never need it). */
-  loadFaker: Parameters<typeof createSimulator>[2]
-  /** Where examiner reports are computed (one worker for every world). */
-  reports: ReportRunner
-  /** The tenant of this id, as reports name it (the registry's). */
-  tenantOf?: (tenantId: string) => { id: string, name: string } | undefined
-}
-
 /** The digest of what a reset loaded: the fixture's bytes as posted, else the snapshot swapped in (computed once). */
 function digestOf (content: WorldContent): () => Promise<string> {
   const digest = content.digest !== undefined ? Promise.resolve(content.digest) : 'snapshot' in content ? sha256Hex(content.snapshot) : Promise.resolve('unknown')
@@ -69,36 +34,8 @@ function digestOf (content: WorldContent): () => Promise<string> {
   return () => digest
 }
 
-/**
- * What every instance knows of a world, whether it holds the world or not (hosted mode: the
- * catalogue's row); a World is one.
- */
-export interface KnownWorld {
-  readonly id: string
-  readonly name: string
-  readonly tenantId: string | undefined
-  readonly tokenKey: string | undefined
-  readonly source: string
-  readonly ttlMs: number
-  readonly createdAtMs: number
-  readonly lastUsedMs: number
-  readonly expiresAtMs: number | undefined
-}
-
-/** A world as GET /_sandbox/worlds lists it: what it is, and what its data and instruments hold. */
-export interface WorldListing {
-  world: KnownWorld
-  data: WorldDataFacts
-  journal: number
-  faults: number
-}
-
-/** What a world's data holds, as GET /_sandbox/worlds tells it. */
-export interface WorldDataFacts {
-  bytes: number
-  integrations: string[]
-  counts: ReturnType<WorldData['counts']>
-}
+import type { ByteAccount, WorldDataFacts, WorldListing, WorldOptions } from './world-options.js'
+export type { ByteAccount, KnownWorld, WorldDataFacts, WorldListing, WorldOptions } from './world-options.js'
 
 /**
  * One world: everything a sandbox holds, isolated from every other world of the process. Its data
@@ -120,6 +57,8 @@ export class World {
   readonly journal: Journal
   readonly faults = new Faults()
   readonly createBudget = new SlidingWindow(CREATE_CLIENT_RATE.max, CREATE_CLIENT_RATE.windowMs)
+  /** Its requests in progress, bounded so that one world's traffic does not fill every turn of the event loop. */
+  readonly requests: RequestTurns
   readonly simulator: ReturnType<typeof createSimulator>
   /** The world's examiner sessions (a field, not a getter: every partner request asks whether sessions record). */
   examiner: Examiner
@@ -136,6 +75,12 @@ export class World {
    */
   private recordsSql: UnitOfWork
   private readonly realNow: () => number
+  /** Set once the world is deleted (or expired): nothing is applied to it from then on. */
+  private gone = false
+  /** Bytes its data took at its last commit (or load): the registry sums these. */
+  private heldBytes = 0
+  private account: ByteAccount | undefined
+  private bound: number | undefined
 
   constructor (private readonly options: WorldOptions) {
     this.id = options.id
@@ -149,6 +94,9 @@ export class World {
     this.lastUsedMs = options.lastUsedMs ?? this.createdAtMs
     this.clock = options.clock ?? new Clock()
     this.journal = new Journal(options.journalSize, options.journalBytes)
+    this.requests = new RequestTurns(options.requestsInProgress === 0 ? Infinity : options.requestsInProgress)
+    this.account = options.account
+    this.bound = options.maxBytes
     this.data = this.openData(options.db)
     this.dataSource = options.start.source
     this.dataDigest = () => options.start.digest(this.data)
@@ -164,7 +112,7 @@ export class World {
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: this.options.reports,
+      reports: this.options.reports.of(this.id),
       worldFacts: () => this.reportFacts()
     })
   }
@@ -211,24 +159,68 @@ export class World {
       clock: this.clock,
       createBudget: this.createBudget,
       readModel: this.options.readModel,
-      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id)
+      clientIdOf: this.id === DEFAULT_WORLD_ID ? undefined : (clientId) => clientIdInWorld(clientId, this.id),
+      secretOf: this.options.ownSecrets === true && this.tokenKey !== undefined ? ownSecret.bind(undefined, this.tokenKey) : undefined,
+      // what a content of this size would take the world to, beyond the free pages it fills first
+      room: (bytes) => this.account?.admit(this, this.heldBytes + Math.max(0, bytes - this.data.freeBytes()))
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
     data.sql.onCommit(({ clients }) => {
       this.dataAtStart = false
+      this.heldBytes = data.bytes()
       this.examiner?.noteChanges(clients)
     })
     data.adoptIntegrations()
+    this.heldBytes = data.bytes()
+    // from now on a commit that would take the world past its bound, or the process past its own, rolls back with a 507
+    data.sql.checkBeforeCommit(() => {
+      if (this.account === undefined) return
+      const bytes = data.bytes()
+      if (bytes > this.heldBytes) this.account.admit(this, bytes)
+    })
     return data
+  }
+
+  /** Bytes the world's data may take (undefined: unbounded). */
+  get maxBytes (): number | undefined { return this.bound }
+
+  /** Bytes its data took at its last commit or load (what the registry sums; bytes() asks the database). */
+  get held (): number { return this.heldBytes }
+
+  /** From now on the world's growth counts against `maxBytes` and the account's bound (hosted mode's default world). */
+  countIn (account: ByteAccount, maxBytes: number): void {
+    this.account = account
+    this.bound = maxBytes
+  }
+
+  /** True once the world is deleted (or expired): requests still in flight to it answer 401 or 404. */
+  get deleted (): boolean { return this.gone }
+
+  /** Throws the 404 of a deleted world (the HTTP layer makes it a partner's 401): a step that would apply something to it stops. */
+  private checkLive (): void {
+    if (this.gone) throw worldDeleted(this.id)
   }
 
   /** Loads the world's start, or the fixture given, into its data. */
   async restoreData (next?: WorldContent): Promise<void> {
+    this.checkLive()
     const db = await this.options.start.restore(this.data, this.clock, next)
+    if (this.gone) {
+      // deleted while its start was read: the copy made for it goes, unused
+      if (db !== this.data.db && db.open) db.close()
+      this.checkLive()
+    }
     if (db === this.data.db) {
       this.data.adoptIntegrations()
     } else {
+      // a database swapped in whole (a snapshot) counts against the bounds before it replaces the old one
+      try {
+        this.account?.admit(this, bytesOf(db)())
+      } catch (e) {
+        db.close()
+        throw e
+      }
       const old = this.data.db
       this.data = this.openData(db)
       old.close()
@@ -243,6 +235,10 @@ export class World {
    * holds, loaded when this instance took the world); the instruments stay as they are.
    */
   adoptDatabase (db: Db): void {
+    if (this.gone) {
+      if (db.open) db.close()
+      return
+    }
     const old = this.data.db
     this.data = this.openData(db)
     this.dataAtStart = false
@@ -254,6 +250,8 @@ export class World {
 
   /** The one way the world's data is written (hosted mode captures its commits for the world's log). */
   get sql (): UnitOfWork { return this.data.sql }
+  /** True when its integrations get secrets of the world's own (the create answer gives them), false when they keep the fixture's. */
+  get ownSecrets (): boolean { return this.options.ownSecrets === true }
   get access () { return this.data.access }
   get clients () { return this.data.clients }
   get writes () { return this.data.writes }
@@ -274,15 +272,19 @@ export class World {
   async stateDocument (fixtures: FixtureRunner): Promise<Buffer[] | Readable> {
     const { db, repos } = this.data
     if (this.bytes() <= INLINE_STATE_BYTES) return stateDocument(repos)
-    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name })
+    return await fixtures.state(db.memory ? { snapshot: pagesOf(db) } : { file: db.name }, this.id)
   }
 
   /** True when a reset to a fixture swaps the world's database for a snapshot of it (WorldStart.swaps). */
   get swapsData (): boolean { return this.options.start.swaps }
   /** Where the data came from: the start, or the fixture of the last reset. */
   get source (): string { return this.dataSource }
-  /** Bytes the world's database takes. */
-  bytes (): number { return this.data.bytes() }
+  /** Bytes the world's database takes now. */
+  bytes (): number {
+    this.heldBytes = this.data.bytes()
+    return this.heldBytes
+  }
+
   /** The database (tests and the registry's fork read it whole). */
   get db (): Db { return this.data.db }
 
@@ -317,12 +319,15 @@ export class World {
    * emptied; `keep` names the parts to leave alone.
    */
   async reset (next?: WorldContent, keep: readonly ResetPart[] = []): Promise<void> {
+    this.checkLive()
     const keeps = (part: ResetPart) => keep.includes(part)
     // open sessions end first: their reports judge the data they saw, before it is reset
     if (!keeps('sessions')) await this.examiner.endAll('reset')
     if (!keeps('simulator')) this.simulator.stop()
     if (!keeps('clock')) this.clock.reset()
+    this.checkLive()
     if (!keeps('data')) await this.restoreData(next)
+    this.checkLive()
     if (!keeps('journal')) await this.journal.clear()
     if (!keeps('faults')) this.faults.clear()
     if (!keeps('rateWindows')) this.createBudget.clear()
@@ -337,8 +342,10 @@ export class World {
   /**
    * Ends the world here: its timers stop, its database is closed, and its sessions are forgotten
    * unless kept (hosted mode: the world's log keeps them for the instance that takes it next).
+   * Forgotten, the world is deleted: requests still in flight to it apply nothing.
    */
   destroy (sessions: 'forget' | 'keep' = 'forget'): void {
+    if (sessions === 'forget') this.gone = true
     this.close()
     if (sessions === 'forget') this.sessions.deleteAll()
     if (this.data.db.open) this.data.db.close()

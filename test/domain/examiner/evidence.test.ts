@@ -62,7 +62,7 @@ t.test('a session for a Client Id the world does not have is a 400 naming its Cl
 
 t.test('in a world, the fixture\'s bare Client Id is taken as the world\'s own, and the answer says which it records', async (t) => {
   const app = await build(t)
-  const world = (await ctl(app, 'POST', '/worlds', { name: 'ci run' })).json() as { id: string, token: string }
+  const world = (await ctl(app, 'POST', '/worlds', { name: 'ci run' })).json() as { id: string, token: string, integrations: Array<{ clientId: string, clientSecret: string }> }
   const started = await ctl(app, 'POST', `/worlds/${world.id}/sessions`, { clientId: 'abc' })
   t.equal(started.statusCode, 201)
   const session = started.json() as Session
@@ -71,7 +71,8 @@ t.test('in a world, the fixture\'s bare Client Id is taken as the world\'s own, 
   const other = await ctl(app, 'POST', `/worlds/${world.id}/sessions`, { clientId: 'abc@w0123456789' })
   t.equal(other.statusCode, 400, 'another world\'s Client Id is not taken as this one\'s')
   t.match(other.json().detail, `its Client Ids are abc@${world.id}`)
-  const authorization = 'Basic ' + Buffer.from(`abc@${world.id}:123`).toString('base64')
+  const abc = world.integrations.find((i) => i.clientId === `abc@${world.id}`)!
+  const authorization = 'Basic ' + Buffer.from(`${abc.clientId}:${abc.clientSecret}`).toString('base64')
   await vendor(app, 'GET', '/vendor/agencies?version=4.0', { authorization })
   await vendor(app, 'GET', `/vendor/agency/${AGENCY.main}/client/1000?version=4.0`, { authorization })
   const report = (await ctl(app, 'GET', `/worlds/${world.id}/sessions/${session.id}/report`)).json() as Report

@@ -152,8 +152,9 @@ t.test('every change to what the signature covers is caught, with its reason', a
 t.test('a world\'s report names its world, its text in UTF-8', async (t) => {
   const app = await signingApp(t)
   const created = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { name: 'Welt' } })
-  const world = created.json() as { id: string }
-  const { report, body } = await endedReport(app, `/worlds/${world.id}`, 'Basic ' + Buffer.from(`abc@${world.id}:123`).toString('base64'), 'Nächtlicher Abgleich ✓ 😀')
+  const world = created.json() as { id: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+  const { clientId, clientSecret } = world.integrations[0]
+  const { report, body } = await endedReport(app, `/worlds/${world.id}`, 'Basic ' + Buffer.from(`${clientId}:${clientSecret}`).toString('base64'), 'Nächtlicher Abgleich ✓ 😀')
   t.match(report.world, { id: world.id, name: 'Welt', tenant: null })
   t.equal(report.session.name, 'Nächtlicher Abgleich ✓ 😀')
   t.ok(report.findings.length > 0, 'the world\'s own session recorded the traffic')

@@ -1,0 +1,129 @@
+/**
+ * A world's requests, in turn with every other world's. The sandbox's work is synchronous on one
+ * event loop, so what one world's traffic costs the others is how much of that world's work each
+ * turn of the loop holds: a request whose body has arrived runs from its arrival to its answer in
+ * one callback, and a world hammered over 32 connections had 32 requests answered one after the
+ * other in every turn, another world's request waiting behind all of them (its p99 went from 8 to
+ * 136 ms). So a world starts at most `limit` requests per turn of the loop (before their bodies
+ * are read), the others waiting in arrival order for the next turns, after the I/O of every other
+ * world is read; and at most `limit` of its requests are in progress at once (those waiting for a
+ * body, a worker, the shared database). A world alone keeps its pace: `limit` a turn is more than
+ * one connection's requests can ask.
+ */
+
+/** Requests of one world in progress at once (SANDBOX_WORLD_REQUESTS); more wait their turn. */
+export const REQUESTS_IN_PROGRESS = 4
+/** The most SANDBOX_WORLD_REQUESTS may allow. */
+export const MAX_REQUESTS_IN_PROGRESS = 10_000
+/** Requests of one world waiting at most (a request waiting holds its connection and headers only); one more is a 429. */
+export const REQUESTS_WAITING = 1024
+
+/**
+ * The turn of the event loop, a number one tick changes (in the check phase, setImmediate) once a
+ * turn has seen a request; the same tick starts the next waiting request of each world that has
+ * one, in turn, so they count for the turn the loop begins next.
+ */
+let turn = 0
+let ticking = false
+const waitingWorlds = new Set<RequestTurns>()
+
+function tick (): void {
+  ticking = false
+  turn++
+  const worlds = [...waitingWorlds]
+  waitingWorlds.clear()
+  for (const world of worlds) world.startNext()
+}
+
+function tickSoon (): void {
+  if (ticking) return
+  ticking = true
+  setImmediate(tick)
+}
+
+function currentTurn (): number {
+  tickSoon()
+  return turn
+}
+
+export class RequestTurns {
+  private inProgress = 0
+  private readonly queue: Array<() => void> = []
+  private head = 0
+  /** The turn in which the world last started a request, and how many it started in it. */
+  private startedIn = -1
+  private startedInTurn = 0
+
+  /** `limit` Infinity: unbounded, each request goes on at once (SANDBOX_WORLD_REQUESTS=0). */
+  constructor (private readonly limit = REQUESTS_IN_PROGRESS, private readonly maxWaiting = REQUESTS_WAITING) {}
+
+  /** Requests waiting now. */
+  get waiting (): number {
+    return this.queue.length - this.head
+  }
+
+  /** Requests in progress now. */
+  get running (): number {
+    return this.inProgress
+  }
+
+  /**
+   * Runs `go` at once when the world has started fewer than its bound in this turn of the event
+   * loop and has fewer than its bound in progress, else in a later turn; false (and `go` never runs) when as
+   * many wait as may. Every `go` run is one request in progress until its leave().
+   */
+  enter (go: () => void): boolean {
+    if (this.limit === Infinity) {
+      go()
+      return true
+    }
+    if (this.waiting === 0 && this.inProgress < this.limit && this.mayStartIn(currentTurn())) {
+      this.start(go)
+      return true
+    }
+    if (this.waiting >= this.maxWaiting) return false
+    this.queue.push(go)
+    if (this.inProgress < this.limit) this.wait()
+    return true
+  }
+
+  /** A request in progress ended (its answer is ready, or it ended otherwise). */
+  leave (): void {
+    if (this.limit === Infinity) return
+    this.inProgress--
+    if (this.waiting > 0) this.wait()
+  }
+
+  /** The tick: the next waiting requests start, up to the bound; the others wait for the next ticks. */
+  startNext (): void {
+    while (this.waiting > 0 && this.inProgress < this.limit && this.mayStartIn(turn)) {
+      const go = this.queue[this.head]
+      this.queue[this.head++] = undefined as unknown as () => void
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head)
+        this.head = 0
+      }
+      this.start(go)
+    }
+    if (this.waiting > 0 && this.inProgress < this.limit) this.wait()
+  }
+
+  private mayStartIn (now: number): boolean {
+    return this.startedIn !== now || this.startedInTurn < this.limit
+  }
+
+  private start (go: () => void): void {
+    if (this.startedIn !== turn) {
+      this.startedIn = turn
+      this.startedInTurn = 0
+    }
+    this.startedInTurn++
+    this.inProgress++
+    go()
+  }
+
+  private wait (): void {
+    waitingWorlds.add(this)
+    tickSoon()
+  }
+}
