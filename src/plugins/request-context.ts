@@ -64,13 +64,13 @@ export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry
 
   // A world deleted (or expired) while a request to it waited for its body or its turn: nothing is applied to it.
   app.addHook('preHandler', (request, reply, done) => {
-    done(request.world.deleted ? deletedWorldError(request) : undefined)
+    done(request.world?.deleted === true ? deletedWorldError(request) : undefined)
   })
 
   // And the one hook every answer passes last: dated by its world's clock, unless it is lost (observe.ts).
   app.addHook('onSend', (request, reply, payload, done) => {
     // a request to a world deleted while it was handled answers as a request after the delete would
-    const answer = request.world.deleted ? answerOfDeleted(request, reply, payload) : payload
+    const answer = request.world?.deleted === true ? answerOfDeleted(request, reply, payload) : payload
     stampDate(app, request, reply)
     // a dropped answer is never written: the hook chain stops here
     if (recordLostAnswer(request, reply) !== 'dropped') done(null, answer)
