@@ -123,7 +123,21 @@ export class UnitOfWork implements ChangeSignal {
   /** Runs inside a transaction that ran a command, just before its COMMIT (see checkBeforeCommit). */
   private commitCheck: (() => void) | undefined
 
-  constructor (private readonly db: Db) {}
+  /**
+   * better-sqlite3's transaction wrappers, made once (building one is not free): the outermost
+   * runs the commit check before its COMMIT; a call inside an open transaction is a savepoint.
+   */
+  private readonly outermost: (fn: () => unknown) => unknown
+  private readonly savepoint: (fn: () => unknown) => unknown
+
+  constructor (private readonly db: Db) {
+    this.outermost = db.transaction((fn: () => unknown) => {
+      const value = fn()
+      if (this.changed && !this.replaying) this.commitCheck?.()
+      return value
+    })
+    this.savepoint = db.transaction((fn: () => unknown) => fn())
+  }
 
   get inTransaction (): boolean {
     return this.depth > 0
@@ -261,11 +275,7 @@ export class UnitOfWork implements ChangeSignal {
     const kept = this.captured?.length ?? 0
     let result: T
     try {
-      result = this.db.transaction(() => {
-        const value = fn()
-        if (this.changed && !this.replaying) this.commitCheck?.()
-        return value
-      })()
+      result = this.outermost(fn) as T
     } catch (e) {
       this.clients = []
       if (this.captured !== undefined) this.captured.length = kept
@@ -288,7 +298,7 @@ export class UnitOfWork implements ChangeSignal {
     const noted = this.clients.length
     const kept = this.captured?.length ?? 0
     try {
-      return this.db.transaction(fn)()
+      return this.savepoint(fn) as T
     } catch (e) {
       // the savepoint's writes are undone: so are its notes
       this.clients.length = noted

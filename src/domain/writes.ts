@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { AgencyRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
+import type { AgencyRow, ClientRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
 import { parseTimestamp } from '../time.js'
@@ -73,9 +73,8 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
     return row
   }
 
-  /** Moves the client's details.modified to now (every applied write does). */
-  function touch (agencyId: number, clientNumber: number, at: string): void {
-    const row = repos.clients.getClient(agencyId, clientNumber)
+  /** Moves the client's details.modified to now (every applied write does); `row`: the client as just read, if it was. */
+  function touch (agencyId: number, clientNumber: number, at: string, row = repos.clients.getClient(agencyId, clientNumber)): void {
     if (row === undefined) return
     const details = JSON.parse(row.details) as Record<string, unknown>
     details.modified = at
@@ -122,7 +121,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
    * otherwise it is applied now, or kept pending while the agency is disconnected.
    */
   function record (agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
-    origin: Origin, content?: { bytes: Buffer, sha256: string }): Outcome {
+    origin: Origin, content?: { bytes: Buffer, sha256: string }, client?: ClientRow): Outcome {
     const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : content.sha256 }))
     const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
     if (existing !== undefined) {
@@ -149,21 +148,22 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
         data
       })
       if (content !== undefined) repos.writes.insertContent(seq, content.bytes)
-      if (applied) touch(agency.agencyId, clientNumber, now)
+      if (applied) touch(agency.agencyId, clientNumber, now, client)
     })
     return applied ? 'created' : 'saved'
   }
 
   return {
     logNote (agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
-      liveClient(agency.agencyId, clientNumber)
+      const client = liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['Task.DueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
       checkTask(agency.agencyId, cmd.task, 'Task.', errors)
       if (errors.length > 0) throw validationFailed(errors)
       const { refId, ...data } = cmd
-      return record(agency, clientNumber, 'log', refId, data, origin)
+      // the client as checked: nothing runs between the check and the write
+      return record(agency, clientNumber, 'log', refId, data, origin, undefined, client)
     },
 
     /**
@@ -176,7 +176,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
 
     /** `contentSha256`: the content's SHA-256 (hex) when it was computed away from the event loop (attachments.ts). */
     attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin, contentSha256?: string): Outcome {
-      liveClient(agency.agencyId, clientNumber)
+      const client = liveClient(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
@@ -185,7 +185,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       const { refId, content, ...rest } = cmd
       const digest = contentSha256 ?? sha256(content)
       const data = { ...rest, size: content.length, sha256: digest, contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }
-      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest })
+      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest }, client)
     },
 
     /**
