@@ -19,8 +19,15 @@ const LISTING_CACHE_BYTES = 16 * 1024 * 1024
  * as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
 export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number } = {}) {
-  /** Rows by agency and number, and search results by agency and policy number; frozen, as every reader shares them. */
+  /** Rows by agency and number, and search results by agency, generation and policy number; frozen, as every reader shares them. */
   const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
+  /**
+   * Per agency, a number a written client changes: listings and searches are kept under their
+   * agency's generation, so a write to one client drops them all at once, however many, without
+   * a walk over what is kept (the entries of older generations wait for the cache to start over).
+   */
+  const generations = new Map<number, number>()
+  const generation = (agencyId: number) => generations.get(agencyId) ?? 0
   const listings = new BoundedCache<string, Buffer>(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES, (json) => json.length)
   const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
 
@@ -34,14 +41,14 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
   }
   const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] => {
     const load = () => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
-    return (keep ? rows.getOrLoad(`${agencyId}\u0000${policyNumber}`, load) : load()) as readonly Readonly<ClientRow>[]
+    return (keep ? rows.getOrLoad(`${agencyId}\u0000${generation(agencyId)}\u0000${policyNumber}`, load) : load()) as readonly Readonly<ClientRow>[]
   }
 
   return {
     changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
       if (!keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
       // a listing since an instant too: partners poll with the same asOf until something changes
-      const key = `${agencyId}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}|${q.sinceMs ?? ''}`
+      const key = `${agencyId}|${generation(agencyId)}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}|${q.sinceMs ?? ''}`
       return new EncodedJson(listings.getOrLoad(key, () => Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
     },
 
@@ -69,10 +76,21 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
       return new EncodedJson(clientsJson(policyHolders(agencyId, policyNumber, keep), clientJsonPieces(groups)))
     },
 
+    /**
+     * A commit wrote this client's rows and nothing else they are read from: what is kept of it,
+     * and its agency's listings and searches (which it may now join, leave or change), are dropped.
+     */
+    forget (agencyId: number, clientNumber: number): void {
+      rows.delete(`${agencyId}|${clientNumber}`)
+      generations.set(agencyId, generation(agencyId) + 1)
+      batches.forget(agencyId, clientNumber)
+    },
+
     clear (): void {
       rows.clear()
       listings.clear()
       batches.clear()
+      generations.clear()
     }
   }
 }
