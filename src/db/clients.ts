@@ -125,9 +125,11 @@ export function createClientRepository (sql: UnitOfWork) {
      WHERE agency_id = @agencyId AND client_number = @clientNumber`,
     rowClient
   )
-  const updateDetails = sql.clientCommand<[string, number, number, number]>(
-    'UPDATE clients SET details = ?, modified_ms = ? WHERE agency_id = ? AND client_number = ?',
-    (_details, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
+  const deletedFlag = sql.query<[number, number], number>('SELECT deleted FROM clients WHERE agency_id = ? AND client_number = ?').pluck()
+  // details.modified moved in place, by SQLite: the row's JSON is never parsed and written again here
+  const touch = sql.clientCommand<[string, number, number, number]>(
+    "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ?",
+    (_modified, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
   )
 
   const insertPolicy = sql.clientCommand<[number, number, string, string, number]>(
@@ -173,6 +175,8 @@ export function createClientRepository (sql: UnitOfWork) {
       const base = { agencyId, deleted: q.deleted ? 1 : 0, officeId: q.officeId }
       return q.sinceMs === null ? idsAll.all(base) : idsSince.all({ ...base, since: q.sinceMs })
     },
+    /** Whether the client is there and not deleted (its row's other columns are not read). */
+    isLiveClient: (agencyId: number, clientNumber: number): boolean => deletedFlag.get(agencyId, clientNumber) === 0,
     getClient (agencyId: number, clientNumber: number): ClientRow | undefined {
       const r = client.get(agencyId, clientNumber)
       return r === undefined ? undefined : toClient(r)
@@ -209,8 +213,9 @@ export function createClientRepository (sql: UnitOfWork) {
     updateClient (c: ClientRow): void {
       update.run(asParams(c))
     },
-    updateClientDetails (agencyId: number, clientNumber: number, details: string, modifiedMs: number): void {
-      updateDetails.run(details, modifiedMs, agencyId, clientNumber)
+    /** Sets the client's details.modified (an ISO instant) and modified_ms, its other details as they are. */
+    touchClient (agencyId: number, clientNumber: number, modified: string, modifiedMs: number): void {
+      touch.run(modified, modifiedMs, agencyId, clientNumber)
     },
 
     insertPolicy (agencyId: number, clientNumber: number, p: PolicyKey): void {

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import type { AgencyRow, ClientRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
+import type { AgencyRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
 import { parseTimestamp } from '../time.js'
@@ -73,12 +73,14 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
     return row
   }
 
-  /** Moves the client's details.modified to now (every applied write does); `row`: the client as just read, if it was. */
-  function touch (agencyId: number, clientNumber: number, at: string, row = repos.clients.getClient(agencyId, clientNumber)): void {
-    if (row === undefined) return
-    const details = JSON.parse(row.details) as Record<string, unknown>
-    details.modified = at
-    repos.clients.updateClientDetails(agencyId, clientNumber, JSON.stringify(details), Date.parse(at))
+  /** The same check when nothing of the client is needed: its row is not read. */
+  function checkLive (agencyId: number, clientNumber: number): void {
+    if (!repos.clients.isLiveClient(agencyId, clientNumber)) throw clientNotFound(clientNumber)
+  }
+
+  /** Moves the client's details.modified to now (every applied write does). */
+  function touch (agencyId: number, clientNumber: number, at: string): void {
+    repos.clients.touchClient(agencyId, clientNumber, at, Date.parse(at))
   }
 
   function checkPolicy (agencyId: number, clientNumber: number, policyId: string | undefined, field: string, errors: FieldError[]) {
@@ -121,7 +123,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
    * otherwise it is applied now, or kept pending while the agency is disconnected.
    */
   function record (agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
-    origin: Origin, content?: { bytes: Buffer, sha256: string }, client?: ClientRow): Outcome {
+    origin: Origin, content?: { bytes: Buffer, sha256: string }): Outcome {
     const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : content.sha256 }))
     const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
     if (existing !== undefined) {
@@ -148,22 +150,21 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
         data
       })
       if (content !== undefined) repos.writes.insertContent(seq, content.bytes)
-      if (applied) touch(agency.agencyId, clientNumber, now, client)
+      if (applied) touch(agency.agencyId, clientNumber, now)
     })
     return applied ? 'created' : 'saved'
   }
 
   return {
     logNote (agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
-      const client = liveClient(agency.agencyId, clientNumber)
+      checkLive(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['Task.DueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
       checkTask(agency.agencyId, cmd.task, 'Task.', errors)
       if (errors.length > 0) throw validationFailed(errors)
       const { refId, ...data } = cmd
-      // the client as checked: nothing runs between the check and the write
-      return record(agency, clientNumber, 'log', refId, data, origin, undefined, client)
+      return record(agency, clientNumber, 'log', refId, data, origin)
     },
 
     /**
@@ -176,7 +177,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
 
     /** `contentSha256`: the content's SHA-256 (hex) when it was computed away from the event loop (attachments.ts). */
     attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin, contentSha256?: string): Outcome {
-      const client = liveClient(agency.agencyId, clientNumber)
+      checkLive(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
@@ -185,7 +186,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       const { refId, content, ...rest } = cmd
       const digest = contentSha256 ?? sha256(content)
       const data = { ...rest, size: content.length, sha256: digest, contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }
-      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest }, client)
+      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest })
     },
 
     /**
