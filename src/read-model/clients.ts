@@ -1,4 +1,4 @@
-import type { ClientIdsQuery, ClientRepository, ClientRow } from '../db/index.js'
+import type { ClientIdsQuery, ClientRepository, ClientRow, ConcatPiece } from '../db/index.js'
 import type { ClientGroup } from '../schemas/client.js'
 import { BatchAnswers } from './batch-answers.js'
 import { BoundedCache } from './bounded-cache.js'
@@ -13,12 +13,14 @@ export type ClientSources = Pick<
 const CLIENT_CACHE_ENTRIES = 2048
 /** Memory the changed-clients listings may take, unless the world says less. */
 const LISTING_CACHE_BYTES = 16 * 1024 * 1024
+/** Memory one-client answers kept as bytes may take (about 1,200 clients of 3 kB), unless the world says less. */
+const ANSWER_CACHE_BYTES = 4 * 1024 * 1024
 
 /**
  * Client reads: the clients and searches a partner reads again, and the changed-clients listings
  * as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
-export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number } = {}) {
+export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number, answerCacheBytes?: number } = {}) {
   /** Rows by agency and number, and search results by agency, generation and policy number; frozen, as every reader shares them. */
   const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
   /**
@@ -30,6 +32,29 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
   const generation = (agencyId: number) => generations.get(agencyId) ?? 0
   const listings = new BoundedCache<string, Buffer>(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES, (json) => json.length)
   const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
+  /**
+   * A kept client's answers as the bytes sent, by its row and the pieces of its groups: a write
+   * that drops the row drops them with it (the next read keeps a new row); past the budget, they
+   * start over.
+   */
+  const answerBudget = budgets.answerCacheBytes ?? ANSWER_CACHE_BYTES
+  let answers = new WeakMap<Readonly<ClientRow>, Map<readonly ConcatPiece[], Buffer>>()
+  let answerBytes = 0
+  const answerOf = (row: Readonly<ClientRow>, pieces: readonly ConcatPiece[]): Buffer => {
+    let byPieces = answers.get(row)
+    const kept = byPieces?.get(pieces)
+    if (kept !== undefined) return kept
+    const body = Buffer.from(clientJson(row, pieces))
+    if (answerBytes + body.length > answerBudget) {
+      answers = new WeakMap()
+      answerBytes = 0
+      byPieces = undefined
+    }
+    if (byPieces === undefined) answers.set(row, (byPieces = new Map()))
+    byPieces.set(pieces, body)
+    answerBytes += body.length
+    return body
+  }
 
   const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
     const load = () => {
@@ -56,7 +81,9 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
 
     clientJson (agencyId: number, clientNumber: number, groups: readonly ClientGroup[], keep: boolean): EncodedJson | undefined {
       const row = client(agencyId, clientNumber, keep)
-      return row === undefined ? undefined : new EncodedJson(clientJson(row, clientJsonPieces(groups)))
+      if (row === undefined) return undefined
+      // a row read inside a transaction is not kept: neither is its answer
+      return new EncodedJson(keep ? answerOf(row, clientJsonPieces(groups)) : clientJson(row, clientJsonPieces(groups)))
     },
 
     /** Live clients among `clientNumbers` (distinct), in that order; unknown and deleted ones left out. */

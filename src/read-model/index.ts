@@ -53,6 +53,8 @@ export interface ReadModelOptions {
   batchCacheBytes?: number
   /** Bytes of changed-clients listings kept in memory (16 MiB by default). */
   listingCacheBytes?: number
+  /** Bytes of one-client answers kept in memory (4 MiB by default). */
+  answerCacheBytes?: number
 }
 
 export function createReadModel (
