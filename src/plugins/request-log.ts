@@ -17,8 +17,11 @@ export class OneLineRequestLog extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const level = error !== null && error !== undefined ? 'error' : isConsoleCall(request) ? 'debug' : 'info'
+    const failed = error !== null && error !== undefined
     const log = request.log as LevelLog
+    // above info (LOG_LEVEL=warn) only errors are logged: nothing else is looked at
+    if (!failed && log.isLevelEnabled?.('info') === false) return
+    const level = failed ? 'error' : isConsoleCall(request) ? 'debug' : 'info'
     if (log.isLevelEnabled !== undefined && !log.isLevelEnabled(level)) return
     const q = request.url.indexOf('?')
     const path = q === -1 ? request.url : request.url.slice(0, q)
@@ -33,7 +36,7 @@ export class OneLineRequestLog extends LogController {
       ms,
       integration,
       agency: agency === undefined ? undefined : Number(agency),
-      ...(error === null || error === undefined ? {} : { err: error })
+      ...(failed ? { err: error } : {})
     }
     log[level](line, `${request.method} ${path} ${reply.statusCode} ${ms} ms${integration === undefined ? '' : ` (${integration})`}`)
     if (level === 'info' && log.isLevelEnabled?.('debug') === true) {
