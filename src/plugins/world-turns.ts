@@ -3,36 +3,47 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } fr
 import { tooManyRequests } from '../errors.js'
 import { REQUESTS_WAITING, type RequestTurns } from '../domain/worlds/request-turns.js'
 
-/** On a response: the world whose turn its request holds (null or absent: it holds none). */
-const HELD = Symbol('world turn held')
-type Response = ServerResponse & { [HELD]?: RequestTurns | null }
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The world whose turn the request holds (null: it holds none). */
+    worldTurn: RequestTurns | null
+  }
+}
 
-/** Gives back the turn the response's request holds, once, whichever end comes first. */
-function giveBack (response: Response): void {
-  const turns = response[HELD]
-  if (turns == null) return
-  response[HELD] = null
+/** Gives back the turn the request holds, once, whichever end comes first. */
+function giveBack (request: FastifyRequest): void {
+  const turns = request.worldTurn
+  if (turns === null) return
+  request.worldTurn = null
   turns.leave()
 }
 
-/** The response's 'close' listener: one function for every response, so no closure per request. */
-function giveBackOnClose (this: Response): void {
-  giveBack(this)
+/** Requests still in progress once their hooks returned, by their response (whose 'close' ends them). */
+const inProgress = new WeakMap<ServerResponse, FastifyRequest>()
+
+/** The 'close' listener of those responses: one function for all of them, so no closure per request. */
+function giveBackOnClose (this: ServerResponse): void {
+  const request = inProgress.get(this)
+  if (request === undefined) return
+  inProgress.delete(this)
+  giveBack(request)
 }
 
 type Done = (error: Error | null, payload: RequestPayload) => void
 
 /** The request goes on holding its world's turn. */
-function proceed (turns: RequestTurns, reply: FastifyReply, payload: RequestPayload, done: Done): void {
-  const response = reply.raw as Response
-  response[HELD] = turns
+function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: Done): void {
+  request.worldTurn = turns
   try {
     // a request without a body runs to its answer inside this call, which gives the turn back (onSend)
     done(null, payload)
   } finally {
     // still held: it goes on later (a body to read, a worker); whatever ends it (a client that
     // leaves mid-body, an answer never sent), its response's end gives the turn back
-    if (response[HELD] != null) response.on('close', giveBackOnClose)
+    if (request.worldTurn !== null) {
+      inProgress.set(reply.raw, request)
+      reply.raw.on('close', giveBackOnClose)
+    }
   }
 }
 
@@ -46,25 +57,26 @@ function proceed (turns: RequestTurns, reply: FastifyReply, payload: RequestPayl
  * still in progress when its hooks return.
  */
 export function takeWorldTurns (app: FastifyInstance): void {
+  app.decorateRequest('worldTurn', null)
   app.addHook('preParsing', (request: FastifyRequest, reply, payload, done) => {
     const { world } = request
     const turns = world.requests
-    if (turns.startNow()) return proceed(turns, reply, payload, done)
+    if (turns.startNow()) return proceed(turns, request, reply, payload, done)
     const entered = turns.enter(() => {
       // its client left while it waited: it takes no turn
       if (request.raw.destroyed) {
         turns.leave()
         return done(null, payload)
       }
-      proceed(turns, reply, payload, done)
+      proceed(turns, request, reply, payload, done)
     })
     if (!entered) {
       done(tooManyRequests(`World ${world.id} has ${REQUESTS_WAITING} requests waiting behind those in progress; send this one again in a moment`, 1), payload)
     }
   })
   // the answer is ready: the turn goes back before it is written (a slow reader holds no turn)
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    giveBack(reply.raw)
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    giveBack(request)
     done(null, payload)
   })
 }
