@@ -1,29 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import pg from 'pg'
 import { ROOT } from '../src/config.js'
 import { startScratchPostgres, type ScratchPostgres } from '../scripts/scratch-postgres.js'
 import { prepareData, workingCopy, type BenchData } from './data.js'
-import { runLoad } from './load-run.js'
+import { report, SIDES, type FaultRun, type Row, type SideId } from './hosted-report.js'
+import { audit, newLedger, writer, type Ledger } from './ledger.js'
 import { freePort, spawnServer, type ServerProcess } from './processes.js'
-import type { LoadJob } from './protocol.js'
 import { buildScenarios, type Scenario } from './scenarios.js'
-import { report, SIDES, type ReadRow, type SideId } from './hosted-report.js'
-import { median, rateOf, summarize } from './stats.js'
+import { median } from './stats.js'
+import { rate, runWrk } from './hosted-wrk.js'
 
 /**
- * Hosted mode on one machine (`npm run build && node dist/bench/hosted.js`): a throw-away
- * PostgreSQL cluster, instances of the sandbox over it, and Debian's nginx round-robin in front.
- * - reads: an instance over PostgreSQL (of each mode) against one over SQLite (the same data), in
- *   turn, every run on instances started for it, each ratio taken within its run;
- * - create client over PostgreSQL: latency at 20 creates a second (under the limit of 25);
- * - a write on instance A read on instance B: the delay from A's acknowledgement until B answers
- *   it, by another client, and reads by the writer's own next request that missed it;
- * - the shared request journal and examiner sessions: reads and counts after requests answered by both;
- * - two instances behind nginx against one: throughput, and errors when one is killed mid-run.
- * Everything on 127.0.0.1, every load bounded in time.
+ * Hosted mode, one owner per world (`npm run build && node dist/bench/hosted.js`): a throw-away
+ * PostgreSQL cluster and instances of the sandbox over it, against one instance over SQLite with
+ * the same data, all on 127.0.0.1, Debian's wrk as the load generator.
+ * - side by side in each run, on instances started for it: reads and writes of one world through
+ *   its owner, through another instance (forwarded), and on the SQLite instance;
+ * - the owner killed under writes, PostgreSQL frozen 10 s under reads and writes, and a commit
+ *   made slow for 14 s (a synchronous standby that does not exist) under creates, each with a
+ *   ledger of the writes (bench/ledger.ts).
+ * Every load bounded in time.
  */
 
 const { values } = parseArgs({
@@ -31,14 +29,14 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '10000' },
     runs: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '16' },
     out: { type: 'string', default: join(ROOT, 'bench', 'HOSTED.md') }
   }
 })
 const RUNS = Number(values.runs)
 const SECONDS = Number(values.duration)
 const CONNECTIONS = Number(values.connections)
-const READS = ['get-client', 'changed-all', 'changed-recent', 'batch-200', 'search-policy'] as const
+const SCENARIOS = ['get-client', 'changed-recent', 'search-policy', 'log-note'] as const
 const CLI = join(ROOT, 'dist', 'src', 'cli.js')
 const log = (line: string) => console.log(`[hosted] ${line}`)
 const sleep = async (ms: number) => await new Promise((resolve) => setTimeout(resolve, ms))
@@ -55,204 +53,183 @@ async function serve (env: Record<string, string>): Promise<ServerProcess> {
   })
 }
 
-/** Connections of the second reads table: what PostgreSQL's share of the cores costs at more connections. */
-const MANY_CONNECTIONS = 64
+const basicOf = (data: BenchData) => 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64')
+/** The demo fixture's world, which the fault runs write to (bench/ledger.ts). */
+const DEMO = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64'), path: '/vendor/agency/1001/client/1001?version=4.0' }
 
-function job (origin: string, data: BenchData, scenario: Pick<Scenario, 'variants' | 'expect'>, extra: Partial<LoadJob> = {}): LoadJob {
-  return {
-    origin,
-    authorization: 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64'),
-    variants: scenario.variants,
-    connections: CONNECTIONS,
-    warmup: { seconds: 1 },
-    measure: { seconds: SECONDS },
-    expect: scenario.expect,
-    ...extra
+/** The default world taken by `owner` (its first request claims it, loading or seeding it), and reached once through `other`. */
+async function takeWorld (owner: ServerProcess, other: ServerProcess, { authorization, path }: { authorization: string, path: string }): Promise<void> {
+  for (const server of [owner, other]) {
+    const answer = await fetch(`${server.origin}${path}`, { headers: { authorization }, signal: AbortSignal.timeout(300_000) })
+    await answer.arrayBuffer()
+    if (answer.status !== 200) throw new Error(`the world answered ${answer.status} through ${server.origin}`)
   }
 }
 
-/** What one read table measures: its scenarios, at how many connections. */
-interface ReadPlan { ids: readonly string[], connections: number }
-
 /**
- * Requests per second of each side, every run on instances started for it, loaded in turn (the
- * order rotating); a side's ratio is taken run by run against the SQLite instance of the same
- * run (bench/hosted-report.ts says why). One table of rows per plan.
+ * Each scenario on each side in turn (the order rotating from run to run), every run on instances
+ * started for it; a ratio is each run's rate against the SQLite instance's in the same run.
  */
-async function reads (data: BenchData, scenarios: Scenario[], start: (side: SideId) => Promise<ServerProcess>, plans: ReadPlan[]): Promise<ReadRow[][]> {
-  type Runs = Record<SideId, { rate: number[], p99: number[] }>
-  const measured = plans.map((plan) => plan.ids.map(() => Object.fromEntries(SIDES.map((side) => [side, { rate: [] as number[], p99: [] as number[] }])) as Runs))
+async function sideBySide (data: BenchData, scenarios: Scenario[], hostedEnv: Record<string, string>, sqliteFile: string): Promise<Row[]> {
+  const measured = SCENARIOS.map(() => Object.fromEntries(SIDES.map((side) => [side, { rate: [] as number[], p99: [] as number[] }])) as Record<SideId, { rate: number[], p99: number[] }>)
   for (let run = 0; run < RUNS; run++) {
     const started: ServerProcess[] = []
     try {
-      const servers = {} as Record<SideId, ServerProcess>
+      const sqlite = await serve({ SANDBOX_DB: sqliteFile })
+      started.push(sqlite)
+      const owner = await serve(hostedEnv)
+      started.push(owner)
+      const other = await serve(hostedEnv)
+      started.push(other)
+      await takeWorld(owner, other, { authorization: basicOf(data), path: `/vendor/agency/${data.agencyId}/client/${data.liveClientNumbers[0]}?version=4.0` })
+      const origins: Record<SideId, string> = { sqlite: sqlite.origin, owner: owner.origin, forwarded: other.origin }
+      // each side warmed first (its compiler, its connections), with the reads and the writes it is measured on
       for (const side of SIDES) {
-        servers[side] = await start(side)
-        started.push(servers[side])
+        for (const id of ['get-client', 'log-note']) {
+          await runWrk({ origin: origins[side], authorization: basicOf(data), variants: scenarios.find((s) => s.id === id)!.variants, connections: CONNECTIONS, seconds: 1 })
+        }
       }
-      for (const [p, plan] of plans.entries()) {
-        for (const [i, id] of plan.ids.entries()) {
-          const scenario = scenarios.find((s) => s.id === id)!
-          for (let k = 0; k < SIDES.length; k++) {
-            const side = SIDES[(k + run) % SIDES.length]
-            const { result } = await runLoad(job(servers[side].origin, data, scenario, { connections: plan.connections }), servers[side].pid)
-            measured[p][i][side].rate.push(rateOf(result))
-            measured[p][i][side].p99.push(result.latency.p99Ms)
-          }
+      for (const [i, id] of SCENARIOS.entries()) {
+        const scenario = scenarios.find((s) => s.id === id)!
+        for (let k = 0; k < SIDES.length; k++) {
+          const side = SIDES[(k + run) % SIDES.length]
+          const result = await runWrk({ origin: origins[side], authorization: basicOf(data), variants: scenario.variants, connections: CONNECTIONS, seconds: SECONDS })
+          if (result.non2xx + result.errors > 0) log(`${id} on ${side}: ${result.non2xx} answers not 2xx, ${result.errors} socket errors of ${result.requests}`)
+          measured[i][side].rate.push(rate(result))
+          measured[i][side].p99.push(result.p99Ms)
         }
       }
     } finally {
-      for (const server of started) await server.stop(5000)
+      for (const server of started) await server.stop(10_000)
     }
-    log(`reads, run ${run + 1} of ${RUNS} done`)
+    log(`side by side, run ${run + 1} of ${RUNS} done`)
   }
-  return plans.map((plan, p) => plan.ids.map((id, i) => {
-    const runs = measured[p][i]
+  return SCENARIOS.map((id, i) => {
+    const runs = measured[i]
     const figures = (side: SideId) => {
-      const ratios = runs[side].rate.map((rate, run) => rate / runs.sqlite.rate[run])
+      const ratios = runs[side].rate.map((r, run) => r / runs.sqlite.rate[run])
       return { rate: median(runs[side].rate), p99: median(runs[side].p99), ratio: { median: median(ratios), low: Math.min(...ratios), high: Math.max(...ratios) } }
     }
-    const row = { id, sqlite: figures('sqlite'), strict: figures('strict'), notified: figures('notified') }
-    log(`${id}, ${plan.connections} connections: SQLite ${row.sqlite.rate.toFixed(0)}/s, PostgreSQL strict ${row.strict.rate.toFixed(0)}/s (${row.strict.ratio.median.toFixed(2)}), notified ${row.notified.rate.toFixed(0)}/s (${row.notified.ratio.median.toFixed(2)})`)
+    const row: Row = { id, sqlite: figures('sqlite'), owner: figures('owner'), forwarded: figures('forwarded') }
+    log(`${id}: SQLite ${row.sqlite.rate.toFixed(0)}/s, owner ${row.owner.rate.toFixed(0)}/s (${row.owner.ratio.median.toFixed(2)}), through another ${row.forwarded.rate.toFixed(0)}/s (${row.forwarded.ratio.median.toFixed(2)})`)
     return row
-  }))
+  })
 }
 
-/** Create-client latency at 20 a second for 10 s (open loop). */
-async function creates (data: BenchData, scenarios: Scenario[], server: ServerProcess) {
-  const scenario = scenarios.find((s) => s.id === 'create-client')!
-  const { result } = await runLoad({ ...job(server.origin, data, { variants: scenario.variants, expect: [200] }), connections: 4, warmup: null, measure: { seconds: 10 }, rate: 20 }, server.pid)
-  return { ...result.latency, requests: result.requests, errors: result.errors }
-}
-
-/** Creates on A, each read on B by another client until it answers: the delay after A's acknowledgement. */
-async function visibility (data: BenchData, a: ServerProcess, b: ServerProcess) {
-  const authorization = 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64')
-  const body = JSON.stringify({ people: [{ firstName: 'Ada', lastName: 'Visible', mainContactType: 'First' }], log: { channel: 29, note: 'n', ts: '2026-11-20T10:00:00Z' } })
-  const delays: number[] = []
-  let staleFirstReads = 0
-  for (let i = 0; i < 200; i++) {
-    const created = await fetch(`${a.origin}/vendor/agency/${data.agencyId}/client?version=4.0`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body })
-    const acknowledged = performance.now()
-    if (created.status !== 200) throw new Error(`create answered ${created.status}`)
-    const { clientNumber } = await created.json() as { clientNumber: number }
-    for (let attempt = 0; ; attempt++) {
-      const read = await fetch(`${b.origin}/vendor/agency/${data.agencyId}/client/${clientNumber}?version=4.0`, { headers: { authorization } })
-      await read.arrayBuffer()
-      if (read.status === 200) break
-      if (attempt === 0) staleFirstReads++
-      if (performance.now() - acknowledged > 5000) throw new Error(`client ${clientNumber} not visible on B after 5 s`)
+/** Reads through both instances until stopped, each answer noted in the ledger's list. */
+async function reader (urls: () => string[], ledger: Ledger, run: { stop: boolean }): Promise<void> {
+  for (let i = 0; !run.stop; i++) {
+    const began = Date.now()
+    try {
+      const answer = await fetch(`${urls()[i % urls().length]}${DEMO.path}`, { headers: { authorization: DEMO.authorization }, signal: AbortSignal.timeout(30_000) })
+      await answer.arrayBuffer()
+      ledger.answers.push({ status: answer.status, ms: Date.now() - began, retryAfter: answer.headers.get('retry-after'), atMs: began })
+    } catch (e) {
+      ledger.answers.push({ status: (e as Error).name === 'TimeoutError' ? -1 : 0, ms: Date.now() - began, retryAfter: null, atMs: began })
     }
-    delays.push(performance.now() - acknowledged)
-    await sleep(45) // under the create-client limit
+    await sleep(10)
   }
-  return { ...summarize(Float64Array.from(delays)), samples: delays.length, staleFirstReads }
 }
 
-/**
- * The shared request journal: ten reads answered by A and B in turn, then the journal read on A
- * (every instance ships its entries before the read is answered): how long the read takes, and
- * how many of the ten it missed.
- */
-async function journalReads (data: BenchData, a: ServerProcess, b: ServerProcess) {
-  const authorization = 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64')
-  const took: number[] = []
-  let missing = 0
-  for (let round = 0; round < 100; round++) {
-    for (let i = 0; i < 10; i++) {
-      const read = await fetch(`${(i % 2 === 0 ? a : b).origin}/vendor/agency/${data.agencyId}/clients?version=4.0&round=${round}`, { headers: { authorization } })
-      await read.arrayBuffer()
-    }
-    const began = performance.now()
-    const answer = await fetch(`${a.origin}/_sandbox/requests?limit=10`)
-    if (!answer.ok) throw new Error(`the journal read answered ${answer.status}: ${await answer.text()}`)
-    const entries = await answer.json() as Array<{ query: Record<string, string> }>
-    took.push(performance.now() - began)
-    missing += 10 - entries.filter((e) => e.query.round === String(round)).length
+/** What a fault run's ledger says: how long answers took, what they were, and the audit. */
+async function faultRun (name: string, url: string, writes: Ledger, reads: Ledger, from: number, to: number): Promise<FaultRun> {
+  const answers = [...writes.answers, ...reads.answers]
+  const statuses: Record<string, number> = {}
+  for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1
+  const after = answers.filter((answer) => answer.status === 200 && answer.atMs >= from).map((answer) => answer.atMs + answer.ms)
+  const result: FaultRun = {
+    name,
+    requests: answers.length,
+    statuses,
+    slowestMs: Math.max(...answers.filter((answer) => answer.status !== 0).map((answer) => answer.ms)),
+    againAfterMs: after.length === 0 ? Infinity : Math.min(...after) - from,
+    faultMs: to - from,
+    acknowledged: writes.notes.length + writes.clients.length,
+    notApplied: writes.notApplied.length + writes.createsNotApplied.length,
+    audit: await audit(url, writes)
   }
-  return { ...summarize(Float64Array.from(took)), samples: took.length, missing }
+  log(`${name}: ${JSON.stringify({ ...result, audit: { missing: result.audit.missing.length, twice: result.audit.twice.length, falselyRefused: result.audit.falselyRefused.length } })}`)
+  return result
 }
 
-/**
- * Examiner sessions shared by the instances: get client on A with no session open and with one
- * recording every request, in turn (each session then ended: the time its end and report take);
- * then a session's count read on A after ten reads answered by A and B in turn (how long, and how
- * many of the ten it missed).
- */
-async function sessions (data: BenchData, scenarios: Scenario[], a: ServerProcess, b: ServerProcess) {
-  const control = async (origin: string, method: string, path: string) => {
-    const answer = await fetch(`${origin}/_sandbox${path}`, method === 'POST' ? { method, headers: { 'content-type': 'application/json' }, body: '{}' } : { method })
-    const text = await answer.text()
-    if (!answer.ok) throw new Error(`${method} ${path}: ${answer.status} ${text}`)
-    return (text === '' ? {} : JSON.parse(text)) as { id: number, recorded: number }
+/** The owner of the default world killed outright (SIGKILL) under writes sent through both instances. */
+async function killOwner (hostedEnv: Record<string, string>): Promise<FaultRun> {
+  const [owner, other] = [await serve(hostedEnv), await serve(hostedEnv)]
+  try {
+    await takeWorld(owner, other, DEMO)
+    const writes = newLedger()
+    const run = { stop: false }
+    let urls = [owner.origin, other.origin]
+    const load = Array.from({ length: 4 }, async () => await writer(() => urls, writes, run, 30_000))
+    await sleep(3000)
+    const killedAt = Date.now()
+    owner.child.kill('SIGKILL')
+    urls = [other.origin]
+    await sleep(6000)
+    run.stop = true
+    await Promise.all(load)
+    return await faultRun('the owner killed (SIGKILL) under writes through both instances', other.origin, writes, newLedger(), killedAt, killedAt)
+  } finally {
+    await other.stop(10_000)
+    await owner.stop(1000)
   }
-  const getClient = scenarios.find((s) => s.id === 'get-client')!
-  const rates = { without: [] as number[], recording: [] as number[] }
-  const ends: Array<{ ms: number, recorded: number }> = []
-  for (let run = 0; run < RUNS; run++) {
-    rates.without.push(rateOf((await runLoad(job(a.origin, data, getClient), a.pid)).result))
-    const { id } = await control(a.origin, 'POST', '/sessions')
-    rates.recording.push(rateOf((await runLoad(job(a.origin, data, getClient), a.pid)).result))
-    const recorded = (await control(b.origin, 'GET', `/sessions/${id}`)).recorded
-    const began = performance.now()
-    await control(b.origin, 'POST', `/sessions/${id}/end`)
-    ends.push({ ms: performance.now() - began, recorded })
-    await control(a.origin, 'DELETE', `/sessions/${id}`)
-  }
-  const authorization = 'Basic ' + Buffer.from(`${data.credentials.clientId}:${data.credentials.clientSecret}`).toString('base64')
-  const { id } = await control(a.origin, 'POST', '/sessions')
-  const took: number[] = []
-  let missing = 0
-  for (let round = 1; round <= 100; round++) {
-    for (let i = 0; i < 10; i++) await (await fetch(`${(i % 2 === 0 ? a : b).origin}/vendor/agency/${data.agencyId}/clients?version=4.0`, { headers: { authorization } })).arrayBuffer()
-    const began = performance.now()
-    const { recorded } = await control(a.origin, 'GET', `/sessions/${id}`)
-    took.push(performance.now() - began)
-    missing += round * 10 - recorded
-  }
-  await control(a.origin, 'DELETE', `/sessions/${id}`)
-  return { without: median(rates.without), recording: median(rates.recording), ends, count: { ...summarize(Float64Array.from(took)), samples: took.length, missing } }
 }
 
-/** Debian's nginx, round-robin over the instances; retries only what HTTP calls idempotent (nginx's default). */
-async function startNginx (upstreams: ServerProcess[]): Promise<{ origin: string, stop: () => void }> {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-nginx-'))
-  const port = await freePort()
-  const servers = upstreams.map((u) => `    server ${new URL(u.origin).host} max_fails=1 fail_timeout=2s;`).join('\n')
-  writeFileSync(join(dir, 'nginx.conf'), `worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream sandbox {
-${servers}
-    keepalive 32;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    client_max_body_size 64m;
-    location / {
-      proxy_pass http://sandbox;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $host;
-      proxy_next_upstream error timeout http_502 http_503;
-    }
+/** PostgreSQL frozen (SIGSTOP) for 10 s under reads and writes through both instances. */
+async function freeze (postgres: ScratchPostgres, hostedEnv: Record<string, string>): Promise<FaultRun> {
+  const [owner, other] = [await serve(hostedEnv), await serve(hostedEnv)]
+  try {
+    await takeWorld(owner, other, DEMO)
+    const [writes, reads] = [newLedger(), newLedger()]
+    const run = { stop: false }
+    const urls = () => [owner.origin, other.origin]
+    const load = [...Array.from({ length: 3 }, async () => await writer(urls, writes, run, 30_000)), reader(urls, reads, run)]
+    await sleep(2000)
+    const from = Date.now()
+    postgres.freeze()
+    await sleep(10_000)
+    postgres.thaw()
+    const to = Date.now()
+    await sleep(5000)
+    run.stop = true
+    await Promise.all(load)
+    return await faultRun('PostgreSQL frozen (SIGSTOP) for 10 s under reads and writes', owner.origin, writes, reads, from, to)
+  } finally {
+    await other.stop(10_000)
+    await owner.stop(10_000)
   }
 }
-`)
-  const child: ChildProcess = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' })
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`http://127.0.0.1:${port}/_sandbox/health`).then((r) => r.status, () => 0)) === 200) break
-    await sleep(50)
+
+/** Commits waiting 14 s for a synchronous standby that does not exist, under creates (and log notes) through both instances. */
+async function slowCommit (url: string, hostedEnv: Record<string, string>): Promise<FaultRun> {
+  const admin = new pg.Client({ connectionString: url })
+  await admin.connect()
+  // every connection the instances open from now on waits for the standby once one is named
+  await admin.query('ALTER DATABASE faults SET synchronous_commit = on')
+  const [owner, other] = [await serve(hostedEnv), await serve(hostedEnv)]
+  try {
+    await takeWorld(owner, other, DEMO)
+    const writes = newLedger()
+    const run = { stop: false }
+    const load = Array.from({ length: 3 }, async () => await writer(() => [owner.origin, other.origin], writes, run, 30_000, 2))
+    await sleep(2000)
+    const from = Date.now()
+    await admin.query("ALTER SYSTEM SET synchronous_standby_names = 'standby_that_does_not_exist'")
+    await admin.query('SELECT pg_reload_conf()')
+    await sleep(14_000)
+    await admin.query('ALTER SYSTEM RESET synchronous_standby_names')
+    await admin.query('SELECT pg_reload_conf()')
+    const to = Date.now()
+    await sleep(5000)
+    run.stop = true
+    await Promise.all(load)
+    return await faultRun('commits waiting 14 s for a synchronous standby that does not exist, under creates and log notes', owner.origin, writes, newLedger(), from, to)
+  } finally {
+    await admin.query('ALTER DATABASE faults RESET synchronous_commit').catch(() => undefined)
+    await admin.end()
+    await other.stop(10_000)
+    await owner.stop(10_000)
   }
-  return { origin: `http://127.0.0.1:${port}`, stop: () => { child.kill('SIGTERM'); rmSync(dir, { recursive: true, force: true }) } }
 }
 
 async function main (): Promise<void> {
@@ -260,84 +237,22 @@ async function main (): Promise<void> {
   const data = await prepareData({ dir: join(ROOT, 'bench', 'data'), clients: Number(values.clients), fresh: false, cli: CLI, log })
   const scenarios = buildScenarios(data, { rotate: 1000, batches: 50, writeClients: 100, rateSeconds: 10 })
   let postgres: ScratchPostgres | undefined
-  const servers: ServerProcess[] = []
   const copy = workingCopy(data)
   try {
     postgres = await startScratchPostgres()
     const hostedEnv = { SANDBOX_DATABASE_URL: postgres.url, SANDBOX_FIXTURES: data.fixtureFile }
-    const sideEnv: Record<SideId, Record<string, string>> = {
-      sqlite: { SANDBOX_DB: copy.file },
-      strict: hostedEnv,
-      notified: { ...hostedEnv, SANDBOX_HOSTED_READS: 'notified' }
-    }
-    const a = await serve(hostedEnv)
-    servers.push(a)
-    log(`first instance over an empty database: seeded and healthy in ${a.startupMs.toFixed(0)} ms`)
-    const b = await serve(hostedEnv)
-    servers.push(b)
-    log(`second instance: from the log in ${b.startupMs.toFixed(0)} ms`)
-    const n = await serve(sideEnv.notified)
-    servers.push(n)
-    const [readRows, manyRows] = await reads(data, scenarios, async (side) => await serve(sideEnv[side]), [
-      { ids: READS, connections: CONNECTIONS },
-      { ids: ['get-client', 'changed-all'], connections: MANY_CONNECTIONS }
-    ])
-    const sqlite = await serve(sideEnv.sqlite)
-    servers.push(sqlite)
-
-    const createOverPg = await creates(data, scenarios, a)
-    await sleep(1100)
-    const createOverSqlite = await creates(data, scenarios, sqlite)
-    log(`create client p99: PostgreSQL ${createOverPg.p99Ms.toFixed(1)} ms, SQLite ${createOverSqlite.p99Ms.toFixed(1)} ms`)
-    await sleep(1100)
-    const seen = await visibility(data, a, b)
-    log(`visible on B (strict) after A's acknowledgement: p50 ${seen.p50Ms.toFixed(1)} ms, p99 ${seen.p99Ms.toFixed(1)} ms; first reads that missed it: ${seen.staleFirstReads}`)
-    await sleep(1100)
-    const seenNotified = await visibility(data, a, n)
-    log(`visible on N (notified): p50 ${seenNotified.p50Ms.toFixed(1)} ms, p99 ${seenNotified.p99Ms.toFixed(1)} ms; first reads that missed it: ${seenNotified.staleFirstReads}`)
-    // stopped as a deploy stops it (it leaves the journal's instances): the journal reads measure the two that stay
-    await n.stop(5000)
-    const journal = await journalReads(data, a, b)
-    log(`journal read on A of what A and B answered: p50 ${journal.p50Ms.toFixed(1)} ms, p99 ${journal.p99Ms.toFixed(1)} ms; entries missed: ${journal.missing}`)
-    const examined = await sessions(data, scenarios, a, b)
-    log(`get client on A: ${examined.without.toFixed(0)}/s, ${examined.recording.toFixed(0)}/s while a session records; ends ${examined.ends.map((e) => `${e.recorded} requests in ${e.ms.toFixed(0)} ms`).join(', ')}; count p50 ${examined.count.p50Ms.toFixed(1)} ms, p99 ${examined.count.p99Ms.toFixed(1)} ms, missed ${examined.count.missing}`)
-
-    const getClient = scenarios.find((s) => s.id === 'get-client')!
-    const nginx = await startNginx([a, b])
-    const one = (await runLoad(job(a.origin, data, getClient), a.pid)).result
-    const two = (await runLoad(job(nginx.origin, data, getClient), a.pid)).result
-    log(`get client: one instance ${rateOf(one).toFixed(0)}/s, two behind nginx ${rateOf(two).toFixed(0)}/s`)
-    // one instance killed mid-run: reads (nginx retries them on the other) and log notes (not retried)
-    const logNote = scenarios.find((s) => s.id === 'log-note')!
-    const killAt = SECONDS * 500
-    const killer = sleep(1000 + killAt).then(() => b.child.kill('SIGKILL'))
-    const [readsKilled, writesKilled] = await Promise.all([
-      runLoad(job(nginx.origin, data, getClient), a.pid),
-      runLoad({ ...job(nginx.origin, data, logNote), connections: 2 }, a.pid)
-    ])
-    await killer
-    nginx.stop()
-    log(`one of two killed mid-run: reads ${readsKilled.result.errors} errors of ${readsKilled.result.requests + readsKilled.result.errors}, log notes ${writesKilled.result.errors} errors of ${writesKilled.result.requests + writesKilled.result.errors}`)
-
-    writeFileSync(resolve(values.out), report({
-      data,
-      settings: { connections: CONNECTIONS, manyConnections: MANY_CONNECTIONS, seconds: SECONDS, runs: RUNS },
-      readRows,
-      manyRows,
-      createOverPg,
-      createOverSqlite,
-      seen,
-      seenNotified,
-      journal,
-      examined,
-      startup: { seeded: a.startupMs, fromLog: b.startupMs },
-      nginx: { one: rateOf(one), two: rateOf(two) },
-      killed: { reads: readsKilled.result, writes: writesKilled.result },
-      seconds: (Date.now() - started) / 1000
-    }))
+    const rows = await sideBySide(data, scenarios, hostedEnv, copy.file)
+    // the fault runs on the demo fixture's world: a database of its own
+    const admin = new pg.Client({ connectionString: postgres.url })
+    await admin.connect()
+    await admin.query('CREATE DATABASE faults')
+    await admin.end()
+    const faultsUrl = postgres.url.replace(/\/postgres$/, '/faults')
+    const faultEnv = { SANDBOX_DATABASE_URL: faultsUrl }
+    const faults = [await killOwner(faultEnv), await freeze(postgres, faultEnv), await slowCommit(faultsUrl, faultEnv)]
+    writeFileSync(resolve(values.out), report({ data, settings: { connections: CONNECTIONS, seconds: SECONDS, runs: RUNS }, rows, faults, seconds: (Date.now() - started) / 1000 }))
     log(`written ${values.out}`)
   } finally {
-    for (const server of servers) await server.stop(5000)
     copy.remove()
     postgres?.destroy()
   }

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import partnerApiRoutes from '../routes/partner-api/index.js'
 import controlPlane from '../routes/control/index.js'
 import { existsSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ConfigError, ROOT, type Config } from './config.js'
@@ -10,19 +11,24 @@ import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
-import type { HostedWorlds } from './domain/worlds/hosted-worlds.js'
+import type { Hosting } from './domain/worlds/hosting.js'
+import { StartupError } from './startup-error.js'
 import { UnitOfWork } from './db/index.js'
-import { commitBeforeAnswering, shareWorlds, waitForReplica } from './plugins/replication.js'
 import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
-import { childLoggerFactory, loggerOptions } from './logger.js'
+import { childLoggerFactory, loggerOptions, startupWarnings } from './logger.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
+import { routeToOwners } from './plugins/owner-routing.js'
 import { takeWorldTurns } from './plugins/world-turns.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
+import { observeOperations, type Operations } from './plugins/operations.js'
+import { Drain } from './plugins/drain.js'
+import { requestIdOf } from './http/request-id.js'
+import { SandboxMetrics, storageMetrics, worldMetrics } from './metrics/registry.js'
 import { lazySerializerFactory, lazyValidatorFactory, VALIDATOR_OPTIONS } from './plugins/lazy-validators.js'
 import { API_VERSIONS, apiVersionConstraint } from './versions/index.js'
 import { serveDocuments, type DescribeScope } from './plugins/openapi.js'
@@ -41,6 +47,11 @@ export interface AppOptions {
    * by default: only `serve`, whose process is the sandbox's own, turns it on.
    */
   collectBodyBuffers?: boolean
+  /**
+   * Add the process's own figures (CPU, memory, event-loop delay, garbage collection) to
+   * /_sandbox/metrics: process-wide observers, so only `serve` turns them on.
+   */
+  processMetrics?: boolean
 }
 
 declare module 'fastify' {
@@ -79,8 +90,8 @@ export interface RegisteredRoute {
  */
 export async function buildApp (config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   if (config.databaseUrl !== undefined && config.simulator !== undefined) {
-    // every instance would start it again at its own start, resetting the one the instances share
-    throw new ConfigError('SANDBOX_SIMULATOR_RATE: in hosted mode (SANDBOX_DATABASE_URL) the instances share one simulator per world; start it once with POST /_sandbox/simulator')
+    // every instance would start it again at its own start, resetting the one the world's owner runs
+    throw new ConfigError('SANDBOX_SIMULATOR_RATE: in hosted mode (SANDBOX_DATABASE_URL) each world\'s simulator runs at the world\'s owner; start it once with POST /_sandbox/simulator')
   }
   // The fixture file may be read before the logger exists (seeding at start) or later (the first
   // reset): its warnings are kept for the banner and logged once the logger is there.
@@ -92,52 +103,37 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     fixtureWarnings.push(line)
     logged.warn?.(line)
   }
-  // Hosted mode: the worlds' data comes from PostgreSQL, into databases in memory (replica.ts, hosted-worlds.ts).
-  const hosting = config.databaseUrl === undefined
-    ? undefined
-    // loaded only in hosted mode: the PostgreSQL client stays out of every other start
-    : await (await import('./domain/worlds/hosting.js')).openHosting({
-      url: config.databaseUrl,
-      reads: config.hostedReads,
-      copyIdleMs: config.hostedCopyIdleSeconds * 1000,
-      onError: (line) => storageLog.warn?.(line),
-      // one signing key per programme: an instance with another refuses to start
-      agreed: (await import('./domain/worlds/agreed-settings.js')).instanceSettings(config.signingKey?.keyId),
-      refuse: (message) => new ConfigError(message),
-      migrationsDir: config.migrationsDir,
-      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
-    })
+  // Hosted mode: every world kept in PostgreSQL, each served by its owner (ownership.ts, plugins/owner-routing.ts).
+  const hosting = config.databaseUrl === undefined ? undefined : await openStorage(config, config.databaseUrl, storageLog)
   const db = hosting?.db ?? openDatabase({ file: config.db, migrationsDir: config.migrationsDir })
-  // Hosted mode shares examiner sessions in PostgreSQL (shared-sessions.ts); until then a world's own
-  // examiner keeps its rows here, beside the replica, never in the database whose commits are logged.
-  const records = hosting === undefined ? undefined : openDatabase({ file: ':memory:', migrationsDir: config.migrationsDir })
   let worlds: WorldRegistry
-  let hosted: HostedWorlds | undefined
+  let attached: Awaited<ReturnType<Hosting['attach']>> | undefined
   try {
-    worlds = await openWorlds(db, config, options, onFixtureWarning, records)
-    hosted = await hosting?.attach(worlds)
+    worlds = await openWorlds(db, config, options, onFixtureWarning, hosting?.records)
+    attached = await hosting?.attach(worlds)
   } catch (e) {
-    await hosting?.abandon().catch(() => undefined)
     await hosting?.close()
     closeDatabase(db)
-    if (records !== undefined) closeDatabase(records)
+    if (hosting !== undefined) closeDatabase(hosting.records)
     throw e
   }
   const closeStorage = async () => {
     closeDatabase(db)
-    if (records !== undefined) closeDatabase(records)
     await hosting?.close()
   }
 
+  const requestLog = new OneLineRequestLog()
   const app = Fastify({
     logger: loggerOptions(config),
-    logController: new OneLineRequestLog(),
+    logController: requestLog,
+    genReqId: requestIdOf,
     childLoggerFactory,
     bodyLimit: JSON_BODY_LIMIT,
     connectionTimeout: 60_000,
     requestTimeout: 60_000,
     keepAliveTimeout: 65_000,
-    return503OnClosing: true,
+    // a request that arrives while the instance drains is answered by the operations hook (503 with Retry-After)
+    return503OnClosing: false,
     // Requests the HTTP parser refuses (431 headers too large, malformed) answer problem bodies too.
     clientErrorHandler,
     // Router-level failures (bad percent-encoding, over-long path parameters) answer problem bodies too.
@@ -165,6 +161,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // Work a request may wait on (a simulator's catch-up, a report) stops first, so that request is answered.
   app.addHook('preClose', async () => worlds.stopWork())
   app.addHook('onClose', async () => {
+    // hosted mode: every world held is given back, what it holds written to its log, for the next request's instance
+    await hosting?.releaseAll()
     // Requests recorded by examiner sessions and not yet written go in before the database closes.
     await worlds.close()
     await closeStorage()
@@ -173,12 +171,20 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     worlds.closeNow()
     closeStorage().catch(() => undefined)
   })
+  // the request id, the requests in flight, the drain, the metrics: first thing in the request
+  // context's hook, or in one of their own before the hosted hooks (which may wait for PostgreSQL)
+  const admit = observeOperations(app, operationsOf(worlds, hosting, attached, options), requestLog, hosting !== undefined)
   registerErrorHandling(app)
-  if (hosted !== undefined) commitBeforeAnswering(app)
-  if (hosted !== undefined) shareWorlds(app, hosted)
+  if (hosting !== undefined && attached !== undefined) {
+    const { ownership } = attached
+    await routeToOwners(app, attached.hosted, ownership, hosting.instance)
+    app.addHook('onListen', (done) => {
+      ownership.address = config.instanceUrl ?? addressOf(app, config.host)
+      done()
+    })
+  }
   takeWorldTurns(app)
-  buildRequestContext(app, worlds, config, hosted === undefined ? 'here' : 'after-replica')
-  if (hosted !== undefined) waitForReplica(app, hosted)
+  buildRequestContext(app, worlds, config, hosting === undefined ? admit : undefined)
   useJsonBodies(app, { emptyIsAbsent: false })
   if (options.collectBodyBuffers === true) releaseBodyBuffers(app)
   // The root leads to the console, where everything else is linked.
@@ -192,6 +198,65 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   return app
 }
 
+/** The operator's view of the instance (src/plugins/operations.ts): its metrics, its health, its drain. */
+function operationsOf (worlds: WorldRegistry, hosting: Hosting | undefined, attached: Awaited<ReturnType<Hosting['attach']>> | undefined, options: AppOptions): Operations {
+  const metrics = new SandboxMetrics()
+  worldMetrics(metrics, {
+    worlds: () => [worlds.default, ...worlds.list()],
+    tenants: () => worlds.tenants.list().length,
+    alive: (id) => id === worlds.default.id || worlds.get(id) !== undefined
+  })
+  if (hosting !== undefined) storageMetrics(metrics, hosting.storage)
+  if (attached !== undefined) metrics.gauge('sandbox_worlds_owned', 'Worlds this instance owns now (hosted mode): their leases held, renewed together', () => [{ value: attached.ownership.count }])
+  if (options.processMetrics === true) metrics.withProcessMetrics()
+  return {
+    metrics,
+    drain: new Drain(),
+    async problems () {
+      if (hosting === undefined) return []
+      const probe = await hosting.storage.probe.check()
+      return probe.ok ? [] : [probe.problem]
+    },
+    // hosted mode: every world held given back, what it holds written to its log, for the next request's instance
+    async handOver () {
+      await hosting?.releaseAll()
+    }
+  }
+}
+
+/**
+ * Hosted mode's storage: PostgreSQL waited for (SANDBOX_PG_START_WAIT_SECONDS, a line per attempt),
+ * migrated, and the settings every instance shares agreed (the default world is read from its
+ * log by the first request this instance answers for it). A start that fails on PostgreSQL's side says
+ * so in one line (StartupError), with no stack trace.
+ */
+async function openStorage (config: Config, url: string, storageLog: { warn?: (line: string) => void }): Promise<Hosting> {
+  // loaded only in hosted mode: the PostgreSQL client stays out of every other start
+  const { waitUntilReachable, whereOf } = await import('./db/postgres/probe.js')
+  const { openHosting } = await import('./domain/worlds/hosting.js')
+  const bounds = { statementTimeoutMs: config.postgres.statementTimeoutMs, connectTimeoutMs: config.postgres.connectTimeoutMs }
+  await waitUntilReachable(url, { totalMs: config.postgres.startWaitSeconds * 1000, attemptMs: bounds.connectTimeoutMs, notice: startupWarnings(config) })
+  try {
+    return await openHosting({
+      url,
+      leaseMs: config.hostedLeaseMs,
+      idleReleaseMs: config.hostedIdleReleaseSeconds * 1000,
+      bounds,
+      onError: (line) => storageLog.warn?.(line),
+      // one signing key per programme: an instance with another refuses to start
+      agreed: (await import('./domain/worlds/agreed-settings.js')).instanceSettings(config.signingKey?.keyId),
+      refuse: (message) => new ConfigError(message),
+      migrationsDir: config.migrationsDir,
+      postgresMigrationsDir: join(config.migrationsDir, 'postgres')
+    })
+  } catch (e) {
+    // PostgreSQL's refusals (errors with a code) and lost connections, not this program's faults
+    const fromStorage = e instanceof Error && (typeof (e as { code?: unknown }).code === 'string' || /timeout|terminated|connect/i.test(e.message))
+    if (e instanceof StartupError || !fromStorage) throw e
+    throw new StartupError(`hosted mode could not start over PostgreSQL at ${whereOf(url)}: ${e.message}`)
+  }
+}
+
 /**
  * A worker process's module (the examiner's reports, fixture bodies), as compiled JavaScript:
  * beside this module when it runs from dist/src, else in the package's dist/src (this module is
@@ -203,7 +268,18 @@ function workerFile (path: string): URL {
   return existsSync(fileURLToPath(beside)) ? beside : pathToFileURL(join(ROOT, 'dist', 'src', ...path.split('/')))
 }
 
-/** The default world over the process's database, and the registry of the worlds created beside it. */
+/** How the other instances reach this one (hosted mode): the address it listens on, the machine's name for any address. */
+function addressOf (app: FastifyInstance, host: string): string {
+  const address = app.server.address()
+  const port = typeof address === 'object' && address !== null ? address.port : 0
+  const name = host === '0.0.0.0' || host === '::' ? hostname() : host.includes(':') ? `[${host}]` : host
+  return `http://${name}:${port}`
+}
+
+/**
+ * The default world over the process's database, and the registry of the worlds created beside it
+ * (hosted mode: `records` holds its examiner sessions, and its first owner seeds it: ownership.ts).
+ */
 async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtureWarning: (line: string) => void, records?: Db): Promise<WorldRegistry> {
   const reports = new ReportRunner({ workerFile: workerFile('domain/examiner/report-worker.js') })
   // the pieces of state documents, like request bodies, are freed by a scavenge per 8 MiB of them
@@ -227,6 +303,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
     fixtureSource: options.fixture === undefined ? config.fixtures : '(given at start)',
     fixtureFile: options.fixture === undefined ? { quick: () => quickStamp(config.fixtures), stamp: () => stampOf(config.fixtures) } : undefined,
     reseed: config.resetOnStart,
+    seed: records === undefined ? 'now' : 'by-owner',
     clock: options.clock ?? new Clock(),
     journalSize: config.journalSize,
     journalBytes: config.journalBytes,

@@ -74,7 +74,7 @@ async function serve (args: string[]): Promise<number> {
   // This process is the sandbox's own, so its process-wide memory settings are the sandbox's to
   // choose; an app built inside someone else's process (startSandbox, buildApp) leaves them alone.
   limitHeapGrowth(config.heapGrowthPercent)
-  const server = await startServer(config, { collectBodyBuffers: true })
+  const server = await startServer(config, { collectBodyBuffers: true, processMetrics: true })
   const { worlds } = server.app
   // A program that started the sandbox learns where it listens: a line on stdout that is not a
   // terminal (or that asked for a free port), and the file it named.
@@ -118,7 +118,7 @@ async function serve (args: string[]): Promise<number> {
   const stop = closeOnSignals(server, (code) => {
     removeReadyFile()
     process.exit(code)
-  })
+  }, config.drainSeconds)
   if (values['exit-on-stdin-close'] === true) {
     // the end of the pipe the starting program holds: it stopped, however it stopped (SIGKILL too)
     process.stdin.once('end', () => stop('stdin closed')).once('error', () => stop('stdin closed')).resume()
@@ -300,8 +300,8 @@ export async function main (argv: string[]): Promise<number> {
       // verify's 2 says a valid report of another verdict than pass: a report it could not check is a 1
       return command === 'verify' ? EXIT.failed : EXIT.usage
     }
-    // FixtureError by name: its module is loaded only when a fixture is read
-    if (e instanceof ConfigError || e instanceof ReadyFileError || (e instanceof Error && e.name === 'FixtureError')) {
+    // FixtureError and StartupError by name: their modules are loaded only when a fixture is read or a start refused
+    if (e instanceof ConfigError || e instanceof ReadyFileError || (e instanceof Error && (e.name === 'FixtureError' || e.name === 'StartupError'))) {
       // a fixture's errors quote its keys and text: each line printed through printable
       const { printable } = await import('./printable.js')
       console.error(`agency-sandbox: ${e.message.split('\n').map((line) => printable(line)).join('\n')}`)

@@ -58,10 +58,16 @@ export interface Config {
   previousSigningKeys: PublishedKey[]
   /** PostgreSQL's URL (SANDBOX_DATABASE_URL): hosted mode, the default world's data kept there for every instance. */
   databaseUrl: string | undefined
-  /** Hosted mode: how a request learns of commits made by other instances (SANDBOX_HOSTED_READS; see worlds/replica.ts). */
-  hostedReads: 'strict' | 'notified'
-  /** Hosted mode: idle seconds after which an instance drops its copy of a created world's data (SANDBOX_HOSTED_COPY_IDLE_SECONDS; 0: kept). */
-  hostedCopyIdleSeconds: number
+  /** Hosted mode: how the other instances reach this one (SANDBOX_INSTANCE_URL; default: the address it listens on). */
+  instanceUrl: string | undefined
+  /** Hosted mode: how long an instance's lease on a world it owns lasts unless renewed (SANDBOX_HOSTED_LEASE_MS). */
+  hostedLeaseMs: number
+  /** Hosted mode: idle seconds after which an instance gives up a world it owns (SANDBOX_HOSTED_IDLE_RELEASE_SECONDS; 0: kept). */
+  hostedIdleReleaseSeconds: number
+  /** Hosted mode: how long PostgreSQL may take (SANDBOX_PG_STATEMENT_TIMEOUT_MS, SANDBOX_PG_CONNECT_TIMEOUT_MS) and wait at start (SANDBOX_PG_START_WAIT_SECONDS). */
+  postgres: { statementTimeoutMs: number, connectTimeoutMs: number, startWaitSeconds: number }
+  /** After SIGTERM or SIGINT, how long requests in flight may take before they are answered 503 (SANDBOX_DRAIN_SECONDS). */
+  drainSeconds: number
 }
 
 export class ConfigError extends Error {
@@ -83,12 +89,26 @@ const DEFAULT_WORLD_BYTES = 64 * 1024 * 1024
 const DEFAULT_MAX_WORLDS = 100
 /** A created world's default idle time to live (the longest allowed is 30 days). */
 const DEFAULT_WORLD_TTL_SECONDS = 3600
-/** A copy dropped is loaded again in milliseconds (a demo-sized world): five idle minutes keep a partner's test run on its copies. */
-const DEFAULT_HOSTED_COPY_IDLE_SECONDS = 300
-const MAX_HOSTED_COPY_IDLE_SECONDS = 86_400
+/** A world given up is taken again in milliseconds (a demo-sized world): ten idle minutes keep a partner's test run on one owner. */
+const DEFAULT_HOSTED_IDLE_RELEASE_SECONDS = 600
+const MAX_HOSTED_IDLE_RELEASE_SECONDS = 86_400
+/** An owner that stops (kill -9) leaves its worlds to the next request's instance within this lease. */
+const DEFAULT_HOSTED_LEASE_MS = 2000
+const MAX_HOSTED_LEASE_MS = 60_000
+const MIN_HOSTED_LEASE_MS = 500
 
 /** What signed reports name as their signer when SANDBOX_SIGNER_NAME is not set. */
 export const UNNAMED_SIGNER = 'unnamed (SANDBOX_SIGNER_NAME not set)'
+/** PostgreSQL's bounds: a statement or a lock wait, a new connection, the wait for it at start. */
+const DEFAULT_PG_STATEMENT_TIMEOUT_MS = 5000
+const MAX_PG_STATEMENT_TIMEOUT_MS = 600_000
+const DEFAULT_PG_CONNECT_TIMEOUT_MS = 3000
+const MAX_PG_CONNECT_TIMEOUT_MS = 60_000
+const DEFAULT_PG_START_WAIT_SECONDS = 60
+const MAX_PG_START_WAIT_SECONDS = 3600
+/** In-flight requests' time after a stop signal. */
+const DEFAULT_DRAIN_SECONDS = 10
+const MAX_DRAIN_SECONDS = 600
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -114,9 +134,15 @@ export const SETTINGS = [
   { env: 'SANDBOX_SIGNING_KEY', default: '(none: reports unsigned)', meaning: 'an Ed25519 private key file (PEM), or the PEM text itself: ended sessions\' reports are signed with it' },
   { env: 'SANDBOX_SIGNER_NAME', default: UNNAMED_SIGNER, meaning: 'who holds the signing key (a partner programme, a partner team): signed reports name it as their signer' },
   { env: 'SANDBOX_SIGNING_KEYS_PREVIOUS', default: '(none)', meaning: 'a PEM file (or the PEM text) of the public keys that signed reports before the current key: published by GET /_sandbox/signing-keys, so those reports still verify' },
+  { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances keep every world there, each world owned by one of them at a time' },
+  { env: 'SANDBOX_INSTANCE_URL', default: 'http://<host>:<port> listened on', meaning: 'hosted mode: the URL the other instances forward a world\'s requests to this one by (0.0.0.0: the machine\'s host name)' },
+  { env: 'SANDBOX_HOSTED_LEASE_MS', default: String(DEFAULT_HOSTED_LEASE_MS), meaning: `hosted mode: how long an owner holds its worlds without renewing (${MIN_HOSTED_LEASE_MS} to ${MAX_HOSTED_LEASE_MS}): a stopped owner's worlds are taken over within it` },
+  { env: 'SANDBOX_HOSTED_IDLE_RELEASE_SECONDS', default: String(DEFAULT_HOSTED_IDLE_RELEASE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance gives up a world it owns, freeing its memory (0: kept)' },
   { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
-  { env: 'SANDBOX_HOSTED_READS', default: 'strict', meaning: 'hosted mode, the same on every instance: strict (a write is acknowledged once every instance heard it, or its lease ran out; no read misses an acknowledged write) or notified (writers do not wait; a read may miss a write acknowledged a moment before on another instance)' },
-  { env: 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', default: String(DEFAULT_HOSTED_COPY_IDLE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance drops its copy of a created world\'s data, loaded again by the world\'s next request there (0: kept)' },
+  { env: 'SANDBOX_PG_STATEMENT_TIMEOUT_MS', default: String(DEFAULT_PG_STATEMENT_TIMEOUT_MS), meaning: 'hosted mode: the longest a PostgreSQL statement or lock wait may take before the request answers 503 (statement_timeout and lock_timeout; the client gives up 500 ms later)' },
+  { env: 'SANDBOX_PG_CONNECT_TIMEOUT_MS', default: String(DEFAULT_PG_CONNECT_TIMEOUT_MS), meaning: 'hosted mode: the longest a new PostgreSQL connection, or the wait for a free one, may take' },
+  { env: 'SANDBOX_PG_START_WAIT_SECONDS', default: String(DEFAULT_PG_START_WAIT_SECONDS), meaning: 'hosted mode: how long a start waits for PostgreSQL to answer (tries again with backoff, a line each), then exits 1' },
+  { env: 'SANDBOX_DRAIN_SECONDS', default: String(DEFAULT_DRAIN_SECONDS), meaning: 'after SIGTERM or SIGINT: new requests are refused (503 with Retry-After), requests in flight get this long, then those left are answered 503 with Retry-After' },
   { env: 'SANDBOX_SIMULATOR_RATE', default: '(off)', meaning: 'start the agency activity simulator: changes per minute' },
   { env: 'SANDBOX_SIMULATOR_SEED', default: '1', meaning: 'seed of the simulator started by SANDBOX_SIMULATOR_RATE' }
 ] as const
@@ -134,6 +160,13 @@ function wholeNumber (env: Env, name: string, fallback: number, max: number, ran
   const text = env[name] ?? String(fallback)
   if (!/^\d+$/.test(text) || Number(text) > max) throw new ConfigError(`${name}=${text} is not a whole number ${range}`)
   return Number(text)
+}
+
+/** A setting that is a whole number from 1 to `max` (0 would mean no bound at all, which these settings never allow). */
+function positive (env: Env, name: string, fallback: number, max: number, unit: string): number {
+  const value = wholeNumber(env, name, fallback, max, `${unit} from 1 to ${max}`)
+  if (value === 0) throw new ConfigError(`${name}=0 is not a whole number ${unit} from 1 to ${max}`)
+  return value
 }
 
 /** A name in SANDBOX_ALLOWED_HOSTS: `*`, a host name, or `.domain` for the domain and its subdomains. */
@@ -226,10 +259,23 @@ function databaseUrlFrom (text: string | undefined): string | undefined {
   return text
 }
 
-function hostedReadsFrom (text: string | undefined): Config['hostedReads'] {
-  if (text === undefined || text === '' || text === 'strict') return 'strict'
-  if (text === 'notified') return 'notified'
-  throw new ConfigError(`SANDBOX_HOSTED_READS=${text} is not strict or notified`)
+function instanceUrlFrom (text: string | undefined): string | undefined {
+  if (text === undefined || text === '') return undefined
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ConfigError(`SANDBOX_INSTANCE_URL=${text} is not a URL; give http://host:port, as the other instances reach this one`)
+  }
+  if (url.protocol !== 'http:' || url.pathname !== '/' || url.search !== '') throw new ConfigError(`SANDBOX_INSTANCE_URL=${text} must be http://host:port, without a path`)
+  return url.origin
+}
+
+function hostedLeaseFrom (env: Env): number {
+  const range = `of milliseconds from ${MIN_HOSTED_LEASE_MS} to ${MAX_HOSTED_LEASE_MS}`
+  const ms = wholeNumber(env, 'SANDBOX_HOSTED_LEASE_MS', DEFAULT_HOSTED_LEASE_MS, MAX_HOSTED_LEASE_MS, range)
+  if (ms < MIN_HOSTED_LEASE_MS) throw new ConfigError(`SANDBOX_HOSTED_LEASE_MS=${ms} is not a whole number ${range}`)
+  return ms
 }
 
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
@@ -282,8 +328,15 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     signerName: env.SANDBOX_SIGNER_NAME === undefined || env.SANDBOX_SIGNER_NAME.trim() === '' ? UNNAMED_SIGNER : signerNameFrom(env.SANDBOX_SIGNER_NAME),
     previousSigningKeys: previousKeysFrom(env.SANDBOX_SIGNING_KEYS_PREVIOUS, signingKey),
     databaseUrl: databaseUrlFrom(env.SANDBOX_DATABASE_URL),
-    hostedReads: hostedReadsFrom(env.SANDBOX_HOSTED_READS),
-    hostedCopyIdleSeconds: wholeNumber(env, 'SANDBOX_HOSTED_COPY_IDLE_SECONDS', DEFAULT_HOSTED_COPY_IDLE_SECONDS, MAX_HOSTED_COPY_IDLE_SECONDS, `of seconds from 0 to ${MAX_HOSTED_COPY_IDLE_SECONDS} (a day)`),
+    instanceUrl: instanceUrlFrom(env.SANDBOX_INSTANCE_URL),
+    hostedLeaseMs: hostedLeaseFrom(env),
+    hostedIdleReleaseSeconds: wholeNumber(env, 'SANDBOX_HOSTED_IDLE_RELEASE_SECONDS', DEFAULT_HOSTED_IDLE_RELEASE_SECONDS, MAX_HOSTED_IDLE_RELEASE_SECONDS, `of seconds from 0 to ${MAX_HOSTED_IDLE_RELEASE_SECONDS} (a day)`),
+    postgres: {
+      statementTimeoutMs: positive(env, 'SANDBOX_PG_STATEMENT_TIMEOUT_MS', DEFAULT_PG_STATEMENT_TIMEOUT_MS, MAX_PG_STATEMENT_TIMEOUT_MS, 'of milliseconds'),
+      connectTimeoutMs: positive(env, 'SANDBOX_PG_CONNECT_TIMEOUT_MS', DEFAULT_PG_CONNECT_TIMEOUT_MS, MAX_PG_CONNECT_TIMEOUT_MS, 'of milliseconds'),
+      startWaitSeconds: wholeNumber(env, 'SANDBOX_PG_START_WAIT_SECONDS', DEFAULT_PG_START_WAIT_SECONDS, MAX_PG_START_WAIT_SECONDS, `of seconds from 0 to ${MAX_PG_START_WAIT_SECONDS}`)
+    },
+    drainSeconds: wholeNumber(env, 'SANDBOX_DRAIN_SECONDS', DEFAULT_DRAIN_SECONDS, MAX_DRAIN_SECONDS, `of seconds from 0 to ${MAX_DRAIN_SECONDS}`),
     ...overrides
   }
 }

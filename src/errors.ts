@@ -146,7 +146,20 @@ export const unsupportedMediaType = (detail: string) =>
   new ApiError(415, 'unsupported-media-type', 'Unsupported Media Type', detail)
 
 export const shuttingDown = () =>
-  new ApiError(503, 'shutting-down', 'Service Unavailable', 'The sandbox is shutting down; work in progress was stopped')
+  new ApiError(503, 'shutting-down', 'Service Unavailable', 'The sandbox is shutting down; work in progress was stopped: send the request again in a moment (to another instance, or to this one once it is back)',
+    undefined, false, { 'retry-after': '1' })
+
+/** A request that arrived after the instance began to drain (SIGTERM): not handled. */
+export const draining = () =>
+  new ApiError(503, 'shutting-down', 'Service Unavailable', 'The sandbox is shutting down and takes no new requests; nothing was applied: send the request again in a moment (to another instance, or to this one once it is back)',
+    undefined, false, { 'retry-after': '1', connection: 'close' })
+
+/** A request still in flight when the drain's time was up: answered so, whatever it was doing. */
+export const drainTimeUp = (seconds: number) => {
+  const detail = `The sandbox is shutting down and this request was not done within the ${seconds} s it gives requests in flight (SANDBOX_DRAIN_SECONDS): ` +
+    'a write it made may or may not have been applied; read before sending it again (a write with a RefId: retry with the same RefId)'
+  return new ApiError(503, 'shutting-down', 'Service Unavailable', detail, undefined, false, { 'retry-after': '1', connection: 'close' })
+}
 
 /** A worker process (fixture bodies) ended before it answered, killed or crashed: nothing was applied. */
 export const workerStopped = (worker: string, how: string) =>
@@ -156,14 +169,47 @@ export const workerStopped = (worker: string, how: string) =>
 export const storageUnavailable = (detail: string) =>
   new ApiError(503, 'storage-unavailable', 'Service Unavailable', detail, undefined, false, { 'retry-after': '1' })
 
-/** What a step that needed PostgreSQL failed with: a refusal (a bound reached) as it is, anything else 503. */
-export const storageUnreachable = (e: unknown): ApiError => e instanceof ApiError
-  ? e
-  : storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${e instanceof Error ? e.message : String(e)}. Nothing was applied; retry in a moment`)
+/** What a caller whose write may or may not have been applied should do before sending it again. */
+export type RetryAdvice = 'same-ref-id' | 'look-for-client' | 'check-first'
 
-/** Hosted mode: an instance alive did not ship its request journal in time, so a read would miss what it answered. */
-export const journalIncomplete = (instances: readonly string[]) =>
-  storageUnavailable(`The request journal of ${instances.length === 1 ? 'instance' : 'instances'} ${instances.join(', ')} did not reach the database in time, so the journal would miss what ${instances.length === 1 ? 'it' : 'they'} answered; retry in a moment`)
+const RETRY_ADVICE: Record<RetryAdvice, string> = {
+  'same-ref-id': 'retry with the same RefId (the sandbox applies a RefId once)',
+  'look-for-client': 'the client may have been created: look for it before creating it again ' +
+    '(GET /vendor/agency/{agencyId}/clients?asOf=<a time before your request> lists the clients changed since)',
+  'check-first': 'the change may have been made: read what it changes (GET) before sending it again'
+}
+
+/** A 503 that says the outcome of a write is unknown (src/db/postgres/outcomes.ts): never that nothing was applied. */
+export class OutcomeUnknownAnswer extends ApiError {
+  constructor (readonly reason: string, readonly advice: RetryAdvice) {
+    super(503, 'outcome-unknown', 'Service Unavailable', `The sandbox's database: ${reason}: outcome unknown; ${RETRY_ADVICE[advice]}`,
+      undefined, false, { 'retry-after': '1' })
+  }
+}
+
+/**
+ * What a step that needed PostgreSQL failed with: a refusal (a bound reached) as it is; a write
+ * whose outcome could not be learnt (outcomes.ts, OutcomeUnknown), a 503 saying so, with `advice`
+ * for the request it answers; anything else, a 503 saying that nothing was applied, which is then
+ * known (a commit's lost answer is resolved first).
+ */
+export const storageUnreachable = (e: unknown, advice?: RetryAdvice): ApiError => {
+  if (e instanceof OutcomeUnknownAnswer) return advice === undefined || advice === e.advice ? e : new OutcomeUnknownAnswer(e.reason, advice)
+  if (e instanceof ApiError) return e
+  const message = e instanceof Error ? e.message : String(e)
+  // by name: the PostgreSQL modules (outcomes.ts) load only in hosted mode
+  if (e instanceof Error && e.name === 'OutcomeUnknown') return new OutcomeUnknownAnswer(message, advice ?? 'check-first')
+  if (e instanceof Error && e.name === 'NotApplied') return storageUnavailable(`The sandbox's database: ${message}. Nothing was applied; retry in a moment`)
+  return storageUnavailable(`The sandbox's database (PostgreSQL) cannot be reached: ${message}. Nothing was applied; retry in a moment`)
+}
+
+/** Hosted mode: a write whose append to its world's log is known not to have happened. */
+export const writeNotApplied = (reason: string) =>
+  storageUnavailable(`The write did not reach the sandbox's database (PostgreSQL): ${reason}. Nothing was applied; retry in a moment`)
+
+/** Hosted mode: the world's owner cannot answer now (it is being taken over, or PostgreSQL cannot be reached). */
+export const worldUnavailable = (worldId: string, reason: string) =>
+  storageUnavailable(`World ${worldId} cannot be served at the moment (${reason}); retry in a moment`)
 
 export const internalError = () =>
   new ApiError(500, 'internal', 'Internal Server Error', 'The sandbox failed to handle this request; see its log')
@@ -226,9 +272,10 @@ export const tenantRoutesNeedAdministrator = (holder: 'tenant' | 'world') =>
       : "a world's token opens only that world's routes (/_sandbox/worlds/{id}/...)"))
 
 /** A tenant holds as many worlds as its quota allows. */
-export const tenantQuotaReached = (tenantId: string, maxWorlds: number) =>
-  conflict(`Tenant ${tenantId} holds ${maxWorlds} worlds, its quota (maxWorlds ${maxWorlds}); DELETE /_sandbox/worlds/{id} a world it ` +
-    'no longer needs (GET /_sandbox/worlds lists them), or ask the programme\'s administrator for a larger quota')
+export const tenantQuotaReached = (tenantId: string, maxWorlds: number, held = maxWorlds) =>
+  conflict(`Tenant ${tenantId} holds ${held} worlds, ${held > maxWorlds ? 'more than ' : ''}its quota (maxWorlds ${maxWorlds}); DELETE /_sandbox/worlds/{id} a world it ` +
+    'no longer needs (GET /_sandbox/worlds lists them), or ask the programme\'s administrator to raise the quota: ' +
+    `PATCH /_sandbox/tenants/${tenantId} {"maxWorlds": N} with the sandbox's control token`)
 
 /** The sandbox holds as many tenants as it may. */
 export const tooManyTenants = (maxTenants: number) =>

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import { pino } from 'pino'
 import type { Bindings, ChildLoggerOptions, FastifyChildLoggerFactory } from 'fastify/types/logger.js'
 import type { Config } from './config.js'
 
@@ -14,10 +15,21 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
     ...(config.prettyLogs
       ? {
           // The one-line request entry already says what these fields hold (JSON logs keep them as fields).
-          transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,reqId,method,path,status,ms,integration,agency,url' } }
+          transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,reqId,method,path,status,ms,integration,agency,world,tenant,url' } }
         }
       : {})
   }
+}
+
+/**
+ * Warnings written before the app's logger exists (hosted mode waiting for PostgreSQL at start):
+ * a JSON line like the logger's, or a plain line on a terminal; nothing when logs are silent.
+ */
+export function startupWarnings (config: Pick<Config, 'logLevel' | 'prettyLogs'>): (line: string) => void {
+  if (config.logLevel === 'silent') return () => undefined
+  if (config.prettyLogs) return (line) => { process.stderr.write(`agency-sandbox: ${line}\n`) }
+  const logger = pino({ level: config.logLevel }, pino.destination({ fd: 1, sync: true }))
+  return (line) => logger.warn(line)
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'

@@ -26,42 +26,28 @@ export async function startServer (config: Config, options: AppOptions = {}): Pr
 }
 
 /**
- * How long a signal lets in-flight requests finish before the sandbox closes anyway: with the
- * closing itself (writing examiner recordings, closing the database), the process ends within 2 s
- * of the signal, whatever is running (long work runs in turns or on a worker, so the event loop
- * is free to hear the signal and this timer).
+ * How long the closing itself may take once the drain is over (work stopped, examiner recordings
+ * written, the databases closed): past it, the rest is cut short and the process exits.
  */
-export const SHUTDOWN_GRACE_MS = 1500
+export const CLOSE_GRACE_MS = 1500
+
+/** A moment for work stopped at the drain's end (a report, a fixture) to answer 503 itself. */
+const STOPPED_WORK_ANSWERS_MS = 100
 
 /**
- * SIGINT/SIGTERM: graceful close (new requests 503, work in progress stopped, in-flight requests
- * finish); past SHUTDOWN_GRACE_MS the rest is cut short and the database closed at once; exit 0
- * when the database closed cleanly. A second signal exits at once. Answers the same stop for
- * other reasons to stop (standard input closed, with serve --exit-on-stdin-close).
+ * SIGINT/SIGTERM: the drain, then the close (drainAndClose); exit 0 when the database closed
+ * cleanly. A second signal exits at once. Answers the same stop for other reasons to stop
+ * (standard input closed, with serve --exit-on-stdin-close).
  */
-export function closeOnSignals (server: RunningServer, exit: (code: number) => void): (reason: string) => void {
+export function closeOnSignals (server: RunningServer, exit: (code: number) => void, drainSeconds: number): (reason: string) => void {
   let stopping = false
   const stop = (reason: string) => {
     stopping = true
-    server.app.log.info({ signal: reason }, 'shutting down: finishing in-flight requests')
-    const timer = setTimeout(() => {
-      server.app.log.warn(`requests still in flight after ${SHUTDOWN_GRACE_MS} ms: closing now`)
-      try {
-        server.app.closeNow()
-        exit(0)
-      } catch (err) {
-        server.app.log.error({ err }, 'shutdown failed')
-        exit(1)
-      }
-    }, SHUTDOWN_GRACE_MS)
-    timer.unref()
-    server.close().then(
-      () => exit(0),
-      (err: unknown) => {
-        server.app.log.error({ err }, 'shutdown failed')
-        exit(1)
-      }
-    )
+    server.app.log.info({ signal: reason, drainSeconds }, `shutting down: new requests refused, requests in flight get ${drainSeconds} s`)
+    drainAndClose(server, drainSeconds).then(exit, (err: unknown) => {
+      server.app.log.error({ err }, 'shutdown failed')
+      exit(1)
+    })
   }
   const onSignal = (signal: NodeJS.Signals) => {
     if (!stopping) return stop(signal)
@@ -71,4 +57,48 @@ export function closeOnSignals (server: RunningServer, exit: (code: number) => v
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
   return (reason) => { if (!stopping) stop(reason) }
+}
+
+/**
+ * The drain, then the close; answers the exit code. New connections are refused (the server
+ * stops listening) and requests arriving on open ones answered 503 with Retry-After and
+ * `Connection: close`; the requests in flight get `drainSeconds`; then work still running (a
+ * report, a fixture, a simulator's catch-up) is stopped and every request left is answered 503
+ * with Retry-After; then what the instance holds for others is handed over (hosted mode's world
+ * leases, what each world holds written to its log first); last, the app closes, cut short past
+ * CLOSE_GRACE_MS.
+ */
+export async function drainAndClose (server: RunningServer, drainSeconds: number): Promise<number> {
+  const { app } = server
+  const { drain } = app.operations
+  drain.begin()
+  app.server.close()
+  app.server.closeIdleConnections()
+  const left = await drain.drain(drainSeconds * 1000)
+  if (left > 0) {
+    app.log.warn(`${left} request${left === 1 ? '' : 's'} still in flight after ${drainSeconds} s: answered 503`)
+    await app.worlds.stopWork().catch(() => undefined)
+    await new Promise((resolve) => setTimeout(resolve, STOPPED_WORK_ANSWERS_MS))
+    drain.answerLate(drainSeconds)
+  }
+  // once no request here uses them: the others take them at once
+  await app.operations.handOver().catch((err: unknown) => app.log.warn({ err }, 'handing over failed'))
+  let timer: NodeJS.Timeout | undefined
+  const cutShort = new Promise<number>((resolve) => {
+    timer = setTimeout(() => {
+      app.log.warn(`still closing after ${CLOSE_GRACE_MS} ms: closing now`)
+      try {
+        app.closeNow()
+        resolve(0)
+      } catch (err) {
+        app.log.error({ err }, 'shutdown failed')
+        resolve(1)
+      }
+    }, CLOSE_GRACE_MS)
+    timer.unref()
+  })
+  const closed = server.close().then(() => 0)
+  const code = await Promise.race([closed, cutShort])
+  clearTimeout(timer)
+  return code
 }

@@ -1,5 +1,4 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import { useJsonBodies } from '../../src/http/json-body.js'
 import { plainIntegers } from '../../src/plugins/plain-integers.js'
@@ -12,6 +11,7 @@ import worldControl from './world.js'
 import worldsControl from './worlds.js'
 import tenantsControl from './tenants.js'
 import consoleUi from './ui.js'
+import operationsControl from './operations.js'
 import { controlTokens, isConsolePage, worldScope } from './tokens.js'
 import { grantConsoleCookie, wantsConsoleCookie } from '../../src/plugins/console-cookie.js'
 import type { ControlOptions } from './options.js'
@@ -39,15 +39,8 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
     done(null, payload)
   })
 
-  app.route({
-    method: 'GET',
-    url: '/health',
-    schema: {
-      summary: 'Liveness: 200 once the sandbox serves (never needs the control token)',
-      response: { 200: Type.Object({ status: Type.Literal('ok'), version: Type.String() }) }
-    },
-    handler: () => ({ status: 'ok' as const, version: config.version })
-  })
+  // health (no token) and metrics (the administrator's), of the instance itself
+  await app.register(operationsControl, { worlds, config, tokens })
 
   // the public key reports are signed with: no secret, so no token either
   await app.register(signingKeyRoute, { worlds, config })
@@ -74,7 +67,10 @@ export default async function controlPlane (fastify: FastifyInstance, options: C
   }, { prefix: '/worlds/:worldId' })
 }
 
-/** The control routes of one world (the request's: see worldScope). */
+/**
+ * The control routes of one world (the request's: see worldScope). Hosted mode answers them at the
+ * world's owner (src/plugins/world-of-request.ts finds them by their URLs under /worlds/{worldId}).
+ */
 async function registerWorldRoutes (app: FastifyInstance, options: ControlOptions): Promise<void> {
   await app.register(worldControl, options)
   await app.register(agencyControl, options)

@@ -2,15 +2,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { Tenant } from '../../src/domain/worlds/tenants.js'
 import { MAX_TENANTS } from '../../src/domain/worlds/tenants.js'
-import { tenantNotFound } from '../../src/errors.js'
-import { TenantCreateBody, TenantCreatedSchema, TenantIdParams, TenantListSchema, TenantSchema } from '../../src/schemas/tenants.js'
+import { badRequest, tenantNotFound } from '../../src/errors.js'
+import { TenantCreateBody, TenantCreatedSchema, TenantIdParams, TenantListSchema, TenantPatchBody, TenantSchema, TenantTokenSchema } from '../../src/schemas/tenants.js'
 import type { ControlOptions } from './options.js'
 import type { ControlTokens } from './tokens.js'
 
 /**
- * The tenants of a partner programme: created, listed and deleted by its administrator (the
- * sandbox's control token, or anyone on a sandbox without one); each tenant's token creates and
- * controls its own worlds (routes/control/worlds.ts, tokens.ts).
+ * The tenants of a partner programme: created, listed, changed (name, quota), given a new token
+ * and deleted by its administrator (the sandbox's control token, or anyone on a sandbox without
+ * one); each tenant's token creates and controls its own worlds (routes/control/worlds.ts, tokens.ts).
  */
 export default async function tenantsControl (fastify: FastifyInstance, { worlds, tokens }: ControlOptions & { tokens: ControlTokens }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -53,6 +53,35 @@ export default async function tenantsControl (fastify: FastifyInstance, { worlds
   app.get('/tenants/:tenantId', {
     schema: { summary: 'One tenant (no token)', params: TenantIdParams, response: { 200: TenantSchema } }
   }, (request) => describe(found(request.params.tenantId)))
+
+  app.patch('/tenants/:tenantId', {
+    schema: {
+      summary: 'Change a tenant\'s name or quota (maxWorlds); a quota below the worlds it holds keeps them and stops it creating more',
+      params: TenantIdParams,
+      body: TenantPatchBody,
+      response: { 200: TenantSchema }
+    }
+  }, async (request) => {
+    const { name, maxWorlds } = request.body ?? {}
+    if (name === undefined && maxWorlds === undefined) {
+      throw badRequest('Give name, maxWorlds or both', [{ field: '(body)', message: 'must have name or maxWorlds' }])
+    }
+    const tenant = await tenants.update(request.params.tenantId, { name, maxWorlds })
+    if (tenant === undefined) throw tenantNotFound(request.params.tenantId)
+    return describe(tenant)
+  })
+
+  app.post('/tenants/:tenantId/token', {
+    schema: {
+      summary: 'A new token for the tenant, answered this once: its previous token opens nothing from now on, on every instance (its worlds\' own tokens stay)',
+      params: TenantIdParams,
+      response: { 200: TenantTokenSchema }
+    }
+  }, async (request) => {
+    const changed = await tenants.newToken(request.params.tenantId)
+    if (changed === undefined) throw tenantNotFound(request.params.tenantId)
+    return { ...describe(changed.tenant), token: changed.token }
+  })
 
   app.delete('/tenants/:tenantId', {
     schema: { summary: 'Delete a tenant: its worlds are deleted (their credentials answer 401) and its token opens nothing', params: TenantIdParams }

@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { tokenDigest, type TokenHolders } from '../../src/domain/worlds/control-tokens.js'
 import type { WorldRegistry } from '../../src/domain/worlds/registry.js'
 import type { Tenant, TokenHolder } from '../../src/domain/worlds/tenants.js'
-import type { World } from '../../src/domain/worlds/world.js'
+import type { KnownWorld } from '../../src/domain/worlds/world.js'
 import { ApiError, notFound, tenantRoutesNeedAdministrator, tenantTokenOnDefaultWorld } from '../../src/errors.js'
 
 const tokenRequired = () => new ApiError(401, 'control-token', 'Unauthorized',
@@ -19,7 +19,7 @@ const tokenRequired = () => new ApiError(401, 'control-token', 'Unauthorized',
 export type ControlCaller =
   | { kind: 'administrator' }
   | { kind: 'tenant', tenant: Tenant }
-  | { kind: 'world', world: World }
+  | { kind: 'world', world: KnownWorld }
   | { kind: 'nobody' }
 
 export interface ControlTokens {
@@ -38,7 +38,7 @@ export interface ControlTokens {
    * Whether the request may open this world's routes: `refused` (401) without a token that could;
    * `unknown` (404) when the world does not exist for the caller.
    */
-  worldAccess: (request: FastifyRequest, world: World | undefined) => 'open' | 'unknown' | 'refused'
+  worldAccess: (request: FastifyRequest, world: KnownWorld | undefined) => 'open' | 'unknown' | 'refused'
 }
 
 const ADMINISTRATOR: ControlCaller = { kind: 'administrator' }
@@ -72,7 +72,12 @@ export function controlTokens (sandboxToken: string | undefined, holders: TokenH
     const holder = holders.find(token)
     const bySandbox = expected !== undefined && timingSafeEqual(tokenDigest(token), expected)
     if (bySandbox) return ADMINISTRATOR
-    if (holder !== undefined) return holder.kind === 'tenant' ? { kind: 'tenant', tenant: holder.tenant } : { kind: 'world', world: holder.world }
+    if (holder?.kind === 'tenant') {
+      // named in the request's log line and metrics
+      request.callerTenant = holder.tenant.id
+      return { kind: 'tenant', tenant: holder.tenant }
+    }
+    if (holder !== undefined) return { kind: 'world', world: holder.world }
     return open ? ADMINISTRATOR : NOBODY
   }
   /** The administrator, or a world's token on a sandbox without a control token (where it opens everything, as it always did). */
@@ -106,25 +111,37 @@ export function controlTokens (sandboxToken: string | undefined, holders: TokenH
       if (actsAsAdministrator(caller)) return world === undefined ? 'unknown' : 'open'
       // a tenant cannot tell another's world (or the default one) from a world that does not exist
       if (caller.kind === 'tenant') return world !== undefined && world.tenantId === caller.tenant.id ? 'open' : 'unknown'
-      return caller.kind === 'world' && caller.world === world ? 'open' : 'refused'
+      return caller.kind === 'world' && world !== undefined && caller.world.id === world.id ? 'open' : 'refused'
     }
   }
 }
 
 /**
+ * The world the path's {worldId} names, once the caller may open it (held here or, in hosted mode,
+ * by another instance): an unknown or expired world is a 404, and so is a world of another tenant
+ * (or one no tenant made) to a tenant, which cannot tell them apart.
+ */
+export function worldOfPath (request: FastifyRequest, worlds: WorldRegistry, tokens: ControlTokens): KnownWorld {
+  const { worldId } = request.params as { worldId: string }
+  const world = worlds.find(worldId)
+  const access = tokens.worldAccess(request, world)
+  if (access === 'refused') throw tokenRequired()
+  if (access === 'unknown' || world === undefined) {
+    throw notFound(`No world ${worldId.slice(0, 40)}; GET /_sandbox/worlds lists the worlds (a world idle past its ttlSeconds is deleted)`)
+  }
+  return world
+}
+
+/**
  * The routes of the world named by the path's {worldId}: the world becomes the request's (and is
- * marked used), once the caller may open it; an unknown or expired world is a 404, and so is a
- * world of another tenant (or one no tenant made) to a tenant, which cannot tell them apart.
+ * marked used), once the caller may open it (worldOfPath). In hosted mode the request reached
+ * the world's owner (plugins/owner-routing.ts), which holds it.
  */
 export function worldScope (app: FastifyInstance, worlds: WorldRegistry, tokens: ControlTokens): void {
   app.addHook('onRequest', async (request) => {
-    const { worldId } = request.params as { worldId: string }
-    const world = worlds.get(worldId)
-    const access = tokens.worldAccess(request, world)
-    if (access === 'refused') throw tokenRequired()
-    if (access === 'unknown' || world === undefined) {
-      throw notFound(`No world ${worldId.slice(0, 40)}; GET /_sandbox/worlds lists the worlds (a world idle past its ttlSeconds is deleted)`)
-    }
+    const known = worldOfPath(request, worlds, tokens)
+    const world = worlds.get(known.id)
+    if (world === undefined) throw notFound(`No world ${known.id}; GET /_sandbox/worlds lists the worlds`)
     world.touch()
     request.world = world
   })

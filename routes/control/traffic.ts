@@ -101,7 +101,7 @@ export default async function timeAndTraffic (fastify: FastifyInstance, _options
     reply.code(201).send(request.world.faults.add(request.body))
   })
 
-  app.get('/faults', { schema: { summary: 'Fault rules with their match and hit counts' } }, async (request) => await request.world.faults.current())
+  app.get('/faults', { schema: { summary: 'Fault rules with their match and hit counts' } }, (request) => request.world.faults.list())
 
   app.delete('/faults', { schema: { summary: 'Remove every fault rule' } }, (request, reply) => {
     request.world.faults.clear()

@@ -1,11 +1,11 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import { readWorldBody } from '../../src/domain/worlds/fixture-job.js'
-import type { World, WorldDataFacts } from '../../src/domain/worlds/world.js'
+import type { World, WorldListing } from '../../src/domain/worlds/world.js'
 import { FIXTURE_BODY_LIMIT, UNPARSED_JSON_BYTES, UnparsedJson, useJsonBodies } from '../../src/http/json-body.js'
 import { WorldCreateBody, WorldCreatedSchema, WorldIdParams, WorldListSchema, WorldWithSecretsSchema } from '../../src/schemas/worlds.js'
 import type { ControlOptions } from './options.js'
-import { worldScope, type ControlTokens } from './tokens.js'
+import { worldOfPath, worldScope, type ControlTokens } from './tokens.js'
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
 
@@ -13,10 +13,10 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 const checkedWhereRead = () => (value: unknown) => ({ value })
 
 /** The world's integrations with their secrets: for its creator, and whoever holds a token that opens it. */
-const credentialsOf = (world: World) => world.integrations().map(({ clientId, clientSecret, name }) => ({ clientId, clientSecret, name }))
+const credentialsOf = (integrations: ReturnType<World['integrations']>) => integrations.map(({ clientId, clientSecret, name }) => ({ clientId, clientSecret, name }))
 
 /** What GET /_sandbox/worlds tells of a world. */
-function describe (world: World, data: WorldDataFacts) {
+function describe ({ world, data, journal, faults }: WorldListing) {
   return {
     id: world.id,
     name: world.name,
@@ -29,7 +29,7 @@ function describe (world: World, data: WorldDataFacts) {
     bytes: data.bytes,
     maxBytes: world.maxBytes ?? null,
     integrations: data.integrations,
-    counts: { ...data.counts, journal: world.journal.size, faults: world.faults.list().length }
+    counts: { ...data.counts, journal, faults }
   }
 }
 
@@ -64,12 +64,12 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
         ? await worlds.fixtures.world(body.bytes, body.maxValues, `creator:${owner?.id ?? 'administrator'}`)
         : readWorldBody(body, { migrationsDir: config.migrationsDir, nowIso: new Date().toISOString() })
       for (const line of warnings) request.log.warn(`fixture posted to /_sandbox/worlds: ${line}`)
-      const world = await worlds.create({ name, from, snapshot, ttlSeconds, maxBytes, secrets, owner })
+      const { world, integrations, token } = await worlds.create({ name, from, snapshot, ttlSeconds, maxBytes, secrets, owner })
       reply.code(201).send({
         id: world.id,
         name: world.name,
-        integrations: credentialsOf(world),
-        token: world.token ?? '',
+        integrations: credentialsOf(integrations),
+        token,
         expiresAt: iso(world.expiresAtMs),
         maxBytes: world.maxBytes ?? null,
         ...(warnings.length > 0 ? { warnings } : {})
@@ -85,13 +85,12 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     }
   }, async (request) => {
     const owner = tokens.tenantOf(request)
-    const listed = owner === undefined ? [worlds.default, ...worlds.list()] : worlds.ownedBy(owner.id)
-    const data = await worlds.dataFacts(listed)
-    const described = listed.map((world, i) => describe(world, data[i]))
+    const listed = await worlds.listing(owner?.id)
+    const described = listed.map(describe)
     if (owner === undefined) return { worlds: described, limits: { ...worlds.limits, bytes: worlds.bytes() } }
     return {
       worlds: described,
-      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: listed.reduce((sum, world) => sum + world.bytes(), 0) }
+      limits: { maxWorlds: owner.maxWorlds, maxBytes: worlds.limits.maxBytes, bytes: listed.reduce((sum, { data }) => sum + data.bytes, 0) }
     }
   })
 
@@ -99,13 +98,16 @@ export default async function worldsControl (fastify: FastifyInstance, { worlds,
     worldScope(scope, worlds, tokens)
     scope.withTypeProvider<TypeBoxTypeProvider>().get('/worlds/:worldId', {
       schema: { summary: "One world, with its integrations' secrets (to whoever holds its token, its tenant's, or the sandbox's)", params: WorldIdParams, response: { 200: WorldWithSecretsSchema } }
-    }, (request) => ({ ...describe(request.world, request.world.dataFacts()), credentials: credentialsOf(request.world) }))
-    scope.withTypeProvider<TypeBoxTypeProvider>().delete('/worlds/:worldId', {
-      config: { removesWorld: true },
-      schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
-    }, async (request, reply) => {
-      await worlds.remove(request.world.id)
-      reply.code(204).send()
-    })
+    }, (request) => ({ ...describe(request.world.listing()), credentials: credentialsOf(request.world.integrations()) }))
+  })
+
+  // any instance deletes a world (hosted mode: in the catalogue, and its owner gives it up)
+  app.delete('/worlds/:worldId', {
+    onRequest: async (request) => { worldOfPath(request, worlds, tokens) },
+    config: { removesWorld: true },
+    schema: { summary: 'Delete a world: its credentials answer 401 from now on', params: WorldIdParams }
+  }, async (request, reply) => {
+    await worlds.remove(worldOfPath(request, worlds, tokens).id)
+    reply.code(204).send()
   })
 }

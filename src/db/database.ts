@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { StartupError } from '../startup-error.js'
 
 export type Db = Database.Database
 
@@ -59,10 +60,20 @@ export function listMigrations (dir: string): Migration[] {
     .sort((a, b) => a.version - b.version)
 }
 
-/** Applies, each in its own transaction, every migration above PRAGMA user_version. */
+/**
+ * Applies, each in its own transaction, every migration above PRAGMA user_version. A database of a
+ * schema newer than this build knows (a newer version wrote it) is refused, not read as if it were
+ * ours: StartupError names both versions.
+ */
 export function migrate (db: Db, dir: string): number {
   const current = db.pragma('user_version', { simple: true }) as number
-  const pending = listMigrations(dir).filter((m) => m.version > current)
+  const migrations = listMigrations(dir)
+  const known = migrations.at(-1)?.version ?? 0
+  if (current > known) {
+    const file = db.memory ? 'the SQLite database' : `the SQLite database ${db.name}`
+    throw new StartupError(`${file} is at schema version ${current}, newer than this build knows (${known}): a newer agency-sandbox wrote it; run that version, or a copy of the file from before the upgrade (docs/operations.md, "Upgrade and rollback")`)
+  }
+  const pending = migrations.filter((m) => m.version > current)
   for (const m of pending) {
     db.transaction(() => {
       db.exec(m.sql)

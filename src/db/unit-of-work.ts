@@ -67,8 +67,6 @@ export interface Command<Params extends unknown[] | object = unknown[]> {
 export interface Committed {
   /** [agencyId, clientNumber] of each client row written, in order (repeats possible). */
   clients: ReadonlyArray<readonly [number, number]>
-  /** The commit replayed another replica's (replay): the replica that made it has told its own listeners. */
-  replayed: boolean
   /** Tables its commands wrote, by name; `*` when a command's table could not be told from its SQL. */
   tables: ReadonlySet<string>
   /**
@@ -87,7 +85,7 @@ export function writtenTable (sql: string): string {
   return m === null || sql.includes(';') ? ANY_TABLE : m[1].toLowerCase()
 }
 
-/** One command run in a committed transaction, as a replica replays it: its SQL and parameters, or a client it noted. */
+/** One command run in a committed transaction, as a copy of the database replays it (hosted mode's log): its SQL and parameters, or a client it noted. */
 export type CapturedStep = { sql: string, params: unknown[] } | { client: readonly [number, number] } | { unreplayable: string }
 
 /** What readers of the data need to know about writes to it. */
@@ -117,13 +115,12 @@ export class UnitOfWork implements ChangeSignal {
   /** Of those, the tables written by commands not scoped to one client. */
   private unscoped = new Set<string>()
   /**
-   * While set, every command run (and client noted) in a transaction that commits is kept here, in
-   * order, for a replica of this database elsewhere to replay (src/domain/worlds/replica.ts).
+   * While set, every command run (log commands too) and client noted in a transaction that commits
+   * is kept here, in order, for a copy of this database elsewhere to replay (hosted mode: a world's
+   * log, src/domain/worlds/owned-world.ts).
    */
   private captured: CapturedStep[] | undefined
-  /** Set with capture: a command run while nothing captures is refused (a write no replica would see). */
-  private refuseUncaptured = false
-  /** True while replay runs its transaction. */
+  /** True while replay runs its transaction (what it commits was acknowledged already: no check refuses it). */
   private replaying = false
   /** Commands prepared for replay, by SQL text. */
   private readonly replayCommands = new Map<string, Command<unknown[]>>()
@@ -167,60 +164,59 @@ export class UnitOfWork implements ChangeSignal {
     this.captured?.push({ client: [agencyId, clientNumber] })
   }
 
-  /**
-   * From now on every write must be captured: `capture` starts keeping the commands of the
-   * transactions that commit, `takeCaptured` hands them over and stops; a command run between
-   * them throws, as a write kept only here would never reach the other replicas.
-   */
-  requireCapture (): void {
-    this.refuseUncaptured = true
-  }
-
+  /** From now on the commands of every transaction that commits are kept, until taken (takeCaptured). */
   capture (): void {
-    this.captured = []
+    this.captured ??= []
   }
 
+  /** The steps kept since the last take (capturing goes on). */
   takeCaptured (): CapturedStep[] {
     const steps = this.captured ?? []
-    this.captured = undefined
+    if (this.captured !== undefined) this.captured = []
     return steps
+  }
+
+  /** Steps kept and not yet taken. */
+  get capturedSteps (): number {
+    return this.captured?.length ?? 0
   }
 
   /**
    * Runs `check` inside every outermost transaction that ran a command, just before its COMMIT, so
    * that it sees what the transaction wrote (a world's bytes: worlds/world.ts): when it throws, the
-   * transaction rolls back and nothing of it is applied. A replay (another replica's commit, already
-   * acknowledged) is not checked.
+   * transaction rolls back and nothing of it is applied. A replay (a commit of the world's log,
+   * acknowledged already) is not checked.
    */
   checkBeforeCommit (check: () => void): void {
     this.commitCheck = check
   }
 
-  /** Runs captured steps (another replica's commit) in one transaction, which signals its change as any commit does. */
+  /** Runs captured steps (a commit of the world's log) in one transaction, which signals its change as any commit does. */
   replay (steps: readonly CapturedStep[]): void {
-    const refusing = this.refuseUncaptured
-    this.refuseUncaptured = false
     this.replaying = true
     try {
-      this.transaction(() => {
-        for (const step of steps) {
-          if ('client' in step) {
-            this.noteClient(step.client[0], step.client[1])
-            continue
-          }
-          if ('unreplayable' in step) throw new Error(`a captured step cannot be replayed: ${step.unreplayable}`)
-          let command = this.replayCommands.get(step.sql)
-          if (command === undefined) {
-            command = this.command<unknown[]>(step.sql)
-            this.replayCommands.set(step.sql, command)
-          }
-          command.run(...step.params)
-        }
-      })
+      this.replayTransaction(steps)
     } finally {
-      this.refuseUncaptured = refusing
       this.replaying = false
     }
+  }
+
+  private replayTransaction (steps: readonly CapturedStep[]): void {
+    this.transaction(() => {
+      for (const step of steps) {
+        if ('client' in step) {
+          this.noteClient(step.client[0], step.client[1])
+          continue
+        }
+        if ('unreplayable' in step) throw new Error(`a captured step cannot be replayed: ${step.unreplayable}`)
+        let command = this.replayCommands.get(step.sql)
+        if (command === undefined) {
+          command = this.command<unknown[]>(step.sql)
+          this.replayCommands.set(step.sql, command)
+        }
+        command.run(...step.params)
+      }
+    })
   }
 
   /** A read-only statement; SQL that would change the database is refused here, when it is first seen. */
@@ -276,9 +272,8 @@ export class UnitOfWork implements ChangeSignal {
         this.changed = true
         this.tables.add(table)
         if (clientOf === undefined) this.unscoped.add(table)
-        if (this.captured !== undefined) this.captured.push(replayable ? { sql, params } : { unreplayable: sql })
-        else if (this.refuseUncaptured) throw new Error(`a write outside a replicated turn would reach no other replica: ${sql}`)
       }
+      this.captured?.push(replayable ? { sql, params } : { unreplayable: sql })
       statement ??= this.db.prepare(sql)
       const result = statement.run(...params)
       if (clientOf !== undefined) {
@@ -316,7 +311,7 @@ export class UnitOfWork implements ChangeSignal {
     }
     if (this.changed) {
       this.changed = false
-      const committed = { clients: this.clients, replayed: this.replaying, tables: this.tables, unscoped: this.unscoped }
+      const committed = { clients: this.clients, tables: this.tables, unscoped: this.unscoped }
       this.clients = []
       this.tables = new Set()
       this.unscoped = new Set()

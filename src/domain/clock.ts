@@ -21,8 +21,6 @@ export interface ClockSetting {
 export class Clock {
   private offsetMs = 0
   private frozenAt: number | null = null
-  /** Told of each change of the setting (a replica sends it to the others: worlds/replica.ts). */
-  observer: ((setting: ClockSetting) => void) | undefined
 
   constructor (private readonly realNow: () => number = Date.now) {}
 
@@ -51,19 +49,16 @@ export class Clock {
       this.frozenAt = null
       this.offsetMs = nowMs - this.realNow()
     }
-    this.changed()
   }
 
   advance (ms: number): void {
     if (this.frozenAt !== null) this.frozenAt += ms
     else this.offsetMs += ms
-    this.changed()
   }
 
   reset (): void {
     this.offsetMs = 0
     this.frozenAt = null
-    this.changed()
   }
 
   /** The setting as it stands (what adopt takes). */
@@ -71,14 +66,10 @@ export class Clock {
     return { offsetMs: this.offsetMs, frozenAt: this.frozenAt }
   }
 
-  /** Takes the setting another replica of the clock made. */
+  /** Takes a setting a hosted world's log kept (its owner's, before this instance took the world). */
   adopt (setting: ClockSetting): void {
     this.offsetMs = setting.offsetMs
     this.frozenAt = setting.frozenAt
-  }
-
-  private changed (): void {
-    this.observer?.({ offsetMs: this.offsetMs, frozenAt: this.frozenAt })
   }
 
   state (): ClockState {

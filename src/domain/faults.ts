@@ -69,53 +69,25 @@ interface Compiled {
   path: GlobMatcher | undefined
 }
 
-/** The rules as every instance holds them (hosted mode): each change is sent to the others whole (worlds/replica.ts). */
+/** The rules with their counts: what a hosted world's log keeps of them (worlds/world-state.ts). */
 export interface FaultRules {
   nextId: number
-  rules: Array<FaultInput & { id: string }>
-}
-
-/**
- * Where the counts of rules shared by several instances are kept and decided (hosted mode), so
- * `times`, `every` and `probability` hold across instances exactly: each step counts one, if the
- * rule is not exhausted meanwhile (undefined when it is).
- */
-export interface SharedFaultCounts {
-  /** Counts one match; the rule's matches so far. */
-  match(ruleId: string): Promise<number | undefined>
-  /** Counts one hit, exhausting the rule at its `times`; its hits so far. */
-  hit(ruleId: string, times: number | undefined): Promise<number | undefined>
-  /** Every rule's counts now. */
-  all(): Promise<Map<string, Pick<FaultRule, 'matched' | 'hits' | 'exhausted'>>>
+  rules: FaultRule[]
 }
 
 export class Faults {
   private rules: Compiled[] = []
   private nextId = 1
-  private shared: SharedFaultCounts | undefined
 
-  /** Told of each change of the rules, with the rules after it (a replica sends them to the others). */
-  observer: ((rules: FaultRules) => void) | undefined
-
-  /** From now on the rules' counts are kept and decided there (hosted mode): decide with decideShared. */
-  share (counts: SharedFaultCounts): void {
-    this.shared = counts
-  }
-
-  /** The rules and what is needed to go on numbering them. */
+  /** The rules, their counts, and what is needed to go on numbering them. */
   state (): FaultRules {
-    return { nextId: this.nextId, rules: this.rules.map(({ rule }) => inputOf(rule)) }
+    return { nextId: this.nextId, rules: this.rules.map(({ rule }) => ({ ...rule })) }
   }
 
-  /** Takes the rules another replica holds; a rule held here already keeps its counts. */
+  /** Takes the rules a hosted world's log kept (its owner's, before this instance took the world). */
   adopt (state: FaultRules): void {
-    const held = new Map(this.rules.map((c) => [c.rule.id, c]))
     this.nextId = state.nextId
-    this.rules = state.rules.map((input) => held.get(input.id) ?? compile({ ...input, match: input.match ?? {}, matched: 0, hits: 0, exhausted: false }))
-  }
-
-  private changed (): void {
-    this.observer?.(this.state())
+    this.rules = state.rules.map((rule) => compile({ ...rule }))
   }
 
   add (input: FaultInput): FaultRule {
@@ -124,7 +96,6 @@ export class Faults {
     }
     const rule: FaultRule = { ...input, match: input.match ?? {}, id: `fault-${this.nextId++}`, matched: 0, hits: 0, exhausted: false }
     this.rules.push(compile(rule))
-    this.changed()
     return rule
   }
 
@@ -135,24 +106,11 @@ export class Faults {
   remove (id: string): boolean {
     const before = this.rules.length
     this.rules = this.rules.filter((c) => c.rule.id !== id)
-    if (this.rules.length === before) return false
-    this.changed()
-    return true
+    return this.rules.length !== before
   }
 
   clear (): void {
-    if (this.rules.length === 0) return
     this.rules = []
-    this.changed()
-  }
-
-  /** The rules with their counts now (kept where they are shared, in hosted mode). */
-  async current (): Promise<FaultRule[]> {
-    if (this.shared !== undefined) {
-      const counts = await this.shared.all()
-      for (const { rule } of this.rules) Object.assign(rule, counts.get(rule.id) ?? {})
-    }
-    return this.list()
   }
 
   get active (): boolean {
@@ -173,37 +131,6 @@ export class Faults {
     }
     return undefined
   }
-
-  /**
-   * decide() for rules whose counts are shared (hosted mode): each step is counted where the counts
-   * are kept, and the probability's draw is the one of that match's turn (seededDraw), so the
-   * requests of every instance take the rules' turns as one instance's would.
-   */
-  async decideShared (req: FaultRequest): Promise<FaultRule | undefined> {
-    const counts = this.shared
-    if (counts === undefined) return this.decide(req)
-    for (const c of [...this.rules]) {
-      const { rule } = c
-      if (rule.exhausted || !matches(c, req)) continue
-      const matched = await counts.match(rule.id)
-      if (matched === undefined) {
-        rule.exhausted = true
-        continue
-      }
-      rule.matched = Math.max(rule.matched, matched)
-      if (rule.every !== undefined && matched % rule.every !== 0) continue
-      if (rule.probability !== undefined && seededDraw(rule.seed ?? 1, drawOf(rule, matched)) >= rule.probability) continue
-      const hits = await counts.hit(rule.id, rule.times)
-      if (hits === undefined) {
-        rule.exhausted = true
-        continue
-      }
-      rule.hits = Math.max(rule.hits, hits)
-      if (rule.times !== undefined && hits >= rule.times) rule.exhausted = true
-      return rule
-    }
-    return undefined
-  }
 }
 
 function compile (rule: FaultRule): Compiled {
@@ -212,11 +139,6 @@ function compile (rule: FaultRule): Compiled {
 
 /** Which draw of the rule's seeded sequence its `matched`-th match takes: one per match that passes `every`. */
 const drawOf = (rule: FaultRule, matched: number) => (rule.every === undefined ? matched : matched / rule.every)
-
-function inputOf (rule: FaultRule): FaultInput & { id: string } {
-  const { matched: _matched, hits: _hits, exhausted: _exhausted, ...input } = rule
-  return input
-}
 
 function matches (c: Compiled, req: FaultRequest): boolean {
   const m = c.rule.match

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks'
 import { compileGlob } from './glob.js'
 
 /**
@@ -11,6 +10,8 @@ export interface JournalEntry {
   id: number
   /** Sandbox clock time the answer was sent (it arrived `durationMs` earlier, the clock running). */
   time: string
+  /** The request's id: its `x-request-id` as sent (when usable), else the one the sandbox made; the answer echoes it. */
+  requestId?: string
   method: string
   /** The path, cut at MAX_MATCHED_PATH characters (then ending with PATH_CUT_MARKER). */
   path: string
@@ -45,31 +46,6 @@ export interface JournalFilter {
   limit?: number
 }
 
-/** Where a journal is read and cleared when the instances share it (hosted mode: worlds/shared-journals.ts). */
-export interface JournalSharing {
-  listJson(f: JournalFilter): Promise<string>
-  clear(): Promise<void>
-}
-
-/** An entry as shipped to the shared journal: what its filters select by, and its JSON text without the id. */
-export interface EntryText {
-  id: number
-  atMs: number
-  /**
-   * What the shared journal orders the entries of all instances by: the wall clock's time the
-   * request arrived, to the microsecond, or that of an entry recorded before it here if later (so
-   * each instance's entries keep their order). A request sent after another's answer arrived after
-   * it was answered, so it comes after it, whichever instances answered the two.
-   */
-  realMs: number
-  method: string
-  path: string
-  agencyId: number | null
-  status: number
-  /** The entry's JSON text without its id. */
-  text: string
-}
-
 /** Default byte budget: with 1,000 entries of 16 KiB bodies it stays about 16 MiB, well inside the 200 MB target. */
 export const DEFAULT_JOURNAL_BYTES = 16 * 1024 * 1024
 /** A JSON body is kept whole up to this many characters of text, else its first characters. */
@@ -102,16 +78,15 @@ export interface JournalInput {
   describe: () => EntryDescription
   /** The request URL the description is made from (counted twice: raw, then as path and query). */
   url: string
+  /** The request's id (counted once: the description holds it). */
+  requestId?: string
   warnings: readonly string[]
   body?: RecordedBody
-  /** How long ago the request arrived, in milliseconds (default: now): what the shared journal orders entries by. */
-  durationMs?: number
 }
 
 interface Slot {
   id: number
   atMs: number
-  realMs: number
   bytes: number
   body: RecordedBody | undefined
   describe: (() => EntryDescription) | undefined
@@ -143,7 +118,7 @@ function bodyBytes (body: RecordedBody | undefined): number {
 
 /** The accounted size of an entry: its strings and a fixed overhead. */
 export function entryBytes (input: JournalInput): number {
-  let total = ENTRY_OVERHEAD_BYTES + 2 * stringBytes(input.url) + bodyBytes(input.body)
+  let total = ENTRY_OVERHEAD_BYTES + 2 * stringBytes(input.url) + bodyBytes(input.body) + (input.requestId === undefined ? 0 : 16 + input.requestId.length)
   for (const warning of input.warnings) total += 16 + stringBytes(warning)
   return total
 }
@@ -163,25 +138,6 @@ export function capWarnings (warnings: readonly string[]): string[] {
   return kept
 }
 
-/**
- * The items whose path the glob matches, in order, giving other requests their turn every
- * QUERY_WORK_PER_TURN units of work (the shared journal's reads: its other filters are the database's).
- */
-export async function matchingPaths<T extends { path: string }> (items: readonly T[], glob: string): Promise<T[]> {
-  const match = compileGlob(glob)
-  const out: T[] = []
-  let work = 0
-  for (const item of items) {
-    work += item.path.length * (1 + match.words)
-    if (match(item.path)) out.push(item)
-    if (work >= QUERY_WORK_PER_TURN) {
-      work = 0
-      await nextTurn()
-    }
-  }
-  return out
-}
-
 export class Journal {
   private slots: (Slot | undefined)[]
   /** Index of the oldest entry. */
@@ -189,17 +145,9 @@ export class Journal {
   private count = 0
   private accounted = 0
   private nextId = 1
-  /** The order key of the entry recorded last (see EntryText.realMs). */
-  private lastOrderMs = 0
-  private sharing: JournalSharing | undefined
 
   constructor (readonly capacity: number, readonly budgetBytes: number = DEFAULT_JOURNAL_BYTES) {
     this.slots = new Array<Slot | undefined>(Math.max(0, capacity))
-  }
-
-  /** Hosted mode: reads and clears go to the journal the instances share; this one keeps what this instance answered until it is shipped. */
-  share (sharing: JournalSharing): void {
-    this.sharing = sharing
   }
 
   /** Entries kept now. */
@@ -223,8 +171,7 @@ export class Journal {
     if (this.capacity === 0 || bytes > this.budgetBytes) return 0
     while (this.count > 0 && (this.count === this.capacity || this.accounted + bytes > this.budgetBytes)) this.dropOldest()
     const id = this.nextId++
-    this.lastOrderMs = Math.max(this.lastOrderMs, performance.timeOrigin + performance.now() - (input.durationMs ?? 0))
-    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, realMs: this.lastOrderMs, bytes, body: input.body, describe: input.describe, entry: undefined }
+    this.slots[(this.head + this.count) % this.capacity] = { id, atMs, bytes, body: input.body, describe: input.describe, entry: undefined }
     this.count++
     this.accounted += bytes
     return id
@@ -292,7 +239,6 @@ export class Journal {
    * than the text itself.
    */
   async listJson (f: JournalFilter = {}): Promise<string> {
-    if (this.sharing !== undefined) return await this.sharing.listJson(f)
     return `[${(await this.select(f)).map((slot) => `{"id":${slot.id},${this.text(slot).slice(1)}`).join(',')}]`
   }
 
@@ -303,23 +249,11 @@ export class Journal {
     return `${head.slice(0, -1)},"body":${'json' in slot.body ? slot.body.json : JSON.stringify(slot.body.about)}}`
   }
 
-  /** The entries after local id `id`, oldest first, as text (what an instance ships to the shared journal). */
-  async textsAfter (id: number): Promise<EntryText[]> {
-    return (await this.select({ since: String(id) })).map((slot) => {
-      const e = this.describe(slot)
-      return { id: slot.id, atMs: slot.atMs, realMs: slot.realMs, method: e.method, path: e.path, agencyId: e.agencyId, status: e.status, text: this.text(slot) }
-    })
-  }
-
-  /**
-   * Drops every entry (and the references to them) and starts counting from zero; ids keep rising.
-   * Shared, the entries every instance answered before it are gone once it resolves.
-   */
+  /** Drops every entry (and the references to them) and starts counting from zero; ids keep rising. */
   async clear (): Promise<void> {
     this.slots = new Array<Slot | undefined>(Math.max(0, this.capacity))
     this.head = 0
     this.count = 0
     this.accounted = 0
-    await this.sharing?.clear()
   }
 }

@@ -11,8 +11,8 @@ export type { ChangeKind, SimulatorData } from './simulator-changes.js'
  * `modified`, deterministically from its seed. It runs in real time (a timer) or in clock
  * time (each clock advance makes the changes that period would have seen). Either way the
  * changes are made in turns of at most TURN_MS, one transaction each, so the event loop answers
- * other requests between them. In hosted mode its state travels with the world's log and one
- * instance runs its timer (share, adopt, lead: see SimulatorSharing).
+ * other requests between them. In hosted mode it runs at the world's owner, each real-time turn
+ * a write turn of the world (inWriteTurns), its state kept in the world's log (state, adopt).
  */
 
 export interface SimulatorSettings {
@@ -31,7 +31,7 @@ export interface SimulatorStatus {
   byKind: Record<string, number>
 }
 
-/** The simulator's whole state: what travels with a world's log in hosted mode (replica.ts), so every instance reports and continues the same simulator. */
+/** The simulator's whole state: what a hosted world's log keeps (worlds/world-state.ts), so the instance that takes the world over continues the same simulator. */
 export interface SimulatorState {
   settings: SimulatorSettings | null
   changes: number
@@ -40,18 +40,8 @@ export interface SimulatorState {
   carry: number
 }
 
-/**
- * Hosted mode: one instance leads a world's real-time simulator at a time (it holds a lease in
- * PostgreSQL: replica.ts, db/postgres/leases.ts), and makes each turn's changes inside the
- * world's write turn, so they reach PostgreSQL and every instance. A clock-time simulator's changes are made inside the advance's
- * own write turn, by the instance that answers it.
- */
-export interface SimulatorSharing {
-  /** Runs a turn's changes in the world's write turn, committed before it resolves. */
-  inWriteTurn: (work: () => void) => Promise<void>
-  /** Whether this instance seeks to lead (true while real-time settings run); `lead` is called with the outcome. */
-  seekLead: (wanted: boolean) => void
-}
+/** Hosted mode: runs `work` (a real-time turn's changes) in the world's write turn, its commit appended to the log before it resolves. */
+export type WriteTurnRunner = (work: () => void) => Promise<void>
 
 /** What one clock advance made: the changes of its period, and those past the cap it left out. */
 export interface CatchUp {
@@ -79,13 +69,6 @@ interface Batch {
 
 const ignore = () => {}
 
-/** Whether two settings run the same simulator (whatever the order of their keys: adopted ones come back from PostgreSQL's jsonb). */
-function sameSettings (a: SimulatorSettings | null, b: SimulatorSettings | null): boolean {
-  if (a === null || b === null) return a === b
-  return a.ratePerMinute === b.ratePerMinute && a.seed === b.seed && (a.clockTime === true) === (b.clockTime === true) &&
-    String(a.agencies ?? 'all') === String(b.agencies ?? 'all')
-}
-
 export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (seed: number) => Promise<ChangeTools>) {
   let settings: SimulatorSettings | null = null
   let timer: NodeJS.Timeout | null = null
@@ -97,17 +80,14 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
   let queue: Batch[] = []
   let turnScheduled = false
   /** A real-time turn waiting for or holding the world's write turn (hosted mode). */
-  let sharedTurn: Promise<void> | undefined
-  let sharing: SimulatorSharing | undefined
-  /** Whether this instance runs the real-time timer: always on its own, only while it holds the lease when hosted. */
-  let leading = true
-  let observer: ((state: SimulatorState) => void) | undefined
+  let heldTurn: Promise<void> | undefined
+  let inWriteTurn: WriteTurnRunner | undefined
 
   const state = (): SimulatorState => ({ settings, changes, byKind: { ...byKind }, carry })
   const realTime = () => settings !== null && settings.clockTime !== true
 
   function schedule (): void {
-    if (turnScheduled || sharedTurn !== undefined) return
+    if (turnScheduled || heldTurn !== undefined) return
     turnScheduled = true
     setImmediate(turn)
   }
@@ -115,9 +95,9 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
   /** Makes waiting changes for at most TURN_MS, in one transaction, then lets the event loop run. */
   function turn (): void {
     turnScheduled = false
-    if (sharing !== undefined && realTime()) {
-      sharedTurn = sharing.inWriteTurn(makeChanges).catch(failWaiting).finally(() => {
-        sharedTurn = undefined
+    if (inWriteTurn !== undefined && realTime()) {
+      heldTurn = inWriteTurn(makeChanges).catch(failWaiting).finally(() => {
+        heldTurn = undefined
         if (queue.length > 0) schedule()
       })
       return
@@ -138,7 +118,6 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
 
   function makeChanges (): void {
     const started = performance.now()
-    const before = changes
     data().transaction(() => {
       while (queue.length > 0) {
         const batch = queue[0]
@@ -161,17 +140,11 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
         byKind[kind] = (byKind[kind] ?? 0) + 1
       }
     })
-    if (changes !== before) observer?.(state())
   }
 
-  /** Runs the real-time timer while real-time settings run here and this instance leads; tells the lease what it seeks. */
+  /** Runs the real-time timer while real-time settings run. */
   function keepTimer (): void {
-    if (sharing !== undefined) {
-      sharing.seekLead(realTime())
-      // a lease given up is not held a moment later: it is granted anew when sought again
-      if (!realTime()) leading = false
-    }
-    const wanted = realTime() && leading
+    const wanted = realTime()
     if (!wanted && timer !== null) {
       clearInterval(timer)
       timer = null
@@ -194,8 +167,8 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
   }
 
   /**
-   * Loads the generator of settings adopted from another instance: from the seed and the changes
-   * made so far, so an instance that continues a simulator does not repeat the changes made before.
+   * Loads the generator of adopted settings (a hosted world taken over): from the seed and the
+   * changes made so far, so an instance that continues a simulator does not repeat the changes made before.
    */
   async function ensureTools (): Promise<void> {
     const adopted = settings
@@ -225,48 +198,27 @@ export function createSimulator (data: SimulatorData, clock: Clock, loadFaker: (
       carry = 0
       for (const k of Object.keys(byKind)) delete byKind[k]
       keepTimer()
-      observer?.(state())
       return this.status()
     },
     stop (): SimulatorStatus {
       stop()
-      observer?.(state())
       return this.status()
     },
-    /** Hosted mode: told of each change of the state while a write turn is open (replica.ts). */
-    get observer (): ((state: SimulatorState) => void) | undefined {
-      return observer
-    },
-    set observer (fn: ((state: SimulatorState) => void) | undefined) {
-      observer = fn
-    },
     state,
-    /** Takes the state another instance committed: its settings and counts; the timer runs here only while this instance leads. */
+    /** Takes the state a hosted world's log kept, and runs it here (the owner's timer, for a real-time simulator). */
     adopt (next: SimulatorState): void {
-      if (!sameSettings(next.settings, settings)) {
-        // started again elsewhere (another rate, seed or agencies): this instance's timer and generator were the old one's
-        tools = null
-        if (timer !== null) clearInterval(timer)
-        timer = null
-      }
+      stop()
+      tools = null
       settings = next.settings
       changes = next.changes
       carry = next.carry
       for (const k of Object.keys(byKind)) delete byKind[k]
       Object.assign(byKind, next.byKind)
-      if (settings === null) stop()
-      else keepTimer()
-    },
-    /** Hosted mode: the timer runs only on the instance the lease names (lead). */
-    share (next: SimulatorSharing): void {
-      sharing = next
-      leading = false
       keepTimer()
     },
-    /** The lease was granted (true) or lost (false). */
-    lead (granted: boolean): void {
-      leading = granted
-      keepTimer()
+    /** Hosted mode: from now on each real-time turn runs in the world's write turn. */
+    inWriteTurns (runner: WriteTurnRunner): void {
+      inWriteTurn = runner
     },
     /**
      * Clock-time mode: the changes of the period [from, to], spread over it, at most

@@ -1,5 +1,5 @@
-/** One change of a window: an event recorded (key, time), or every event forgotten. */
-export type WindowChange = readonly ['record', string, number] | readonly ['clear']
+/** A window's events by key: what a hosted world's log keeps of it (worlds/world-state.ts). */
+export type WindowEvents = Record<string, number[]>
 
 /**
  * A sliding-window budget: a key may have at most `max` recorded events in any `windowMs`
@@ -11,9 +11,6 @@ export type WindowChange = readonly ['record', string, number] | readonly ['clea
 export class SlidingWindow {
   /** Times of the recorded events per key, ascending; a key without events in the window has no entry. */
   private readonly events = new Map<string, number[]>()
-
-  /** Told of each event recorded and each clear, in order (a replica sends them to the others: worlds/replica.ts). */
-  observer: ((change: WindowChange) => void) | undefined
 
   constructor (readonly max: number, readonly windowMs: number) {}
 
@@ -40,25 +37,22 @@ export class SlidingWindow {
     while (i > 0 && log[i - 1] > at) i--
     log.splice(i, 0, at)
     this.events.set(key, log)
-    this.observer?.(['record', key, at])
   }
 
   /** Forgets every event (a reset of the sandbox). */
   clear (): void {
     this.events.clear()
-    this.observer?.(['clear'])
   }
 
-  /** Applies a change another replica of the window made. */
-  apply (change: WindowChange): void {
-    const observer = this.observer
-    this.observer = undefined
-    try {
-      if (change[0] === 'clear') this.clear()
-      else this.record(change[1], change[2])
-    } finally {
-      this.observer = observer
-    }
+  /** Every key's events (those past the window may still be among them until the key is next used). */
+  snapshot (): WindowEvents {
+    return Object.fromEntries(this.events)
+  }
+
+  /** Takes the events a hosted world's log kept (its owner's, before this instance took the world). */
+  adopt (events: WindowEvents): void {
+    this.events.clear()
+    for (const [key, times] of Object.entries(events)) if (times.length > 0) this.events.set(key, [...times])
   }
 
   /** What is left of the key's budget at `at`, and the milliseconds until its oldest event leaves the window (0: none in it). */

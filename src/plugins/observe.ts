@@ -6,6 +6,7 @@ import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type Recorde
 import { versionOf } from '../versions/index.js'
 import { isConsoleRequest } from './console-cookie.js'
 import { examineRequest } from './examine.js'
+import { worldOf } from './request-world.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -109,17 +110,6 @@ export function applyFaults (request: FastifyRequest, reply: FastifyReply, done:
   actOnFault(request, reply, world.faults.decide(faultRequestOf(request)), done)
 }
 
-/**
- * The same where the rules' counts are shared by several instances (hosted mode): decided where
- * they are kept, once the request's world holds every rule made before it (a hook after the replica's).
- * `failed` makes what the decision could not reach into the answer.
- */
-export function applySharedFaults (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void, failed: (e: unknown) => Error): void {
-  const { world } = request
-  if (!world.faults.active || !isVendor(request)) return done()
-  world.faults.decideShared(faultRequestOf(request)).then((rule) => actOnFault(request, reply, rule, done), (e) => done(failed(e)))
-}
-
 const faultRequestOf = (request: FastifyRequest) => ({
   method: request.method,
   path: capPath(pathOf(request.url)),
@@ -152,22 +142,26 @@ function actOnFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRu
  * time wait until the journal is read.
  */
 function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
-  const { method, url, faultId, world, answerLost } = request
+  const { method, url, faultId, answerLost } = request
+  // a request answered before its context was built (refused while PostgreSQL cannot be reached) has its world chosen now
+  const world = request.world ?? worldOf(request, request.server.worlds)
   request.journaled = true
   const atMs = world.clock.nowMs()
   const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
   const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
   const agency = agencyParam(request)
   const version = request.apiVersion
+  const requestId = request.id
   const journalId = world.journal.record({
     url,
+    requestId,
     warnings,
-    durationMs,
     body: journalBody(request),
     describe: () => {
       const path = pathOf(url)
       return {
         time: new Date(atMs).toISOString(),
+        requestId,
         method,
         path: capPath(path),
         version: version ?? versionOf(url),
@@ -237,7 +231,7 @@ export function observeVendorTraffic (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
     if (isVendor(request) && !request.journaled) {
-      record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && request.world.examiner.recording ? reply.getHeader('retry-after') : undefined)
+      record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && (request.world ?? worldOf(request, request.server.worlds)).examiner.recording ? reply.getHeader('retry-after') : undefined)
     }
     done()
   })

@@ -4,11 +4,13 @@ import type { WorldRegistry } from '../domain/worlds/registry.js'
 import type { World } from '../domain/worlds/world.js'
 import { Readable } from 'node:stream'
 import { toResponse, worldDeleted, type ApiError } from '../errors.js'
-import { basicCredentials, type Credentials } from '../http/basic-credentials.js'
+import type { Credentials } from '../http/basic-credentials.js'
 import { guardControlRequest } from './control-guard.js'
 import { stampDate } from '../http/date-header.js'
 import { isListing } from './examine.js'
 import { applyFaults, recordLostAnswer } from './observe.js'
+import type { Admit } from './operations.js'
+import { worldOf } from './request-world.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -29,7 +31,8 @@ declare module 'fastify' {
 }
 
 /**
- * The request's context, built once, in the one hook every request passes first: the answer's
+ * The request's context, built once, in the one hook every request passes first: what the
+ * operator sees of it (`admit`: its id, its refusal while the instance drains), the answer's
  * nosniff header (no body is ever read as another type than it is sent as); for a partner
  * request, its Basic credentials decoded and its world chosen by their Client Id (which marks the
  * world used) and, for a listing an examiner session records, its place among the world's records, then
@@ -37,41 +40,37 @@ declare module 'fastify' {
  * /_sandbox, the control plane's guard. Nothing after this parses the credentials or the world
  * again; the route's operation and version come with the route (src/plugins/vendor.ts).
  */
-export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, faults: 'here' | 'after-replica' = 'here'): void {
+export function buildRequestContext (app: FastifyInstance, worlds: WorldRegistry, config: Pick<Config, 'host' | 'allowedHosts'>, admit?: Admit): void {
   app.decorateRequest('world', null as unknown as World)
   app.decorateRequest('credentials', null)
   app.decorateRequest('examinerArrival', null)
   // A callback hook, not an async one: it runs on every request and most return at once.
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
     reply.header('x-content-type-options', 'nosniff')
-    if (!request.url.startsWith('/vendor/')) {
-      request.world = worlds.default
-      return done(guardControlRequest(request, reply, config))
-    }
-    const credentials = basicCredentials(request.headers.authorization)
-    request.credentials = credentials
-    const world = worlds.forClientId(credentials?.clientId)
-    request.world = world
+    // the request's id, and its refusal while the instance drains (operations.ts), unless a hook before did it
+    const refused = admit?.(request, reply)
+    if (refused !== undefined) return done(refused)
+    const world = worldOf(request, worlds)
+    if (!request.url.startsWith('/vendor/')) return done(guardControlRequest(request, reply, config))
+    const { credentials } = request
     world.touch()
     // a change the world makes while a listing is answered must be placed after it (sync.ts)
     const { examiner } = world
     if (examiner.recording && isListing(request.routeOptions.config.operation) && examiner.wants(credentials?.clientId ?? null)) {
       request.examinerArrival = examiner.arrival()
     }
-    // hosted mode: once the replica holds the rules made before the request (replication.ts)
-    if (faults === 'here') applyFaults(request, reply, done)
-    else done()
+    applyFaults(request, reply, done)
   })
 
   // A world deleted (or expired) while a request to it waited for its body or its turn: nothing is applied to it.
   app.addHook('preHandler', (request, reply, done) => {
-    done(request.world.deleted ? deletedWorldError(request) : undefined)
+    done(request.world?.deleted === true ? deletedWorldError(request) : undefined)
   })
 
   // And the one hook every answer passes last: dated by its world's clock, unless it is lost (observe.ts).
   app.addHook('onSend', (request, reply, payload, done) => {
     // a request to a world deleted while it was handled answers as a request after the delete would
-    const answer = request.world.deleted ? answerOfDeleted(request, reply, payload) : payload
+    const answer = request.world?.deleted === true ? answerOfDeleted(request, reply, payload) : payload
     stampDate(app, request, reply)
     // a dropped answer is never written: the hook chain stops here
     if (recordLostAnswer(request, reply) !== 'dropped') done(null, answer)

@@ -1,5 +1,7 @@
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import { DEFAULT_WORLD_ID } from '../domain/worlds/world-ids.js'
 import { isConsoleRequest } from './console-cookie.js'
+import { tenantOf } from './operations.js'
 
 /** Calls the web console makes for itself (with its cookie), and its own files. */
 const isConsoleCall = (request: FastifyRequest) => request.url.startsWith('/_sandbox/ui') || isConsoleRequest(request)
@@ -8,15 +10,20 @@ type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => bo
 
 /**
  * Fastify's request logging, one line per request: at info the method, path, status,
- * milliseconds, integration and agency (instead of Fastify's two multi-line entries); at debug
+ * milliseconds, integration, agency, world and tenant (and, bound by Fastify, the request id:
+ * reqId) (instead of Fastify's two multi-line entries); at debug
  * the query and headers too. The console's own polling is logged at debug only, so an idle
  * console does not fill the log. Credentials never appear: only the Client Id that
  * authenticated.
  */
 export class OneLineRequestLog extends LogController {
+  /** What else is done as each request completes (the operations hook: operations.ts), before its line is logged. */
+  completed: ((request: FastifyRequest, reply: FastifyReply) => void) | undefined
+
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    this.completed?.(request, reply)
     const failed = error !== null && error !== undefined
     const log = request.log as LevelLog
     // above info (LOG_LEVEL=warn) only errors are logged: nothing else is looked at
@@ -29,6 +36,8 @@ export class OneLineRequestLog extends LogController {
     const integration = (request as FastifyRequest & { integrationId?: string }).integrationId || undefined
     const param = (request.params as { agencyId?: string } | undefined)?.agencyId
     const agency = param !== undefined && /^\d{1,10}$/.test(param) ? param : undefined
+    const world = request.world?.id
+    const tenant = tenantOf(request)
     const line = {
       method: request.method,
       path,
@@ -36,9 +45,12 @@ export class OneLineRequestLog extends LogController {
       ms,
       integration,
       agency: agency === undefined ? undefined : Number(agency),
+      world,
+      tenant: tenant === '' ? undefined : tenant,
       ...(failed ? { err: error } : {})
     }
-    log[level](line, `${request.method} ${path} ${reply.statusCode} ${ms} ms${integration === undefined ? '' : ` (${integration})`}`)
+    const where = world === undefined || world === DEFAULT_WORLD_ID ? '' : ` in ${world}${tenant === '' ? '' : ` of ${tenant}`}`
+    log[level](line, `${request.method} ${path} ${reply.statusCode} ${ms} ms${integration === undefined ? '' : ` (${integration})`}${where}`)
     if (level === 'info' && log.isLevelEnabled?.('debug') === true) {
       const { authorization: _secret, 'proxy-authorization': _proxySecret, cookie: _cookie, ...headers } = request.headers
       log.debug({ query: q === -1 ? '' : request.url.slice(q + 1), headers }, 'request detail')

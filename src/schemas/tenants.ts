@@ -16,6 +16,19 @@ export const TenantCreateBody = Type.Object(
 )
 export type TenantCreateRequest = Static<typeof TenantCreateBody>
 
+export const TenantPatchBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'a label for people' })),
+    maxWorlds: Type.Optional(Type.Integer({
+      minimum: 1,
+      maximum: MAX_MAX_WORLDS,
+      description: 'worlds the tenant may hold at once, at most SANDBOX_MAX_WORLDS; lower than it holds now, it keeps them and creates no more until it holds fewer'
+    }))
+  },
+  { additionalProperties: false, description: 'name, maxWorlds or both' }
+)
+export type TenantPatchRequest = Static<typeof TenantPatchBody>
+
 export const TenantIdParams = Type.Object({ tenantId: Type.String({ maxLength: 40 }) })
 
 const TenantFacts = {
@@ -37,3 +50,8 @@ export const TenantListSchema = Type.Object({
   tenants: Type.Array(TenantSchema),
   limits: Type.Object({ maxTenants: Type.Integer() })
 })
+
+export const TenantTokenSchema = Type.Object({
+  ...TenantFacts,
+  token: Type.String({ description: "the tenant's new control token (given this once); the previous one opens nothing from now on, on every instance" })
+}, { title: 'TenantToken' })

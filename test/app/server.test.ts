@@ -95,12 +95,16 @@ t.test('validate and help exit codes', async (t) => {
   t.match(res.stderr, /PORT=eighty/)
 })
 
-t.test('hosted copies: idle seconds, five minutes unless set, refused outside 0 to a day', async (t) => {
+t.test('hosted settings: the idle release, the lease and the instance URL, each refused outside its range', async (t) => {
   const { loadConfig } = await import('../../src/config.js')
-  t.equal(loadConfig({}).hostedCopyIdleSeconds, 300)
-  t.equal(loadConfig({ SANDBOX_HOSTED_COPY_IDLE_SECONDS: '0' }).hostedCopyIdleSeconds, 0, '0: kept')
-  t.throws(() => loadConfig({ SANDBOX_HOSTED_COPY_IDLE_SECONDS: '86401' }), /SANDBOX_HOSTED_COPY_IDLE_SECONDS=86401 is not a whole number of seconds from 0 to 86400/)
-  t.throws(() => loadConfig({ SANDBOX_HOSTED_COPY_IDLE_SECONDS: '5m' }), /SANDBOX_HOSTED_COPY_IDLE_SECONDS/)
+  t.equal(loadConfig({}).hostedIdleReleaseSeconds, 600, 'ten minutes unless set')
+  t.equal(loadConfig({ SANDBOX_HOSTED_IDLE_RELEASE_SECONDS: '0' }).hostedIdleReleaseSeconds, 0, '0: kept')
+  t.throws(() => loadConfig({ SANDBOX_HOSTED_IDLE_RELEASE_SECONDS: '86401' }), /SANDBOX_HOSTED_IDLE_RELEASE_SECONDS=86401 is not a whole number of seconds from 0 to 86400/)
+  t.equal(loadConfig({}).hostedLeaseMs, 2000, 'a lease of 2 s unless set')
+  t.throws(() => loadConfig({ SANDBOX_HOSTED_LEASE_MS: '100' }), /SANDBOX_HOSTED_LEASE_MS=100 is not a whole number of milliseconds from 500 to 60000/)
+  t.equal(loadConfig({ SANDBOX_INSTANCE_URL: 'http://sandbox-a:8080/' }).instanceUrl, 'http://sandbox-a:8080')
+  t.throws(() => loadConfig({ SANDBOX_INSTANCE_URL: 'sandbox-a:8080/x' }), /SANDBOX_INSTANCE_URL/)
+  t.throws(() => loadConfig({ SANDBOX_INSTANCE_URL: 'http://a:8080/path' }), /without a path/)
 })
 
 t.test('the simulator can be started by a setting', async (t) => {

@@ -1,17 +1,17 @@
 /**
  * SIGTERM ends `agency-sandbox serve` promptly whatever runs: a simulator catch-up, long reports,
- * a request held by a fault. Work a request waits on stops first (its request answers), in-flight
- * requests get SHUTDOWN_GRACE_MS, then the examiner's recordings are written and the database
- * closed at once. The target is 2 s from the signal; the bound asserted below leaves room for a
+ * a request held by a fault. In-flight requests get SANDBOX_DRAIN_SECONDS (0 here but for the
+ * last test), then work a request waits on stops (its request answers), requests still in flight
+ * are answered 503 with Retry-After, and the examiner's recordings are written and the database
+ * closed. The target is 2 s from the drain's end; the bound asserted below leaves room for a
  * loaded machine. Before, a catch-up held the event loop so the signal was never handled, and a
- * request in flight kept the process for 10 s.
+ * request in flight kept the process for 10 s. test/app/drain.test.ts has the drain under load.
  */
 import t from 'tap'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
-import { SHUTDOWN_GRACE_MS } from '../../src/server.js'
 import { DEMO, demoFixture, testConfig } from '../helpers/app.js'
 import { serveProcess, type Served } from '../helpers/process.js'
 
@@ -32,7 +32,7 @@ async function stopped (t: { comment: (message: string) => void }, served: Serve
 }
 
 t.test('during a simulator catch-up at the largest advance', async (t) => {
-  const served = await serveProcess({ SANDBOX_DB: ':memory:' })
+  const served = await serveProcess({ SANDBOX_DB: ':memory:', SANDBOX_DRAIN_SECONDS: '0' })
   t.teardown(() => served.child.kill('SIGKILL'))
   const c = served.url + '/_sandbox'
   await fetch(`${c}/clock`, { method: 'PUT', headers: json, body: JSON.stringify({ now: '2026-12-01T00:00:00Z', frozen: true }) })
@@ -64,7 +64,7 @@ t.test('during long reports (a session at its cap of 200,000 requests, several a
   }
   await app.close()
 
-  const served = await serveProcess({ SANDBOX_DB: db })
+  const served = await serveProcess({ SANDBOX_DB: db, SANDBOX_DRAIN_SECONDS: '0' })
   t.teardown(() => served.child.kill('SIGKILL'))
   const reports = Array.from({ length: 8 }, () => fetch(`${served.url}/_sandbox/sessions/${id}/report`).then((res) => res.status, () => 0))
   await sleep(500) // the first report is being computed, the others wait for the worker
@@ -75,23 +75,27 @@ t.test('during long reports (a session at its cap of 200,000 requests, several a
   t.ok(statuses.every((s) => s === 503 || s === 0), `reports in progress answer 503 (or their connection closed): ${statuses.join(', ')}`)
 })
 
-t.test('while a slow request is in flight (a fault holds it for a minute): cut short after the grace, the database closed cleanly', async (t) => {
+t.test('while a slow request is in flight (a fault holds it for a minute): answered 503 with Retry-After after the drain, the database closed cleanly', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-shutdown-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const db = join(dir, 'sandbox.db')
-  const served = await serveProcess({ SANDBOX_DB: db })
+  const served = await serveProcess({ SANDBOX_DB: db, SANDBOX_DRAIN_SECONDS: '2' })
   t.teardown(() => served.child.kill('SIGKILL'))
   await fetch(`${served.url}/_sandbox/faults`, { method: 'POST', headers: json, body: JSON.stringify({ match: { path: '/vendor/agencies' }, effect: { status: 503, delayMs: 60_000 } }) })
   const session = await (await fetch(`${served.url}/_sandbox/sessions`, { method: 'POST', headers: json, body: '{}' })).json() as { id: number }
   await fetch(`${served.url}/vendor/agency/1001/offices?version=4.0`, { headers: { authorization: DEMO } })
-  const slow = fetch(`${served.url}/vendor/agencies?version=4.0`, { headers: { authorization: DEMO } }).then((res) => res.status, () => 0)
+  const slow = fetch(`${served.url}/vendor/agencies?version=4.0`, { headers: { authorization: DEMO } })
+    .then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() }), () => ({ status: 0, retryAfter: null, body: '' }))
   await sleep(300)
   const { code, ms } = await stopped(t, served)
   t.equal(code, 0, 'the database closed cleanly: exit 0')
-  t.ok(ms >= SHUTDOWN_GRACE_MS - 100, `the request in flight had its grace (${ms} ms)`)
-  t.ok(ms < EXIT_BOUND_MS, `ended ${ms} ms after the signal`)
-  t.equal(await slow, 0, 'the held request got no answer')
-  t.match(served.lines.join('\n'), /still in flight after 1500 ms: closing now/)
+  t.ok(ms >= 2000 - 100, `the request in flight had the drain's 2 s (${ms} ms)`)
+  t.ok(ms < 2000 + EXIT_BOUND_MS, `ended ${ms} ms after the signal`)
+  const answered = await slow
+  t.equal(answered.status, 503, 'the held request was answered 503')
+  t.equal(answered.retryAfter, '1', 'with Retry-After')
+  t.match(answered.body, /not done within the 2 s it gives requests in flight/)
+  t.match(served.lines.join('\n'), /1 request still in flight after 2 s: answered 503/)
   t.notOk(existsSync(db + '-wal'), 'the database was closed (its write-ahead log checkpointed)')
 
   // the session's recordings were written before the database closed

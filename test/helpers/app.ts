@@ -90,7 +90,12 @@ export async function build (t: Teardown, options: {
   t.teardown(() => app.close())
   options.beforeReady?.(app)
   await app.ready()
-  if (hosted.databaseUrl !== undefined) databaseUrls.set(app, hosted.databaseUrl)
+  if (hosted.databaseUrl !== undefined) {
+    databaseUrls.set(app, hosted.databaseUrl)
+    // hosted mode loads the default world on its first request (its owner takes it then): taken
+    // now, so a test that reads app.worlds.default directly finds its data as one process holds it
+    await app.inject({ url: '/_sandbox/clock' })
+  }
   return app
 }
 

@@ -11,8 +11,11 @@ export const withoutPostgres = postgresBinaries() === undefined ? 'PostgreSQL is
  */
 export function hostedInstances (t: Test) {
   let postgres: ScratchPostgres | undefined
+  // one cluster however the file asks for it (its before hook and `ready` may run at once)
+  let starting: Promise<ScratchPostgres> | undefined
+  const cluster = async () => { postgres = await (starting ??= startScratchPostgres()) }
   const instances: Served[] = []
-  t.before(async () => { if (withoutPostgres === false) postgres = await startScratchPostgres() })
+  t.before(async () => { if (withoutPostgres === false) await cluster() })
   t.teardown(() => {
     for (const served of instances) served.child.kill('SIGKILL')
     postgres?.destroy()
@@ -20,6 +23,14 @@ export function hostedInstances (t: Test) {
   return {
     /** The cluster's URL (once the file's tests run). */
     url: () => postgres!.url,
+    /** The cluster (once the file's tests run). */
+    postgres: () => postgres!,
+    /** Starts the cluster now (inside a test, where `t.before` has already run). */
+    async ready (): Promise<void> {
+      await cluster()
+    },
+    /** The instances started and not exited. */
+    running: () => instances.filter((served) => served.child.exitCode === null && served.child.signalCode === null),
     async start (env: Record<string, string> = {}): Promise<Served> {
       const served = await serveProcess({ SANDBOX_DATABASE_URL: postgres!.url, SANDBOX_DB: ':memory:', ...env })
       instances.push(served)

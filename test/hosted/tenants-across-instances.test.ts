@@ -202,6 +202,32 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       t.equal((await fetch(`${a}/vendor/agencies?version=4.0`, { headers: basic(w1) })).status, 200, 'w1 answers on A')
     })
 
+    await t.test('the administrator changes a tenant on one instance: the other holds the change on its next request', async (t) => {
+      const full = await post(`${a}/_sandbox/worlds`, bearer(one.token))
+      t.equal(full.status, 409, 'tenant one is at its quota of 2')
+      // room among the sandbox's five worlds at once: one of the administrator's goes
+      const listed = await (await fetch(`${a}/_sandbox/worlds`, { headers: ADMIN })).json() as { worlds: Array<{ id: string, tenant: string | null }> }
+      const spare = listed.worlds.find((w) => w.tenant === null && w.id !== 'default')
+      t.equal((await fetch(`${a}/_sandbox/worlds/${spare?.id ?? 'none'}`, { method: 'DELETE', headers: ADMIN })).status, 204)
+      const raised = await fetch(`${b}/_sandbox/tenants/${one.id}`, { method: 'PATCH', headers: ADMIN, body: JSON.stringify({ maxWorlds: 3, name: 'partner one, larger' }) })
+      t.equal(raised.status, 200, 'its quota raised on B')
+      t.equal((await post(`${a}/_sandbox/worlds`, bearer(one.token))).status, 201, 'A creates its third world at once')
+      t.equal((await post(`${a}/_sandbox/worlds`, bearer(one.token))).status, 409, 'and not a fourth')
+      t.equal((await (await fetch(`${a}/_sandbox/tenants/${one.id}`, { headers: ADMIN })).json() as { name: string }).name, 'partner one, larger', 'A has its new name')
+
+      let token = one.token
+      for (let round = 0; round < 6; round++) {
+        const [renewer, other] = round % 2 === 0 ? [a, b] : [b, a]
+        const renewed = await post(`${renewer}/_sandbox/tenants/${one.id}/token`, ADMIN)
+        t.equal(renewed.status, 200, `a new token on ${renewer === a ? 'A' : 'B'}`)
+        const next = (await renewed.json() as { token: string }).token
+        t.equal((await fetch(`${other}/_sandbox/worlds`, { headers: bearer(token) })).status, 401, 'the other instance refuses the old token on its very next request')
+        t.equal((await fetch(`${other}/_sandbox/worlds`, { headers: bearer(next) })).status, 200, 'and takes the new one')
+        token = next
+      }
+      one.token = token
+    })
+
     await t.test('a tenant deleted on one instance is gone on the other, with its worlds', async (t) => {
       t.equal((await fetch(`${a}/_sandbox/tenants/${two.id}`, { method: 'DELETE', headers: ADMIN })).status, 204, 'deleted on A')
       t.equal((await fetch(`${b}/_sandbox/worlds`, { headers: bearer(two.token) })).status, 401, 'its token opens nothing on B')

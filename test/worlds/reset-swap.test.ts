@@ -19,7 +19,10 @@ function largeFixture (): Fixture {
 async function createWorld (app: FastifyInstance, body: object = {}): Promise<{ id: string, integrations: Array<{ clientId: string, clientSecret: string }> }> {
   const res = await app.inject({ method: 'POST', url: '/_sandbox/worlds', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) })
   if (res.statusCode !== 201) throw new Error(`POST /_sandbox/worlds answered ${res.statusCode}: ${res.body}`)
-  return res.json()
+  const created = res.json() as { id: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+  // its first request: in hosted mode the instance takes the world then, and app.worlds holds it from then on
+  await app.inject({ url: `/_sandbox/worlds/${created.id}/clock` })
+  return created
 }
 
 const resetTo = (app: FastifyInstance, worldId: string, body: object) =>

@@ -158,7 +158,7 @@ t.test('the quota: 409 past maxWorlds, naming the quota and the fix; delete and 
   const brief = await createWorldAs(app, bearer(a.token), { ttlSeconds: 1 })
   const full = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: {}, headers: bearer(a.token) })
   t.equal(full.statusCode, 409)
-  t.match(full.json().detail, /holds 2 worlds, its quota \(maxWorlds 2\).*DELETE \/_sandbox\/worlds\/\{id\}.*larger quota/)
+  t.match(full.json().detail, /holds 2 worlds, its quota \(maxWorlds 2\).*DELETE \/_sandbox\/worlds\/\{id\}.*raise the quota: PATCH \/_sandbox\/tenants\/t[0-9a-z]{10} \{"maxWorlds": N\}/)
   const withFixture = await app.inject({ method: 'POST', url: '/_sandbox/worlds', payload: { from: kept.id }, headers: bearer(a.token) })
   t.equal(withFixture.statusCode, 409, 'a copy too')
   t.equal((await createWorldAs(app, ADMIN)).id.length, 11, "the quota is the tenant's: the administrator still creates worlds")

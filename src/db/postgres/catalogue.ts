@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto'
 import type pg from 'pg'
-import type { CommitDelivery } from './commit-delivery.js'
-import { inTransaction, LOG_CHANNEL } from './world-log.js'
+import { CommitStats } from '../../metrics/histogram.js'
+import { inTransaction } from './world-log.js'
 
 /**
  * The catalogue of a hosted sandbox (migrations/postgres/002-catalogue.sql): its tenants and the
- * worlds created, with the version every change bumps. Changes are made one at a time under the
- * catalogue's lock, so the bounds they check (worlds at once, a tenant's quota) hold across instances.
+ * worlds created, with the version every change bumps and announces. Changes are made one at a
+ * time under the catalogue's lock, so the bounds they check (worlds at once, a tenant's quota) hold
+ * across instances.
  */
 
 export interface TenantRow {
@@ -38,15 +39,10 @@ export interface CatalogueRows {
   worlds: WorldRow[]
 }
 
-/** What every instance holds of the logs and the catalogue: the one question a request's freshness asks. */
-export interface Heads {
-  catalogue: number
-  /** Each world's last log entry (a world without one was deleted). */
-  worlds: Map<string, number>
-}
-
-/** The name notifications carry for the catalogue (no world id starts with `~`). */
-export const CATALOGUE_NOTICE = '~catalogue'
+/** The channel every change of the catalogue is announced on, with its version: each instance reloads it. */
+export const CATALOGUE_CHANNEL = 'sandbox_catalogue'
+/** What sandbox_appends names as the subject of a change of the catalogue (outcomes.ts). */
+const CATALOGUE_SUBJECT = '~catalogue'
 
 /** A change of the catalogue, in its transaction and under its lock. */
 export interface CatalogueChange {
@@ -56,17 +52,22 @@ export interface CatalogueChange {
   countWorlds(tenantId?: string): Promise<number>
   countTenants(): Promise<number>
   /**
-   * A world, its start (written once for the worlds that share it), and its log's first entry:
-   * its data now, or its start when `snapshot` is undefined (the two are the same).
+   * A world, its start (written once for the worlds that share it), its log's first entry (its
+   * start, which is its data now), and what listings show of it (JSON) until an owner takes it
+   * (its row in world_owners names no instance and has run out: owners.ts).
    */
-  addWorld(row: WorldRow, start: Buffer, snapshot: Buffer | undefined): Promise<void>
+  addWorld(row: WorldRow, start: Buffer, facts: string): Promise<void>
   addTenant(row: TenantRow): Promise<void>
+  /** Writes a tenant's name, quota and token key; false when it is not there. */
+  updateTenant(row: TenantRow): Promise<boolean>
+  /** A tenant's quota as the catalogue holds it (undefined: no such tenant). */
+  tenantQuota(id: string): Promise<number | undefined>
   /** Deletes the worlds and their logs; answers those that were there. */
   deleteWorlds(ids: string[]): Promise<string[]>
   /** Deletes a tenant and its worlds; answers whether it was there. */
   deleteTenant(id: string): Promise<boolean>
-  /** The worlds that expire when idle, with their latest use any instance wrote. */
-  expiringWorlds(): Promise<Array<{ id: string, lastUsedMs: number, ttlMs: number }>>
+  /** The worlds that expire when idle, with their latest use their owners wrote, and whether an owner holds them now. */
+  expiringWorlds(): Promise<Array<{ id: string, lastUsedMs: number, ttlMs: number, held: boolean }>>
 }
 
 const CATALOGUE_LOCK = 'catalogue'
@@ -97,19 +98,15 @@ type WorldRecord = {
 }
 
 export class Catalogue {
-  constructor (private readonly pool: pg.Pool, private readonly delivery?: CommitDelivery) {}
+  /** This instance's changes of the catalogue: their outcomes and times (/_sandbox/metrics). */
+  readonly stats = new CommitStats()
 
-  /** The catalogue's version and every world's log head, in one question. */
-  async heads (queryable: Pick<pg.ClientBase, 'query'> = this.pool): Promise<Heads> {
-    // asked for every turn of a busy instance's event loop: prepared once on each connection
-    const { rows } = await queryable.query<{ catalogue: string, worlds: Record<string, string> }>({
-      name: 'sandbox-heads',
-      text: `SELECT (SELECT version FROM sandbox_catalogue) AS catalogue,
-                    coalesce((SELECT json_object_agg(world_id, seq) FROM world_head), '{}') AS worlds`
-    })
-    const worlds = new Map<string, number>()
-    for (const [id, seq] of Object.entries(rows[0].worlds)) worlds.set(id, Number(seq))
-    return { catalogue: Number(rows[0].catalogue), worlds }
+  constructor (private readonly pool: pg.Pool) {}
+
+  /** The catalogue's version: one small question, before a token is trusted. */
+  async version (): Promise<number> {
+    const { rows } = await this.pool.query<{ version: string }>({ name: 'sandbox-catalogue-version', text: 'SELECT version FROM sandbox_catalogue' })
+    return Number(rows[0].version)
   }
 
   async load (): Promise<CatalogueRows> {
@@ -147,32 +144,18 @@ export class Catalogue {
     }
   }
 
-  /** The digest of a world's start (what a reset returns it to), if the world is still in the catalogue. */
-  async startDigest (worldId: string): Promise<string | undefined> {
-    const { rows } = await this.pool.query<{ digest: string }>('SELECT start_digest AS digest FROM sandbox_worlds WHERE world_id = $1', [worldId])
-    return rows[0]?.digest
-  }
-
-  /** A start by its digest, if a world still has it. */
-  async startBody (digest: string): Promise<Buffer | undefined> {
-    const { rows } = await this.pool.query<{ body: Buffer }>('SELECT body FROM sandbox_world_starts WHERE digest = $1', [digest])
+  /** A world's start (what a reset returns it to), if the world is still in the catalogue. */
+  async start (worldId: string): Promise<Buffer | undefined> {
+    const { rows } = await this.pool.query<{ body: Buffer }>(
+      'SELECT s.body FROM sandbox_worlds w JOIN sandbox_world_starts s ON s.digest = w.start_digest WHERE w.world_id = $1', [worldId])
     return rows[0]?.body
-  }
-
-  /** Writes the latest uses this instance saw (a later one written by another instance stays). */
-  async touch (uses: ReadonlyMap<string, number>): Promise<void> {
-    if (uses.size === 0) return
-    await this.pool.query(
-      `UPDATE sandbox_worlds w SET last_used_ms = greatest(w.last_used_ms, u.ms)
-       FROM unnest($1::text[], $2::bigint[]) AS u(id, ms) WHERE w.world_id = u.id`,
-      [[...uses.keys()], [...uses.values()]]
-    )
   }
 
   /**
    * Runs one change under the catalogue's lock, in one transaction; when it changed anything (it
    * answers true), the version is bumped and announced. Answers the version after the change and
-   * the change's own result.
+   * the change's own result. A COMMIT whose answer is lost is resolved before this answers
+   * (outcomes.ts): it throws NotApplied or OutcomeUnknown when that change was not, or may not have been, applied.
    */
   async change<T> (run: (change: CatalogueChange) => Promise<{ changed: boolean, result: T }>): Promise<{ before: number, after: number, result: T }> {
     const outcome = await inTransaction(this.pool, async (client) => {
@@ -183,12 +166,10 @@ export class Catalogue {
       if (changed) {
         after = before + 1
         await client.query('UPDATE sandbox_catalogue SET version = $1', [after])
-        await client.query('SELECT pg_notify($1, $2)', [LOG_CHANNEL, `${CATALOGUE_NOTICE} ${after}`])
+        await client.query('SELECT pg_notify($1, $2)', [CATALOGUE_CHANNEL, String(after)])
       }
       return { before, after, result }
-    })
-    // acknowledged once every instance reading has heard it (strict reads)
-    if (outcome.after > outcome.before) await this.delivery?.heardEverywhere()
+    }, { subject: CATALOGUE_SUBJECT, stats: this.stats })
     return outcome
   }
 }
@@ -196,13 +177,7 @@ export class Catalogue {
 function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
   const deleteLogs = async (ids: string[]) => {
     await client.query('DELETE FROM world_log WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM world_head WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM world_fault_counts WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM journal_entries WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM journal_shipped WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM examiner_sessions WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM examiner_records WHERE world_id = ANY($1)', [ids])
-    await client.query('DELETE FROM examiner_shipped WHERE world_id = ANY($1)', [ids])
+    await client.query('DELETE FROM world_owners WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM sandbox_world_starts s WHERE NOT EXISTS (SELECT 1 FROM sandbox_worlds w WHERE w.start_digest = s.digest)')
   }
   return {
@@ -216,7 +191,7 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
     async countTenants () {
       return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM sandbox_tenants')).rows[0].n)
     },
-    async addWorld (row, start, snapshot) {
+    async addWorld (row, start, facts) {
       const digest = digestOf(start)
       const known = await client.query('SELECT 1 FROM sandbox_world_starts WHERE digest = $1', [digest])
       if (known.rowCount === 0) await client.query('INSERT INTO sandbox_world_starts (digest, body) VALUES ($1, $2)', [digest, start])
@@ -225,14 +200,25 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
         [row.id, row.name, row.tenantId ?? null, row.tokenKey, row.source, digest, row.ttlMs, row.createdAtMs, row.lastUsedMs, row.maxBytes ?? null, row.ownSecrets]
       )
-      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', $2, 'catalogue')", [row.id, snapshot ?? null])
-      await client.query('INSERT INTO world_head (world_id, seq, snapshot_seq) VALUES ($1, 1, 1)', [row.id])
+      await client.query("INSERT INTO world_log (world_id, seq, kind, body, instance) VALUES ($1, 1, 'snapshot', NULL, 'catalogue')", [row.id])
+      await client.query("INSERT INTO world_owners (world_id, instance, address, epoch, expires_at, facts) VALUES ($1, '', '', 0, 'epoch', $2)", [row.id, facts])
     },
     async addTenant (row) {
       await client.query(
         'INSERT INTO sandbox_tenants (tenant_id, name, max_worlds, created_at_ms, token_key) VALUES ($1, $2, $3, $4, $5)',
         [row.id, row.name, row.maxWorlds, row.createdAtMs, row.tokenKey]
       )
+    },
+    async updateTenant (row) {
+      const { rowCount } = await client.query(
+        'UPDATE sandbox_tenants SET name = $2, max_worlds = $3, token_key = $4 WHERE tenant_id = $1',
+        [row.id, row.name, row.maxWorlds, row.tokenKey]
+      )
+      return (rowCount ?? 0) > 0
+    },
+    async tenantQuota (id) {
+      const { rows } = await client.query<{ max_worlds: number }>('SELECT max_worlds FROM sandbox_tenants WHERE tenant_id = $1', [id])
+      return rows[0]?.max_worlds
     },
     async deleteWorlds (ids) {
       if (ids.length === 0) return []
@@ -247,10 +233,11 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
       return (rowCount ?? 0) > 0
     },
     async expiringWorlds () {
-      const { rows } = await client.query<{ world_id: string, last_used_ms: string, ttl_ms: string }>(
-        'SELECT world_id, last_used_ms, ttl_ms FROM sandbox_worlds WHERE ttl_ms > 0'
+      const { rows } = await client.query<{ world_id: string, last_used_ms: string, ttl_ms: string, held: boolean }>(
+        `SELECT w.world_id, w.last_used_ms, w.ttl_ms, coalesce(o.expires_at > now(), false) AS held
+         FROM sandbox_worlds w LEFT JOIN world_owners o ON o.world_id = w.world_id WHERE w.ttl_ms > 0`
       )
-      return rows.map((r) => ({ id: r.world_id, lastUsedMs: Number(r.last_used_ms), ttlMs: Number(r.ttl_ms) }))
+      return rows.map((r) => ({ id: r.world_id, lastUsedMs: Number(r.last_used_ms), ttlMs: Number(r.ttl_ms), held: r.held }))
     }
   }
 }

@@ -3,11 +3,7 @@ import type { Session } from '../../schemas/examiner.js'
 import type { RequestRecord } from './codec.js'
 import { CLIENT_CHANGED } from './records.js'
 
-/**
- * What both examiners (a world's own, sessions.ts, and hosted mode's shared one,
- * shared-sessions.ts) decide alike: how a session is shown, which changes a commit logs, and when
- * a mirror is refused.
- */
+/** What the examiner (sessions.ts) decides: how a session is shown, which changes a commit logs, and when a mirror is refused. */
 
 /** Sessions open at once in one world; one more is a 409 (end or delete the ones a failed run left open). */
 export const MAX_OPEN_SESSIONS = 1000

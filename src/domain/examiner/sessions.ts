@@ -31,7 +31,7 @@ export interface ExaminerOptions {
   worldFacts: () => Promise<ReportWorld>
 }
 
-/** What a world's examiner does: its own (createExaminer), or shared by every instance in hosted mode (shared-sessions.ts). */
+/** What a world's examiner does (createExaminer). */
 export interface Examiner {
   readonly recording: boolean
   /**
@@ -42,8 +42,8 @@ export interface Examiner {
   arrival: () => number
   wants: (clientId: string | null) => boolean
   record: (request: RequestRecord) => void
-  /** A commit changed these clients ([agencyId, clientNumber]); replayed: made by another instance (hosted mode). */
-  noteChanges: (clients: ReadonlyArray<readonly [number, number]>, replayed: boolean) => void
+  /** A commit changed these clients ([agencyId, clientNumber]). */
+  noteChanges: (clients: ReadonlyArray<readonly [number, number]>) => void
   start: (body: { name?: string, clientId?: string }) => Promise<Session>
   list: () => Promise<Session[]>
   get: (id: number) => Promise<Session>

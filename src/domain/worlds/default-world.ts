@@ -13,8 +13,10 @@ import { DEFAULT_WORLD_ID } from './world-ids.js'
 export interface DefaultWorldOptions {
   /** The process's database: the default world's data, and every world's examiner sessions. */
   db: Db
-  /** Where examiner sessions are kept when not in `db` (hosted mode: `db` is a replica of the shared data). */
+  /** Where examiner sessions are kept when not in `db` (hosted mode: the world's own, which its log keeps). */
   records?: UnitOfWork
+  /** `by-owner`: hosted mode, where the world's first owner seeds it (worlds/ownership.ts), not the start. */
+  seed?: 'now' | 'by-owner'
   /**
    * The start-up fixture: seeds an empty database and is what `reset` returns to. Loaded only
    * when needed, so a start over an existing database does not read it.
@@ -68,8 +70,9 @@ export async function openDefaultWorld (options: DefaultWorldOptions): Promise<D
   }
   const sql = new UnitOfWork(db)
   const meta = createRepositories(sql).meta
-  const seededNow = options.reseed === true || meta.get('seeded_at') === undefined
-  const fixtureMismatch = seededNow || fixtureFile === undefined ? undefined : seededFromOtherFixture(meta, fixtureSource, fixtureFile)
+  const seeds = options.seed !== 'by-owner'
+  const seededNow = seeds && (options.reseed === true || meta.get('seeded_at') === undefined)
+  const fixtureMismatch = !seeds || seededNow || fixtureFile === undefined ? undefined : seededFromOtherFixture(meta, fixtureSource, fixtureFile)
   // Sessions of worlds in memory end with the process that held them.
   forgetSessionsOutside(sql, DEFAULT_WORLD_ID)
   const world = new World({

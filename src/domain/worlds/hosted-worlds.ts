@@ -1,183 +1,155 @@
-import type { Catalogue, CatalogueChange, Heads, WorldRow } from '../../db/postgres/catalogue.js'
-import { FaultCounts } from '../../db/postgres/fault-counts.js'
-import type { WorldLog } from '../../db/postgres/world-log.js'
-import { openEmptySchema, type Db } from '../../db/database.js'
-import { storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
-import type { FreshHeads } from './fresh-heads.js'
+import type { Catalogue, CatalogueChange, WorldRow } from '../../db/postgres/catalogue.js'
+import type { Owners } from '../../db/postgres/owners.js'
+import { notFound, storageUnreachable, tenantQuotaReached, tooManyTenants, type ApiError } from '../../errors.js'
+import type { Ownership } from './ownership.js'
 import type { WorldRegistry } from './registry.js'
-import type { Leases } from '../../db/postgres/leases.js'
-import type { SharedJournals } from './shared-journals.js'
-import { WorldReplica } from './replica.js'
-import { SharedStarts } from './shared-starts.js'
-import { openSnapshot, pagesOf } from './starts.js'
 import { MAX_TENANTS, type SharedCatalogue, type Tenant } from './tenants.js'
-import type { World, WorldDataFacts } from './world.js'
+import type { KnownWorld, World, WorldListing } from './world.js'
+import { DEFAULT_WORLD_ID } from './world-ids.js'
+import { factsOf } from './world-state.js'
 
 /**
- * Hosted mode's worlds and tenants (db/postgres/catalogue.ts): every instance knows every world
- * created, each a replica of its log (replica.ts), and every tenant. A change (a world created or
- * deleted, a tenant) is made in PostgreSQL first, under the catalogue's lock, where the bounds
- * are counted (worlds at once, a tenant's quota, tenants), then applied here; another instance
- * applies it before it answers its next request, as the catalogue's version tells it to reload.
- * A world's idleness is decided in PostgreSQL too: each instance writes the latest use it saw,
- * and the worlds idle past their time to live there are deleted for all.
- *
- * An instance holds a copy of a created world's data only while it is used there: a world created
- * elsewhere is loaded from its log's latest snapshot by its first request here, and a copy no
- * request used for `copyIdleMs` is dropped for an empty stand-in (not while its real-time
- * simulator runs). Starts stay in the catalogue, read when a copy is loaded or a reset needs one
- * (shared-starts.ts keeps the latest few).
+ * Hosted mode's catalogue of worlds and tenants (db/postgres/catalogue.ts), as every instance
+ * knows it: each world's row and every tenant, with their tokens, reloaded when the catalogue's
+ * version moves (a notification, or a question before a token is trusted: `fresh`). A change (a
+ * world created or deleted, a tenant) is made in PostgreSQL first, under the catalogue's lock,
+ * where the bounds are counted (worlds at once, a tenant's quota, tenants), then here. The worlds'
+ * data lives with their owners (ownership.ts): the instance that creates a world owns it first,
+ * and listings read what each owner last wrote of its worlds. Worlds idle past their time to live
+ * are deleted by their owner, or, when nobody holds them, by any instance's sweep.
  */
 
-export interface HostedWorldsOptions {
-  migrationsDir: string
-  /** Where the instances agree which of them runs each world's real-time simulator. */
-  leases?: Leases
-  /** The request journals of every instance, read as one. */
-  journals?: SharedJournals
-  realNow?: () => number
-  /** How often last uses are written, expired worlds deleted and idle copies dropped. */
-  sweepMs?: number
-  /** Idle time after which this instance drops its copy of a created world's data (0: kept). */
-  copyIdleMs?: number
+/** A world of the catalogue, as this instance knows it (a world it owns is also a World in the registry). */
+class CatalogueWorld implements KnownWorld {
+  readonly id: string
+  readonly name: string
+  readonly tenantId: string | undefined
+  readonly tokenKey: string
+  readonly source: string
+  readonly ttlMs: number
+  readonly createdAtMs: number
+  lastUsedMs: number
+  readonly maxBytes: number | undefined
+  readonly ownSecrets: boolean
+
+  constructor (row: WorldRow) {
+    this.id = row.id
+    this.name = row.name
+    this.tenantId = row.tenantId
+    this.tokenKey = row.tokenKey
+    this.source = row.source
+    this.ttlMs = row.ttlMs
+    this.createdAtMs = row.createdAtMs
+    this.lastUsedMs = row.lastUsedMs
+    this.maxBytes = row.maxBytes
+    this.ownSecrets = row.ownSecrets
+  }
+
+  get expiresAtMs (): number | undefined {
+    return this.ttlMs === 0 ? undefined : this.lastUsedMs + this.ttlMs
+  }
 }
 
-/** What each world's data held when this instance last had a copy of it, at the log's entry `seq`. */
-interface FactsAt {
-  seq: number
-  facts: WorldDataFacts
+export interface HostedWorldsOptions {
+  report: (line: string) => void
+  realNow?: () => number
+  /** How often worlds idle past their time to live are looked for. */
+  sweepMs?: number
 }
+
+/** A world unknown here reloads the catalogue at most this often (a partner request naming a world that does not exist). */
+const UNKNOWN_RELOAD_MS = 1000
 
 export class HostedWorlds implements SharedCatalogue {
-  /** The replica of each world this instance holds, by world id (the default world's among them). */
-  private readonly replicas = new Map<string, WorldReplica>()
+  private readonly worlds = new Map<string, CatalogueWorld>()
   /** The catalogue's version this instance holds. */
   private version = -1
-  /** The latest use of each world written to the catalogue by this instance. */
-  private readonly usesWritten = new Map<string, number>()
-  /** One catalogue change or reload at a time on this instance. */
+  /** A change announced and not yet read: a request for a world waits for it (a world deleted elsewhere never answers here after). */
+  private behind: Promise<void> | undefined
+  private lastReloadMs = 0
+  /** One change or reload of the catalogue at a time on this instance. */
   private busy: Promise<void> = Promise.resolve()
   private readonly sweeper: NodeJS.Timeout
-  /** The sweep on its way, and the earliest time a world held here may expire (uses elsewhere may put it later). */
-  private sweeping: Promise<void> | undefined
-  private nextExpiryMs = Infinity
   private readonly realNow: () => number
-  /** When a request of this instance last used each world's copy. */
-  private readonly usedHere = new Map<string, number>()
-  /** What each world's data held when its copy here was dropped: still true while its log has not moved. */
-  private readonly factsWhenDropped = new Map<string, FactsAt>()
-  /** Every world's start, read from the catalogue when a copy is loaded or a reset needs it. */
-  private readonly starts: SharedStarts
-  /** The stand-in for the data of a world this instance holds no copy of: an empty database of this build's schema. */
-  private readonly emptyPages: Buffer
+  ownership!: Ownership
 
-  constructor (
-    private readonly registry: WorldRegistry,
-    private readonly catalogue: Catalogue,
-    private readonly log: WorldLog,
-    readonly heads: FreshHeads,
-    defaultReplica: WorldReplica,
-    private readonly options: HostedWorldsOptions
-  ) {
+  constructor (private readonly registry: WorldRegistry, private readonly catalogue: Catalogue, private readonly owners: Owners, private readonly options: HostedWorldsOptions) {
     this.realNow = options.realNow ?? Date.now
-    this.starts = new SharedStarts(catalogue)
-    const empty = openEmptySchema(options.migrationsDir)
-    this.emptyPages = pagesOf(empty)
-    empty.close()
-    this.replicas.set(defaultReplica.world.id, defaultReplica)
-    defaultReplica.world.faults.share(new FaultCounts(log.pool, defaultReplica.world.id))
-    options.journals?.add(registry.default.id, registry.default.journal, (o) => registry.default.shareSessions(o))
-    this.sweeper = setInterval(() => { void this.sweep().catch(() => undefined) }, options.sweepMs ?? 1000)
+    this.sweeper = setInterval(() => { void this.sweep().catch((e: Error) => options.report(`sweeping idle worlds: ${e.message}`)) }, options.sweepMs ?? 1000)
     this.sweeper.unref()
   }
 
-  replicaOf (world: World): WorldReplica | undefined {
-    return this.replicas.get(world.id)
+  find (worldId: string): KnownWorld | undefined {
+    return this.worlds.get(worldId)
   }
 
-  /** The heads a request must be caught up to; the catalogue reloaded first when it is behind them. 503 when PostgreSQL cannot be reached. */
-  async fresh (): Promise<Heads> {
+  /**
+   * Whether the world is in the catalogue; one this instance does not know reloads it first (at
+   * most once a second), and one that may be idle past its time to live is swept first (an expired
+   * world never answers).
+   */
+  known (worldId: string): boolean | Promise<boolean> {
+    if (worldId === DEFAULT_WORLD_ID) return true
+    if (this.behind !== undefined) return this.behind.then(() => this.known(worldId))
+    const known = this.worlds.get(worldId)
+    if (known !== undefined) {
+      const expiresAt = (this.ownership.holds(worldId) ? this.registry.get(worldId) : undefined)?.expiresAtMs ?? known.expiresAtMs
+      if (expiresAt === undefined || expiresAt > this.realNow()) return true
+      return this.sweep().then(() => this.worlds.has(worldId), () => true)
+    }
+    if (this.realNow() - this.lastReloadMs < UNKNOWN_RELOAD_MS) return false
+    return this.exclusive(async () => await this.reload()).then(() => this.worlds.has(worldId), () => false)
+  }
+
+  list (): KnownWorld[] {
+    return [...this.worlds.values()]
+  }
+
+  ownedBy (tenantId: string): KnownWorld[] {
+    return this.list().filter((world) => world.tenantId === tenantId)
+  }
+
+  async copyOf (worldId: string): Promise<Buffer | undefined> {
     try {
-      const heads = await this.heads.get()
-      if (heads.catalogue > this.version) await this.exclusive(async () => { if (heads.catalogue > this.version) await this.reload() })
-      // an expired world never answers: past the earliest expiry, the catalogue decides first
-      if (this.realNow() >= this.nextExpiryMs) await this.sweep()
-      return heads
+      return await this.ownership.dataOf(worldId)
     } catch (e) {
       throw storageUnreachable(e)
     }
   }
 
-  /** The heads, when `fresh` would answer them at once: trusted, the catalogue current, no world due to expire. */
-  freshNow (): Heads | undefined {
-    const heads = this.heads.now()
-    return heads === undefined || heads.catalogue > this.version || this.realNow() >= this.nextExpiryMs ? undefined : heads
-  }
-
-  /** A world's commit or a catalogue change announced on the listening connection. */
-  announced (worldId: string | undefined, seq: number): void {
-    this.heads.announce(worldId, seq)
-    if (worldId === undefined) {
-      if (seq > this.version) void this.fresh().catch(() => undefined)
-    } else {
-      const replica = this.replicas.get(worldId)
-      if (replica !== undefined) void replica.announced(seq)
-    }
-  }
-
-  async prepareCopy (world: World): Promise<void> {
-    const heads = await this.fresh()
-    await this.replicas.get(world.id)?.caughtUp(heads.worlds.get(world.id) ?? 0)
-  }
-
-  /** Marks the world's copy in use by a request until the release (loaded by its catch-up, never dropped meanwhile). */
-  use (world: World): () => void {
-    // the default world's copy is never dropped
-    if (world === this.registry.default) return keptAlways
-    const release = this.replicas.get(world.id)?.use()
-    return () => {
-      release?.()
-      this.usedHere.set(world.id, this.realNow())
-    }
-  }
-
   startOf (worldId: string): () => Promise<Buffer> {
-    return this.starts.of(worldId)
-  }
-
-  /**
-   * What each world's data holds, on its latest data. A world this instance holds no copy of is
-   * loaded for it, one at a time, and dropped again, unless its log has not moved since its copy
-   * here was dropped (what it held then is still true).
-   */
-  async dataFacts (worlds: World[]): Promise<WorldDataFacts[]> {
-    const heads = await this.fresh()
-    const facts: WorldDataFacts[] = []
-    for (const world of worlds) {
-      const replica = this.replicas.get(world.id)
-      const head = heads.worlds.get(world.id) ?? 0
-      const known = this.factsWhenDropped.get(world.id)
-      if (replica !== undefined && !replica.holdsCopy && known?.seq === head) {
-        facts.push({ ...known.facts, bytes: world.bytes() })
-        continue
-      }
-      const loaded = replica !== undefined && !replica.holdsCopy
-      const release = replica?.use()
-      let read: WorldDataFacts
+    return async () => {
+      let start: Buffer | undefined
       try {
-        await replica?.caughtUp(head)
-        read = world.dataFacts()
-      } finally {
-        release?.()
+        start = await this.catalogue.start(worldId)
+      } catch (e) {
+        throw storageUnreachable(e)
       }
-      // loaded for the listing alone: dropped again, and what it takes here is the stand-in's
-      if (loaded) await this.dropCopy(world, replica)
-      facts.push({ ...read, bytes: world.bytes() })
+      if (start === undefined) throw notFound(`World ${worldId} was deleted`)
+      return start
     }
-    return facts
   }
 
-  async addWorld (world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void> {
+  /** The catalogue as it is now, each world with the facts its owner last wrote (live, for the worlds this instance holds). */
+  async listing (tenantId?: string): Promise<WorldListing[]> {
+    let facts: Map<string, unknown>
+    try {
+      await this.exclusive(async () => await this.reload())
+      facts = await this.owners.facts()
+    } catch (e) {
+      throw storageUnreachable(e)
+    }
+    const listed: KnownWorld[] = [...this.worlds.values()].filter((world) => tenantId === undefined || world.tenantId === tenantId)
+    const worlds = tenantId === undefined ? [this.registry.default, ...listed] : listed
+    return worlds.map((known) => {
+      const held = this.ownership.holds(known.id) ? this.registry.get(known.id) : undefined
+      if (held !== undefined) return held.listing()
+      const written = facts.get(known.id) as Omit<WorldListing, 'world'> | undefined
+      return { world: known, ...(written ?? { data: { bytes: 0, integrations: [], counts: { integrations: 0, agencies: 0, clients: 0, writes: { pending: 0, applied: 0 } } }, journal: 0, faults: 0 }) }
+    })
+  }
+
+  async addWorld (world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError): Promise<void> {
     const row: WorldRow = {
       id: world.id,
       name: world.name,
@@ -190,16 +162,19 @@ export class HostedWorlds implements SharedCatalogue {
       maxBytes: world.maxBytes,
       ownSecrets: world.ownSecrets
     }
+    const facts = factsOf(world)
     await this.change(async (change) => {
       if (await change.countWorlds() >= this.registry.limits.maxWorlds) throw full()
-      if (owner !== undefined && await change.countWorlds(owner.id) >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
-      // its data is its start as a world opens it (with its own Client Ids), which every instance does alike
-      await change.addWorld(row, start, undefined)
+      if (owner !== undefined) {
+        // its quota as the catalogue holds it: the administrator may have changed it on another instance
+        const quota = await change.tenantQuota(owner.id)
+        if (quota === undefined) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
+        const held = await change.countWorlds(owner.id)
+        if (held >= quota) throw tenantQuotaReached(owner.id, quota, held)
+      }
+      await change.addWorld(row, start, facts)
       return true
-    }, () => {
-      register()
-      this.held(world, 1)
-    })
+    }, () => this.add(row))
   }
 
   async deleteWorld (id: string, apply: () => void): Promise<boolean> {
@@ -219,99 +194,83 @@ export class HostedWorlds implements SharedCatalogue {
     }, register)
   }
 
+  async updateTenant (tenant: Tenant, apply: () => void): Promise<boolean> {
+    let found = false
+    await this.change(async (change) => {
+      found = await change.updateTenant({ id: tenant.id, name: tenant.name, maxWorlds: tenant.maxWorlds, createdAtMs: tenant.createdAtMs, tokenKey: tenant.tokenKey })
+      return found
+    }, () => { if (found) apply() })
+    return found
+  }
+
   async deleteTenant (id: string, apply: () => void): Promise<boolean> {
     let found = false
     await this.change(async (change) => {
       found = await change.deleteTenant(id)
       return found
-    }, () => {
-      const worlds = this.registry.ownedBy(id).map((w) => w.id)
-      this.forget(worlds, apply)
-    })
+    }, () => this.forget(this.ownedBy(id).map((w) => w.id), apply))
     return found
   }
 
-  /** Stops writing uses and deleting expired worlds (at shutdown). */
+  /** A change of the catalogue announced (its version): reloaded now. */
+  announced (version: number): void {
+    if (version <= this.version || this.behind !== undefined) return
+    const behind = this.fresh().catch(() => undefined).finally(() => { if (this.behind === behind) this.behind = undefined })
+    this.behind = behind
+  }
+
+  /** Makes this instance's catalogue current (one small question, a reload when it moved): before a token is trusted. */
+  async fresh (): Promise<void> {
+    try {
+      const version = await this.catalogue.version()
+      if (version > this.version) await this.exclusive(async () => { if (version > this.version) await this.reload() })
+    } catch (e) {
+      throw storageUnreachable(e)
+    }
+  }
+
+  /** Stops sweeping (at shutdown). */
   close (): void {
     clearInterval(this.sweeper)
   }
 
-  /** Reads the catalogue whole and makes this instance's worlds and tenants the same. */
+  /** Reads the catalogue whole and makes this instance's worlds, tenants and tokens the same. */
   private async reload (): Promise<void> {
     const rows = await this.catalogue.load()
+    this.lastReloadMs = this.realNow()
     const listed = new Set(rows.worlds.map((w) => w.id))
-    const gone = this.registry.list().filter((w) => !listed.has(w.id)).map((w) => w.id)
-    this.forget(gone, () => { for (const id of gone) this.registry.delete(id) })
+    this.forget([...this.worlds.keys()].filter((id) => !listed.has(id)), () => undefined)
     this.registry.tenants.adopt(rows.tenants)
     for (const row of rows.worlds) {
-      const held = this.registry.get(row.id)
-      if (held !== undefined) held.lastUsedMs = Math.max(held.lastUsedMs, row.lastUsedMs)
-      else await this.load(row)
+      const known = this.worlds.get(row.id)
+      if (known === undefined) this.add(row)
+      else known.lastUsedMs = Math.max(known.lastUsedMs, row.lastUsedMs)
     }
-    this.version = rows.version
+    this.version = Math.max(this.version, rows.version)
   }
 
-  /**
-   * Makes this instance a replica of a world created elsewhere, without a copy of its data yet: its
-   * first request here loads it (the log's latest snapshot and the commits since, with their effects).
-   */
-  private load (row: WorldRow): void {
-    const world = this.registry.adopt({ ...row, start: this.startOf(row.id), db: this.standIn() })
-    this.held(world, 0)
+  private add (row: WorldRow): void {
+    const world = new CatalogueWorld(row)
+    this.worlds.set(row.id, world)
+    this.registry.tokens.add(world.tokenKey, { kind: 'world', world })
   }
 
-  private standIn (): Db {
-    return openSnapshot(this.emptyPages)
-  }
-
-  /** Drops this instance's copy of the world's data, keeping what it held for listings. */
-  private async dropCopy (world: World, replica: WorldReplica): Promise<void> {
-    const held = { seq: replica.seq, facts: world.dataFacts() }
-    if (await replica.dropCopy(() => this.standIn())) this.factsWhenDropped.set(world.id, held)
-  }
-
-  /** Drops the copies of created worlds no request of this instance used for `copyIdleMs` (kept: those a real-time simulator runs on). */
-  private async dropIdleCopies (): Promise<void> {
-    const idleMs = this.options.copyIdleMs ?? 0
-    if (idleMs <= 0) return
-    const now = this.realNow()
-    for (const [id, replica] of this.replicas) {
-      const world = this.registry.get(id)
-      if (world === undefined || world === this.registry.default || !replica.holdsCopy || !replica.unused) continue
-      if (now - (this.usedHere.get(id) ?? world.createdAtMs) < idleMs || runsInRealTime(world)) continue
-      this.usedHere.delete(id)
-      await this.dropCopy(world, replica)
-    }
-  }
-
-  /**
-   * A created world is held here from now on, its replica at the log's entry `applied`, its fault
-   * rules counted in PostgreSQL; its use as written, and its expiry among those the next sweep waits for.
-   */
-  private held (world: World, applied: number): void {
-    this.replicas.set(world.id, new WorldReplica(world, this.log, { migrationsDir: this.options.migrationsDir, readStart: this.starts.of(world.id), leases: this.options.leases }, applied))
-    world.faults.share(new FaultCounts(this.log.pool, world.id))
-    this.options.journals?.add(world.id, world.journal, (o) => world.shareSessions(o))
-    this.usesWritten.set(world.id, world.lastUsedMs)
-    this.nextExpiryMs = Math.min(this.nextExpiryMs, world.expiresAtMs ?? Infinity)
-  }
-
+  /** Worlds deleted from the catalogue: `apply` (the registry's part), then their tokens, and their owner (this instance?) gives them up. */
   private forget (ids: string[], apply: () => void): void {
     apply()
     for (const id of ids) {
-      this.replicas.delete(id)
-      this.options.journals?.remove(id)
-      this.usesWritten.delete(id)
-      this.usedHere.delete(id)
-      this.factsWhenDropped.delete(id)
-      this.starts.forget(id)
+      const world = this.worlds.get(id)
+      if (world !== undefined) this.registry.tokens.remove(world.tokenKey)
+      this.worlds.delete(id)
+      if (this.ownership.holds(id)) this.registry.delete(id)
+      this.ownership.deleted(id)
     }
   }
 
   /**
    * One change of the catalogue, made in PostgreSQL and then here (`apply`), in one turn of this
    * instance; when nothing else changed the catalogue since this instance last read it, this
-   * instance now holds the new version (else its next request reloads it).
+   * instance now holds the new version (else the notification reloads it).
    */
   private async change (run: (change: CatalogueChange) => Promise<boolean>, apply: () => void): Promise<void> {
     await this.exclusive(async () => {
@@ -327,38 +286,23 @@ export class HostedWorlds implements SharedCatalogue {
   }
 
   /**
-   * Writes the uses seen here since the last sweep, learns those written by other instances, and
-   * deletes (for every instance) the worlds idle past their time to live. One sweep at a time.
+   * Deletes the worlds idle past their time to live: those this instance holds by their uses here
+   * (a world's owner sees every request of it), those nobody holds by the last use their owner wrote.
    */
   private async sweep (): Promise<void> {
-    this.sweeping ??= this.sweepOnce().finally(() => { this.sweeping = undefined })
-    await this.sweeping
-  }
-
-  private async sweepOnce (): Promise<void> {
-    const uses = new Map<string, number>()
-    for (const world of this.registry.list()) {
-      if (world.lastUsedMs > (this.usesWritten.get(world.id) ?? 0)) uses.set(world.id, world.lastUsedMs)
-    }
-    await this.catalogue.touch(uses)
-    for (const [id, ms] of uses) this.usesWritten.set(id, ms)
-    await this.dropIdleCopies()
-    // a world's use here is at most its latest anywhere: before the earliest expiry seen here, none
-    // of the worlds held here has expired (and those created elsewhere since, their creators sweep)
-    if (this.realNow() < this.nextExpiryMs) return
+    const now = this.realNow()
+    if (![...this.worlds.values()].some((world) => world.ttlMs > 0)) return
     let expired: string[] = []
     await this.change(async (change) => {
-      const now = this.realNow()
       const idle: string[] = []
-      for (const { id, lastUsedMs, ttlMs } of await change.expiringWorlds()) {
-        const held = this.registry.get(id)
-        if (held !== undefined) held.lastUsedMs = Math.max(held.lastUsedMs, lastUsedMs)
-        if (Math.max(lastUsedMs, held?.lastUsedMs ?? 0) + ttlMs <= now) idle.push(id)
+      for (const { id, lastUsedMs, ttlMs, held } of await change.expiringWorlds()) {
+        const here = this.ownership.holds(id) ? this.registry.get(id) : undefined
+        const used = here?.lastUsedMs ?? (held ? undefined : lastUsedMs)
+        if (used !== undefined && used + ttlMs <= now) idle.push(id)
       }
       expired = await change.deleteWorlds(idle)
       return expired.length > 0
-    }, () => this.forget(expired, () => { for (const id of expired) this.registry.delete(id) }))
-    this.nextExpiryMs = Math.min(Infinity, ...this.registry.list().map((world) => world.expiresAtMs ?? Infinity))
+    }, () => this.forget(expired, () => undefined))
   }
 
   private async exclusive (fn: () => Promise<void>): Promise<void> {
@@ -372,12 +316,4 @@ export class HostedWorlds implements SharedCatalogue {
       release()
     }
   }
-}
-
-const keptAlways = () => undefined
-
-/** A real-time simulator changes the world on its own timer: the copy it runs on is kept (a clock-time one waits for requests). */
-function runsInRealTime (world: World): boolean {
-  const { settings } = world.simulator.state()
-  return settings !== null && settings.clockTime !== true
 }

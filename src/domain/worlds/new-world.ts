@@ -26,7 +26,7 @@ export interface NewWorld {
  * tenant asks), its bound (never above the bound on all worlds), `secrets: "fixture"` (where no
  * tenant is involved). Answers the world's bound.
  */
-export function checkNewWorld (request: NewWorld, from: World | undefined, limits: { maxBytes: number, worldMaxBytes: number }): number {
+export function checkNewWorld (request: NewWorld, from: Pick<World, 'tenantId'> | undefined, limits: { maxBytes: number, worldMaxBytes: number }): number {
   const { owner } = request
   const maxBytes = request.maxBytes ?? limits.worldMaxBytes
   if (maxBytes > limits.maxBytes) {

@@ -2,54 +2,17 @@ import { conflict, insufficientStorage, notFound, tenantQuotaReached, tooManyReq
 import { growthRefused, noRoomFor } from './bounds.js'
 import { checkNewWorld, type NewWorld } from './new-world.js'
 import type { Db } from '../../db/database.js'
-import type { ReadModelOptions } from '../../read-model/index.js'
+import type { UnitOfWork } from '../../db/index.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart, type StartFixture } from './starts.js'
+import { openSnapshot, snapshotOf, snapshotOfFixture, snapshotStart } from './starts.js'
 import { Tenants, type SharedCatalogue, type Tenant, type TokenHolder } from './tenants.js'
-import { World, type ByteAccount, type WorldDataFacts, type WorldOptions } from './world.js'
+import { World, type ByteAccount, type KnownWorld, type WorldListing, type WorldOptions } from './world.js'
 import { DEFAULT_WORLD_ID, newWorldId, worldIdOfClientId } from './world-ids.js'
 
-/** Bounds and defaults of the worlds a process holds besides the default one. */
-export interface WorldLimits {
-  /** Worlds at once (the default one not counted). */
-  maxWorlds: number
-  /** Bytes their databases and snapshots may take together (in hosted mode, the default world's too). */
-  maxBytes: number
-  /** Each created world's bound unless it asks for another (in hosted mode, the default world's too). */
-  worldMaxBytes: number
-  /** Idle seconds before a world is deleted when its creator says nothing (0: kept). */
-  defaultTtlSeconds: number
-  /** Each world's request journal: entries and bytes. */
-  journalSize: number
-  journalBytes: number
-  /** Each world's read model: what it may keep in memory. */
-  readModel: ReadModelOptions
-  /** Each world's requests in progress at once (0: unbounded). */
-  requestsInProgress?: number
-}
-
+import type { CreatedWorld, RegistryOptions, StartUp } from './registry-options.js'
+export type { CreatedWorld, RegistryOptions, StartUp, WorldLimits } from './registry-options.js'
 export type { NewWorld } from './new-world.js'
-
-export interface RegistryOptions {
-  limits: WorldLimits
-  migrationsDir: string
-  startFixture: StartFixture
-  loadFaker: WorldOptions['loadFaker']
-  reports: WorldOptions['reports']
-  /** Where large fixture bodies are read (a worker process). */
-  fixtures: FixtureRunner
-  realNow?: () => number
-  /** What this start did with the default world's database, for the start-up banner. */
-  startUp?: StartUp
-}
-
-export interface StartUp {
-  /** True when this start seeded the database (false: existing data was kept). */
-  seededNow: boolean
-  /** Set when the kept data was seeded from another fixture than the start-up one: what to tell the user. */
-  fixtureMismatch: string | undefined
-}
 
 /**
  * Every world of the process: the default one, and the worlds created (in memory, each forked
@@ -66,7 +29,7 @@ export class WorldRegistry implements ByteAccount {
   private startSnapshot: Buffer | undefined
   private readonly realNow: () => number
   private sweeper: NodeJS.Timeout | undefined
-  /** Hosted mode: the catalogue every instance shares, where worlds and tenants are added and deleted first. */
+  /** Hosted mode: the catalogue every instance shares, where worlds and tenants are added and deleted first (this registry holds the worlds this instance owns). */
   private sharedCatalogue: SharedCatalogue | undefined
 
   /** The world `default`: the process's own database, there from the start, never deleted. */
@@ -99,7 +62,7 @@ export class WorldRegistry implements ByteAccount {
     return this.sharedCatalogue
   }
 
-  /** The world with this id, if it exists and has not expired. */
+  /** The world with this id, if it exists and has not expired (hosted mode: if this instance holds it). */
   get (id: string): World | undefined {
     if (id === DEFAULT_WORLD_ID) return this.default
     const world = this.worlds.get(id)
@@ -123,15 +86,29 @@ export class WorldRegistry implements ByteAccount {
     return [...this.worlds.values()]
   }
 
+  /** The world with this id, held here or (hosted mode) by another instance. */
+  find (id: string): KnownWorld | undefined {
+    return this.get(id) ?? this.sharedCatalogue?.find(id)
+  }
+
   /** The worlds a tenant holds now, oldest first (expired ones are deleted on the way). */
-  ownedBy (tenantId: string): World[] {
+  ownedBy (tenantId: string): KnownWorld[] {
+    if (this.sharedCatalogue !== undefined) return this.sharedCatalogue.ownedBy(tenantId)
     this.sweep()
     return [...(this.owned.get(tenantId) ?? [])]
   }
 
+  /** Every world (or a tenant's), the default one first, as GET /_sandbox/worlds lists them. */
+  async listing (tenantId?: string): Promise<WorldListing[]> {
+    if (this.sharedCatalogue !== undefined) return await this.sharedCatalogue.listing(tenantId)
+    const worlds = tenantId === undefined ? [this.default, ...this.list()] : [...(this.owned.get(tenantId) ?? [])]
+    return worlds.map((world) => world.listing())
+  }
+
   /** 409 when the tenant holds as many worlds as its quota allows. */
   checkQuota (owner: Tenant): void {
-    if (this.ownedBy(owner.id).length >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds)
+    const held = this.ownedBy(owner.id).length
+    if (held >= owner.maxWorlds) throw tenantQuotaReached(owner.id, owner.maxWorlds, held)
   }
 
   /** The bounds on the worlds created. */
@@ -184,14 +161,18 @@ export class WorldRegistry implements ByteAccount {
    * worlds it answers 429 with the seconds until an idle world expires (507 when none will); past
    * the bound on their memory, 507. A tenant's world: past its quota, 409; `from` another's world, 404.
    */
-  async create (request: NewWorld): Promise<World> {
+  async create (request: NewWorld): Promise<CreatedWorld> {
     const { limits } = this.options
     const { owner } = request
     this.sweep()
-    const from = request.from === undefined ? undefined : this.get(request.from)
+    // a tenant copies only its own worlds (any other is unknown to it, as everywhere else); hosted mode: any instance's
+    const from = request.from === undefined ? undefined : this.find(request.from)
     const maxBytes = checkNewWorld(request, from, limits)
     if (owner !== undefined) this.checkQuota(owner)
-    this.checkRoom(from)
+    // hosted mode: a world another instance holds is read from its log
+    const copied = from === undefined ? undefined : await this.sharedCatalogue?.copyOf(from.id)
+    const held = from === undefined ? undefined : this.get(from.id)
+    this.checkRoom(from === undefined ? undefined : 2 * (copied?.length ?? held?.bytes() ?? 0))
     const id = newWorldId()
     let snapshot: Buffer
     let source: string
@@ -202,18 +183,16 @@ export class WorldRegistry implements ByteAccount {
       source = '(posted to /_sandbox/worlds)'
       snapshot = snapshotOfFixture(request.fixture, source, this.options.migrationsDir, new Date(this.realNow()).toISOString())
     } else if (from !== undefined) {
-      await this.sharedCatalogue?.prepareCopy(from)
-      snapshot = snapshotOf(from.db)
+      snapshot = copied ?? snapshotOf(held!.db)
       source = `copy of world ${from.id}`
     } else {
       snapshot = await this.startupSnapshot()
       source = this.default.source
     }
-    if (owner !== undefined) {
-      // the first world made from the start-up fixture waited for it: the tenant may have gone, or filled its quota, meanwhile
-      if (!this.tenants.holds(owner)) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
-      this.checkQuota(owner)
-    }
+    // the first world made from the start-up fixture waited for it: the tenant may have gone, or filled its quota (or had it changed), meanwhile
+    const current = owner === undefined ? undefined : this.tenants.get(owner.id)
+    if (owner !== undefined && current === undefined) throw notFound(`Tenant ${owner.id} was deleted while its world was being created`)
+    if (current !== undefined) this.checkQuota(current)
     const ttlSeconds = request.ttlSeconds ?? limits.defaultTtlSeconds
     const token = newControlToken()
     const world = this.open({
@@ -235,29 +214,36 @@ export class WorldRegistry implements ByteAccount {
       world.destroy()
       throw e
     }
+    const created = { world, integrations: world.integrations(), token }
     if (this.sharedCatalogue === undefined) {
       this.register(world, snapshot)
-      return world
+      return created
     }
+    // hosted mode: the world is in the catalogue, and the first request for it (at any instance) takes it
     try {
-      await this.sharedCatalogue.addWorld(world, snapshot, owner, () => this.fullError(), () => this.register(world, undefined))
-    } catch (e) {
-      world.destroy()
-      throw e
+      await this.sharedCatalogue.addWorld(world, snapshot, current, () => this.fullError())
+    } finally {
+      world.destroy('keep')
     }
-    return world
+    return created
   }
 
-  /** A world another instance created (hosted mode): what it is, where its start is read, and a database for its data. */
-  adopt (row: { id: string, name: string, tenantId: string | undefined, tokenKey: string, source: string, ttlMs: number, createdAtMs: number, lastUsedMs: number, maxBytes: number | undefined, ownSecrets: boolean, start: () => Promise<Buffer>, db: Db }): World {
-    const world = this.open({ ...row, maxBytes: row.maxBytes ?? this.options.limits.worldMaxBytes, start: snapshotStart(row.start, row.source) })
+  /**
+   * A world of the catalogue this instance now owns (hosted mode): what it is, where its start is
+   * read, its data and examiner records as its log holds them.
+   */
+  adopt (row: Omit<KnownWorld, 'expiresAtMs'> & { maxBytes: number | undefined, ownSecrets: boolean, start: () => Promise<Buffer>, db: Db, records: UnitOfWork }): World {
+    const world = this.open({ ...row, tokenKey: row.tokenKey ?? '', maxBytes: row.maxBytes ?? this.options.limits.worldMaxBytes, start: snapshotStart(row.start, row.source) }, row.records)
     this.register(world, undefined)
     return world
   }
 
-  /** What each world's data holds (hosted mode may load a world this instance holds no copy of, one at a time). */
-  async dataFacts (worlds: World[]): Promise<WorldDataFacts[]> {
-    return await this.sharedCatalogue?.dataFacts(worlds) ?? worlds.map((world) => world.dataFacts())
+  /** Hosted mode: this instance no longer holds the world (another may take it); it stays in the catalogue. */
+  unload (id: string): void {
+    const world = this.worlds.get(id)
+    if (world === undefined) return
+    this.forget(world)
+    world.destroy('keep')
   }
 
   /** Deletes a created world, in the shared catalogue first in hosted mode; false when there was none. */
@@ -267,12 +253,12 @@ export class WorldRegistry implements ByteAccount {
     return await this.sharedCatalogue.deleteWorld(id, () => this.delete(id))
   }
 
-  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs' | 'maxBytes' | 'ownSecrets'>): World {
+  private open (options: Pick<WorldOptions, 'id' | 'name' | 'token' | 'tokenKey' | 'tenantId' | 'db' | 'start' | 'ttlMs' | 'createdAtMs' | 'lastUsedMs' | 'maxBytes' | 'ownSecrets'>, records = this.default.records): World {
     const { limits } = this.options
     return new World({
       ...options,
       account: this,
-      records: this.default.records,
+      records,
       journalSize: limits.journalSize,
       journalBytes: limits.journalBytes,
       readModel: limits.readModel,
@@ -284,11 +270,11 @@ export class WorldRegistry implements ByteAccount {
     })
   }
 
-  /** `snapshot`: the world's start, when this instance holds it (not in hosted mode: the catalogue does). */
+  /** `snapshot`: the world's start, when this instance holds it (not in hosted mode: the catalogue does, and its tokens too). */
   private register (world: World, snapshot: Buffer | undefined): void {
     this.worlds.set(world.id, world)
     if (snapshot !== undefined) this.snapshots.set(world.id, snapshot)
-    if (world.tokenKey !== undefined) this.tokens.add(world.tokenKey, { kind: 'world', world })
+    if (world.tokenKey !== undefined && this.sharedCatalogue === undefined) this.tokens.add(world.tokenKey, { kind: 'world', world })
     if (world.tenantId !== undefined) {
       const held = this.owned.get(world.tenantId)
       if (held === undefined) this.owned.set(world.tenantId, new Set([world]))
@@ -297,22 +283,26 @@ export class WorldRegistry implements ByteAccount {
     this.startSweeping()
   }
 
-  /** Deletes a created world: its credentials answer 401 from now on. */
+  /** Deletes a created world: its credentials answer 401 from now on (hosted mode: once deleted from the catalogue, where its token is). */
   delete (id: string): boolean {
     if (id === DEFAULT_WORLD_ID) throw conflict('The default world cannot be deleted; POST /_sandbox/reset returns it to its start')
     const world = this.worlds.get(id)
     if (world === undefined) return false
-    this.worlds.delete(id)
-    this.snapshots.delete(id)
-    if (world.tokenKey !== undefined) this.tokens.remove(world.tokenKey)
+    this.forget(world)
+    if (world.tokenKey !== undefined && this.sharedCatalogue === undefined) this.tokens.remove(world.tokenKey)
+    world.destroy()
+    return true
+  }
+
+  private forget (world: World): void {
+    this.worlds.delete(world.id)
+    this.snapshots.delete(world.id)
     if (world.tenantId !== undefined) {
       const held = this.owned.get(world.tenantId)
       held?.delete(world)
       if (held?.size === 0) this.owned.delete(world.tenantId)
     }
-    world.destroy()
     if (this.worlds.size === 0) this.stopSweeping()
-    return true
   }
 
   /** Deletes the worlds idle past their time to live. */
@@ -368,16 +358,18 @@ export class WorldRegistry implements ByteAccount {
   /** Past the bound on worlds: 429 with the seconds until an idle world expires, 507 when none will. */
   private fullError (): ApiError {
     const { maxWorlds } = this.options.limits
-    const next = Math.min(...[...this.worlds.values()].map((w) => w.expiresAtMs ?? Infinity))
+    const worlds: KnownWorld[] = this.sharedCatalogue?.list() ?? [...this.worlds.values()]
+    const next = Math.min(...worlds.map((w) => w.expiresAtMs ?? Infinity))
     const detail = `This sandbox holds ${maxWorlds} worlds, its most (SANDBOX_MAX_WORLDS=${maxWorlds}); DELETE /_sandbox/worlds/{id} the worlds you no longer need`
     if (next === Infinity) return insufficientStorage(`${detail} (none of them expires: each was created with ttlSeconds 0)`)
     return tooManyRequests(`${detail}, or wait for an idle one to expire`, Math.max(1, Math.ceil((next - this.realNow()) / 1000)))
   }
 
-  private checkRoom (from: World | undefined): void {
+  /** `copyBytes`: what a copy of a world is expected to take (undefined: a world of the start-up fixture). */
+  private checkRoom (copyBytes: number | undefined): void {
     const { maxWorlds, maxBytes } = this.options.limits
     if (this.worlds.size >= maxWorlds) throw this.fullError()
-    const refused = noRoomFor(this.bytes(), from !== undefined ? 2 * from.bytes() : (this.startSnapshot?.length ?? 0), maxBytes)
+    const refused = noRoomFor(this.bytes(), copyBytes ?? (this.startSnapshot?.length ?? 0), maxBytes)
     if (refused !== undefined) throw refused
   }
 

@@ -1,6 +1,6 @@
 import { invalidField, tooManyTenants, type ApiError } from '../../errors.js'
 import { newControlToken, TokenHolders } from './control-tokens.js'
-import type { World, WorldDataFacts } from './world.js'
+import type { KnownWorld, World, WorldListing } from './world.js'
 import { newId } from './world-ids.js'
 
 /** Tenants a sandbox holds at once. */
@@ -24,25 +24,39 @@ export interface Tenant {
 }
 
 /** Whom a token the sandbox made opens the control plane to: one world, or a tenant's worlds. */
-export type TokenHolder = { kind: 'world', world: World } | { kind: 'tenant', tenant: Tenant }
+export type TokenHolder = { kind: 'world', world: KnownWorld } | { kind: 'tenant', tenant: Tenant }
 
 export interface NewTenant {
   name?: string
   maxWorlds?: number
 }
 
-/** What the registry and the tenants ask of a catalogue shared by several instances (hosted mode: hosted-worlds.ts; absent: the process's own). */
+/** What the administrator may change of a tenant (PATCH /_sandbox/tenants/{id}). */
+export type TenantChange = NewTenant
+
+/**
+ * What the registry and the tenants ask of a catalogue shared by several instances (hosted mode:
+ * hosted-worlds.ts; absent: the process's own). Every instance knows every world and tenant there,
+ * and holds the worlds it owns (ownership.ts).
+ */
 export interface SharedCatalogue {
-  /** Brings the world to the latest data before it is copied. */
-  prepareCopy(world: World): Promise<void>
+  /** A world of the catalogue, held here or not. */
+  find(worldId: string): KnownWorld | undefined
+  /** The worlds of the catalogue, and those of a tenant. */
+  list(): KnownWorld[]
+  ownedBy(tenantId: string): KnownWorld[]
+  /** The world's data as its log holds it now (a world `from` copies), or undefined when this instance holds it (copied here). */
+  copyOf(worldId: string): Promise<Buffer | undefined>
   /** Reads the start of a world from the catalogue (a reset to it), not held by the instance. */
   startOf(worldId: string): () => Promise<Buffer>
-  /** What each world's data holds, read on its latest data. */
-  dataFacts(worlds: World[]): Promise<WorldDataFacts[]>
-  /** Adds the world where every instance sees it; `register` makes it this instance's, in the same turn. */
-  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError, register: () => void): Promise<void>
+  /** Every world (or a tenant's), the default one first, as their owners last wrote their facts. */
+  listing(tenantId?: string): Promise<WorldListing[]>
+  /** Adds the world where every instance sees it (and the first request for it, at any instance, takes it: ownership.ts). */
+  addWorld(world: World, start: Buffer, owner: Tenant | undefined, full: () => ApiError): Promise<void>
   deleteWorld(id: string, apply: () => void): Promise<boolean>
   addTenant(tenant: Tenant, register: () => void): Promise<void>
+  /** Writes the tenant as it is now (its name, quota and token); false when it is not there. */
+  updateTenant(tenant: Tenant, apply: () => void): Promise<boolean>
   deleteTenant(id: string, apply: () => void): Promise<boolean>
 }
 
@@ -53,7 +67,7 @@ export interface TenantWorlds {
   /** Hosted mode: where tenants are added and deleted first. */
   readonly shared: SharedCatalogue | undefined
   /** The worlds the tenant holds now (expired ones are deleted on the way). */
-  ownedBy(tenantId: string): World[]
+  ownedBy(tenantId: string): KnownWorld[]
   delete(worldId: string): boolean
 }
 
@@ -66,9 +80,7 @@ export class Tenants {
   /** A new tenant and its token (given now only). Past MAX_TENANTS, 409. */
   async create (request: NewTenant): Promise<{ tenant: Tenant, token: string }> {
     const most = this.worlds.limits.maxWorlds
-    if (request.maxWorlds !== undefined && request.maxWorlds > most) {
-      throw invalidField('maxWorlds', `must be at most ${most}, the worlds this sandbox holds at once (SANDBOX_MAX_WORLDS)`)
-    }
+    this.checkQuota(request.maxWorlds)
     if (this.tenants.size >= MAX_TENANTS) throw tooManyTenants(MAX_TENANTS)
     const token = newControlToken()
     const tenant: Tenant = {
@@ -84,16 +96,68 @@ export class Tenants {
     return { tenant, token }
   }
 
+  /**
+   * Changes a tenant's name or quota (the worlds it holds stay, a lower quota only stops it
+   * creating more), in the shared catalogue first in hosted mode; undefined when there is none.
+   */
+  async update (id: string, change: TenantChange): Promise<Tenant | undefined> {
+    this.checkQuota(change.maxWorlds)
+    const tenant = this.tenants.get(id)
+    if (tenant === undefined) return undefined
+    return await this.replaceWith({ ...tenant, name: change.name ?? tenant.name, maxWorlds: change.maxWorlds ?? tenant.maxWorlds })
+  }
+
+  /**
+   * A new token for the tenant (given now only): the old one opens nothing from now on, on every
+   * instance (hosted mode: each reloads the catalogue before its next request). Undefined when there is none.
+   */
+  async newToken (id: string): Promise<{ tenant: Tenant, token: string } | undefined> {
+    const tenant = this.tenants.get(id)
+    if (tenant === undefined) return undefined
+    const token = newControlToken()
+    const changed = await this.replaceWith({ ...tenant, tokenKey: TokenHolders.keyOf(token) })
+    return changed === undefined ? undefined : { tenant: changed, token }
+  }
+
   /** Makes the tenants these (hosted mode: as the shared catalogue holds them); the worlds of those deleted go too. */
   adopt (rows: readonly Tenant[]): void {
     const listed = new Set(rows.map((row) => row.id))
     for (const id of [...this.tenants.keys()]) if (!listed.has(id)) this.delete(id)
-    for (const row of rows) if (!this.tenants.has(row.id)) this.register({ ...row })
+    for (const row of rows) {
+      const held = this.tenants.get(row.id)
+      if (held === undefined) this.register({ ...row })
+      else if (held.name !== row.name || held.maxWorlds !== row.maxWorlds || held.tokenKey !== row.tokenKey) this.replace(held, { ...row })
+    }
+  }
+
+  /** 400 for a quota above the worlds the sandbox holds at once. */
+  private checkQuota (maxWorlds: number | undefined): void {
+    const most = this.worlds.limits.maxWorlds
+    if (maxWorlds !== undefined && maxWorlds > most) {
+      throw invalidField('maxWorlds', `must be at most ${most}, the worlds this sandbox holds at once (SANDBOX_MAX_WORLDS)`)
+    }
+  }
+
+  /** The tenant as `next` from now on, in the shared catalogue first in hosted mode (undefined: deleted meanwhile). */
+  private async replaceWith (next: Tenant): Promise<Tenant | undefined> {
+    const apply = () => {
+      const held = this.tenants.get(next.id)
+      if (held !== undefined) this.replace(held, next)
+    }
+    if (this.worlds.shared === undefined) apply()
+    else if (!await this.worlds.shared.updateTenant(next, apply)) return undefined
+    return this.tenants.get(next.id)
   }
 
   private register (tenant: Tenant): void {
     this.tenants.set(tenant.id, tenant)
     this.worlds.tokens.add(tenant.tokenKey, { kind: 'tenant', tenant })
+  }
+
+  /** A tenant changed: a token changed stops opening anything at once. */
+  private replace (held: Tenant, next: Tenant): void {
+    if (held.tokenKey !== next.tokenKey) this.worlds.tokens.remove(held.tokenKey)
+    this.register(next)
   }
 
   /** Deletes a tenant, in the shared catalogue first in hosted mode; false when there was none. */
@@ -104,11 +168,6 @@ export class Tenants {
 
   get (id: string): Tenant | undefined {
     return this.tenants.get(id)
-  }
-
-  /** Whether this tenant is still there (not deleted meanwhile). */
-  holds (tenant: Tenant): boolean {
-    return this.tenants.get(tenant.id) === tenant
   }
 
   /** The tenants, oldest first. */

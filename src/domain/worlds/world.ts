@@ -2,12 +2,9 @@ import type { Readable } from 'node:stream'
 import type { Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/index.js'
 import { createSessionRepository } from '../../db/sessions.js'
-import type { ReadModelOptions } from '../../read-model/index.js'
 import { Clock } from '../clock.js'
 import { CREATE_CLIENT_RATE } from '../create-client.js'
-import type { ReportRunner } from '../examiner/report-runner.js'
 import { createExaminer, type Examiner } from '../examiner/sessions.js'
-import { SharedSessions, type SharedSessionsOptions } from '../examiner/shared-sessions.js'
 import { Faults } from '../faults.js'
 import { Journal } from '../journal.js'
 import { createSimulator } from '../simulator.js'
@@ -16,7 +13,7 @@ import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
 import { RequestTurns } from './request-turns.js'
 import type { FixtureRunner } from './fixture-runner.js'
-import { pagesOf, sha256Hex, type WorldContent, type WorldStart } from './starts.js'
+import { pagesOf, sha256Hex, type WorldContent } from './starts.js'
 import { stateDocument } from './state-document.js'
 import { bytesOf, openWorldData, type WorldData } from './world-data.js'
 import type { ResetPart } from './reset-parts.js'
@@ -30,53 +27,6 @@ export const INLINE_STATE_BYTES = 512 * 1024
 export { RESET_PARTS, type ResetPart } from './reset-parts.js'
 export type { WorldContent, WorldStart } from './starts.js'
 
-export interface WorldOptions {
-  id: string
-  name: string
-  /** Opens the world's control routes besides the sandbox's control token (none for the default world). */
-  token?: string
-  /** The key its token is kept under, when the token itself is not known here (a world loaded from hosted mode's catalogue). */
-  tokenKey?: string
-  /** The tenant that created the world and alone controls it besides the sandbox's control token (none: the administrator's). */
-  tenantId?: string
-  db: Db
-  start: WorldStart
-  /**
-   * Where the world's examiner sessions are kept: the process's own database, by world id (absent:
-   * the world's own database, which is the process's: the default world).
-   */
-  records?: UnitOfWork
-  clock?: Clock
-  journalSize: number
-  journalBytes: number
-  readModel?: ReadModelOptions
-  /** Idle time after which the world is deleted; 0 keeps it. */
-  ttlMs: number
-  /** When it was created and last used, when that was before now (a world loaded from hosted mode's catalogue). */
-  createdAtMs?: number
-  lastUsedMs?: number
-  /** Real time (ms), for idleness: a world's own clock may stand still or run in another year. */
-  realNow?: () => number
-  /** Loads the activity simulator's generator on first use (it is large, and most worlds never need it). */
-  loadFaker: Parameters<typeof createSimulator>[2]
-  /** Where examiner reports are computed (one worker for every world). */
-  reports: ReportRunner
-  /** Bytes the world's data may take (absent: unbounded, the default world outside hosted mode). */
-  maxBytes?: number
-  /**
-   * True: each integration a load brings in gets a secret of the world's own with its Client Id
-   * (world-ids.ts ownSecret); false or absent: it keeps the secret it came with (the default world;
-   * a world created with `secrets: "fixture"`).
-   */
-  ownSecrets?: boolean
-  /** Its requests in progress at once (request-turns.ts; 0: unbounded). */
-  requestsInProgress?: number
-  /** Where growth is counted against the world's bound and the process's (the registry). */
-  account?: ByteAccount
-  /** The tenant of this id, as reports name it (the registry's). */
-  tenantOf?: (tenantId: string) => { id: string, name: string } | undefined
-}
-
 /** The digest of what a reset loaded: the fixture's bytes as posted, else the snapshot swapped in (computed once). */
 function digestOf (content: WorldContent): () => Promise<string> {
   const digest = content.digest !== undefined ? Promise.resolve(content.digest) : 'snapshot' in content ? sha256Hex(content.snapshot) : Promise.resolve('unknown')
@@ -84,18 +34,8 @@ function digestOf (content: WorldContent): () => Promise<string> {
   return () => digest
 }
 
-/** Counts what worlds hold against their bounds and the process's (WorldRegistry). */
-export interface ByteAccount {
-  /** Throws a 507 unless the world may hold `bytes` instead of what it holds now. */
-  admit(world: World, bytes: number): void
-}
-
-/** What a world's data holds, as GET /_sandbox/worlds tells it. */
-export interface WorldDataFacts {
-  bytes: number
-  integrations: string[]
-  counts: ReturnType<WorldData['counts']>
-}
+import type { ByteAccount, WorldDataFacts, WorldListing, WorldOptions } from './world-options.js'
+export type { ByteAccount, KnownWorld, WorldDataFacts, WorldListing, WorldOptions } from './world-options.js'
 
 /**
  * One world: everything a sandbox holds, isolated from every other world of the process. Its data
@@ -120,21 +60,20 @@ export class World {
   /** Its requests in progress, bounded so that one world's traffic does not fill every turn of the event loop. */
   readonly requests: RequestTurns
   readonly simulator: ReturnType<typeof createSimulator>
-  /**
-   * The world's examiner sessions: its own, or, once hosted mode calls shareSessions, those every
-   * instance shares (a field, not a getter: every partner request asks whether sessions record).
-   */
+  /** The world's examiner sessions (a field, not a getter: every partner request asks whether sessions record). */
   examiner: Examiner
-  private sharedExaminer: SharedSessions | undefined
   private data: WorldData
   private dataSource: string
   /** The SHA-256 of what the data was loaded from: the start's, or the fixture or snapshot of the last reset. */
   private dataDigest: () => Promise<string>
   /** True while the data is the world's start as a reset left it (any commit since clears it). */
   private dataAtStart = false
-  private readonly sessions: ReturnType<typeof createSessionRepository>
-  /** Where this world's examiner sessions are kept (the process's database); worlds created later keep theirs there too. */
-  readonly records: UnitOfWork
+  private sessions: ReturnType<typeof createSessionRepository>
+  /**
+   * Where this world's examiner sessions are kept: the process's database (worlds created later keep
+   * theirs there too), or, in hosted mode, a database of the world's own that its log keeps.
+   */
+  private recordsSql: UnitOfWork
   private readonly realNow: () => number
   /** Set once the world is deleted (or expired): nothing is applied to it from then on. */
   private gone = false
@@ -162,16 +101,34 @@ export class World {
     this.dataSource = options.start.source
     this.dataDigest = () => options.start.digest(this.data)
     this.simulator = createSimulator(() => this.data.repos, this.clock, options.loadFaker)
-    this.records = options.records ?? this.data.sql
-    this.sessions = createSessionRepository(this.records, this.id)
-    this.examiner = createExaminer({
+    this.recordsSql = options.records ?? this.data.sql
+    this.sessions = createSessionRepository(this.recordsSql, this.id)
+    this.examiner = this.openExaminer()
+  }
+
+  private openExaminer (): Examiner {
+    return createExaminer({
       repo: this.sessions,
       clock: this.clock,
       clientsOf: (agencyId) => this.data.clientVersions(agencyId),
       agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: options.reports.of(this.id),
+      reports: this.options.reports.of(this.id),
       worldFacts: () => this.reportFacts()
     })
+  }
+
+  /** Where this world's examiner sessions are kept. */
+  get records (): UnitOfWork { return this.recordsSql }
+
+  /**
+   * Hosted mode: the examiner sessions are those of this database from now on (the world's own,
+   * loaded from its log when this instance took the world); the examiner stops writing to the one before.
+   */
+  adoptRecords (records: UnitOfWork): void {
+    this.examiner.close()
+    this.recordsSql = records
+    this.sessions = createSessionRepository(records, this.id)
+    this.examiner = this.openExaminer()
   }
 
   /** The world as an examiner report names it: its id and name, its tenant, the digest of what its data was loaded from. */
@@ -209,10 +166,10 @@ export class World {
     })
     // the examiner logs which clients each commit changed, among the requests its sessions record
     // (the first data is opened before the examiner exists; nothing records then)
-    data.sql.onCommit(({ clients, replayed }) => {
+    data.sql.onCommit(({ clients }) => {
       this.dataAtStart = false
       this.heldBytes = data.bytes()
-      this.examiner?.noteChanges(clients, replayed)
+      this.examiner?.noteChanges(clients)
     })
     data.adoptIntegrations()
     this.heldBytes = data.bytes()
@@ -235,27 +192,6 @@ export class World {
   countIn (account: ByteAccount, maxBytes: number): void {
     this.account = account
     this.bound = maxBytes
-  }
-
-  /** Hosted mode: the sessions shared by every instance (the replica logs which are open, and applies them). */
-  get sharedSessions (): SharedSessions | undefined {
-    return this.sharedExaminer
-  }
-
-  /** Hosted mode: from now on the world's sessions are those every instance shares (db/postgres/examiner-store.ts). */
-  shareSessions (options: Pick<SharedSessionsOptions, 'store' | 'synced' | 'shipSoon'>): SharedSessions {
-    this.examiner.close()
-    this.sharedExaminer = new SharedSessions({
-      ...options,
-      worldId: this.id,
-      clock: this.clock,
-      clientsOf: (agencyId) => this.data.clientVersions(agencyId),
-      agencyExists: (agencyId) => this.data.repos.agencies.getAgency(agencyId) !== undefined,
-      reports: this.options.reports.of(this.id),
-      worldFacts: () => this.reportFacts()
-    })
-    this.examiner = this.sharedExaminer
-    return this.sharedExaminer
   }
 
   /** True once the world is deleted (or expired): requests still in flight to it answer 401 or 404. */
@@ -295,8 +231,8 @@ export class World {
   }
 
   /**
-   * Replaces the world's database with another holding its data (a replica's copy of a snapshot
-   * made elsewhere: replica.ts); the instruments stay as they are.
+   * Replaces the world's database with another holding its data (hosted mode: the data its log
+   * holds, loaded when this instance took the world); the instruments stay as they are.
    */
   adoptDatabase (db: Db): void {
     if (this.gone) {
@@ -309,10 +245,10 @@ export class World {
     if (old !== db && old.open) old.close()
   }
 
-  /** True while the data is the world's start as a reset left it, nothing committed since (replica.ts logs it without its body). */
+  /** True while the data is the world's start as a reset left it, nothing committed since (hosted mode logs it without its body). */
   get atStart (): boolean { return this.dataAtStart }
 
-  /** The one way the world's data is written (replica.ts captures and replays its commits). */
+  /** The one way the world's data is written (hosted mode captures its commits for the world's log). */
   get sql (): UnitOfWork { return this.data.sql }
   /** True when its integrations get secrets of the world's own (the create answer gives them), false when they keep the fixture's. */
   get ownSecrets (): boolean { return this.options.ownSecrets === true }
@@ -361,6 +297,11 @@ export class World {
     return { bytes: this.bytes(), integrations: this.admin.listIntegrations().map((i) => i.clientId), counts: this.data.counts() }
   }
 
+  /** The world as GET /_sandbox/worlds lists it. */
+  listing (): WorldListing {
+    return { world: this, data: this.dataFacts(), journal: this.journal.size, faults: this.faults.list().length }
+  }
+
   /** The world was used now (a partner or control request): its idle time starts again. */
   touch (): void {
     this.lastUsedMs = this.realNow()
@@ -398,11 +339,15 @@ export class World {
     this.examiner.close()
   }
 
-  /** Ends the world: its timers stop, its sessions are forgotten, its database is closed. */
-  destroy (): void {
-    this.gone = true
+  /**
+   * Ends the world here: its timers stop, its database is closed, and its sessions are forgotten
+   * unless kept (hosted mode: the world's log keeps them for the instance that takes it next).
+   * Forgotten, the world is deleted: requests still in flight to it apply nothing.
+   */
+  destroy (sessions: 'forget' | 'keep' = 'forget'): void {
+    if (sessions === 'forget') this.gone = true
     this.close()
-    this.sessions.deleteAll()
+    if (sessions === 'forget') this.sessions.deleteAll()
     if (this.data.db.open) this.data.db.close()
   }
 }

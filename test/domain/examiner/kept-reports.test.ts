@@ -2,7 +2,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { MAX_MIRRORS_PER_SESSION, MAX_OPEN_SESSIONS } from '../../../src/domain/examiner/sessions.js'
 import type { Report, Session } from '../../../src/schemas/examiner.js'
-import { AGENCY, build, queryHosted } from '../../helpers/app.js'
+import { AGENCY, build } from '../../helpers/app.js'
 import { findingOf, reportOf, startSession, vendor } from '../../helpers/examiner.js'
 
 /**
@@ -102,10 +102,8 @@ t.test(`at most ${MAX_OPEN_SESSIONS} open sessions per world, each request recor
   t.equal(refused.statusCode, 409)
   t.match(refused.json().detail, /open sessions, its most/)
   for (let i = 0; i < 10; i++) await vendor(app, 'GET', '/vendor/agencies?version=4.0')
-  const db = app.worlds.default.db
-  // the requests kept once in the world's log: its chunks over SQLite, its records over PostgreSQL (hosted mode)
-  const logged = async () => Number(await queryHosted(app, "SELECT count(*) FROM examiner_records WHERE world_id = 'default'") ??
-    (db.prepare("SELECT coalesce(sum(count), 0) AS n FROM examiner_log WHERE world_id = 'default'").get() as { n: number }).n)
+  // the requests kept once in the world's log of recorded requests, in chunks (hosted mode: in the world's own database of records)
+  const logged = async () => app.worlds.default.records.query<[], { n: number }>("SELECT coalesce(sum(count), 0) AS n FROM examiner_log WHERE world_id = 'default'").get()?.n
   t.equal((await ctl(app, 'GET', `/sessions/${sessions[0].id}`)).json().recorded, 10)
   t.equal((await ctl(app, 'GET', `/sessions/${sessions[MAX_OPEN_SESSIONS - 1].id}`)).json().recorded, 10)
   t.equal(await logged(), 10, `10 requests logged once each for ${MAX_OPEN_SESSIONS} sessions`)
