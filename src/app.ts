@@ -321,7 +321,7 @@ async function openWorlds (db: Db, config: Config, options: AppOptions, onFixtur
       defaultTtlSeconds: config.worlds.ttlSeconds,
       journalSize: config.journalSize,
       journalBytes: Math.ceil(config.journalBytes / CREATED_WORLD_SHARE),
-      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES },
+      readModel: { batchCacheBytes: CREATED_WORLD_CACHE_BYTES, listingCacheBytes: CREATED_WORLD_CACHE_BYTES, answerCacheBytes: CREATED_WORLD_CACHE_BYTES },
       requestsInProgress: config.worlds.requestsInProgress
     },
     migrationsDir: config.migrationsDir,

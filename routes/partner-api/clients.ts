@@ -7,7 +7,7 @@ import type { ClientShape } from '../../src/versions/clients.js'
 import type { OperationHandlers } from './operation.js'
 
 /** The groups this read returns, as the version reads `include`; sets the Denied header when one was withheld. */
-function groupsOf (shape: ClientShape, request: FastifyRequest, reply: FastifyReply): ClientGroup[] {
+function groupsOf (shape: ClientShape, request: FastifyRequest, reply: FastifyReply): readonly ClientGroup[] {
   const { groups, denied } = includeGroups(shape.include, grantOf(request), (request.query as { include?: string }).include)
   if (denied.length > 0) reply.header('denied', denied.join(','))
   return groups

@@ -112,23 +112,34 @@ export function createClientRepository (sql: UnitOfWork) {
   const maxNumber = sql.query<[number], { n: number | null }>('SELECT max(client_number) AS n FROM clients WHERE agency_id = ?')
   const count = sql.query<[], { n: number }>('SELECT count(*) AS n FROM clients')
   const countInOffice = sql.query<[number, number], { n: number }>('SELECT count(*) AS n FROM clients WHERE agency_id = ? AND office_id = ?')
-  const insert = sql.command<[Record<string, unknown>]>(
+  type RowParams = { agencyId: number, clientNumber: number }
+  const rowClient = (c: RowParams) => [c.agencyId, c.clientNumber] as const
+  const insert = sql.clientCommand<[RowParams]>(
     `INSERT INTO clients (${COLUMNS})
-     VALUES (@agencyId, @clientNumber, @deleted, @modifiedMs, @officeId, @details, @people, @contacts, @claims, @policies, @invoices)`
+     VALUES (@agencyId, @clientNumber, @deleted, @modifiedMs, @officeId, @details, @people, @contacts, @claims, @policies, @invoices)`,
+    rowClient
   )
-  const update = sql.command<[Record<string, unknown>]>(
+  const update = sql.clientCommand<[RowParams]>(
     `UPDATE clients SET deleted = @deleted, modified_ms = @modifiedMs, office_id = @officeId, details = @details, people = @people,
        contacts = @contacts, claims = @claims, policies = @policies, invoices = @invoices
-     WHERE agency_id = @agencyId AND client_number = @clientNumber`
+     WHERE agency_id = @agencyId AND client_number = @clientNumber`,
+    rowClient
   )
-  const updateDetails = sql.command<[string, number, number, number]>(
-    'UPDATE clients SET details = ?, modified_ms = ? WHERE agency_id = ? AND client_number = ?'
+  const deletedFlag = sql.query<[number, number], number>('SELECT deleted FROM clients WHERE agency_id = ? AND client_number = ?').pluck()
+  // details.modified moved in place, by SQLite: the row's JSON is never parsed and written again here
+  const touch = sql.clientCommand<[string, number, number, number]>(
+    "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ?",
+    (_modified, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
   )
 
-  const insertPolicy = sql.command<[number, number, string, string, number]>(
-    'INSERT OR IGNORE INTO policies (agency_id, client_number, policy_id, policy_number, policy_index) VALUES (?, ?, ?, ?, ?)'
+  const insertPolicy = sql.clientCommand<[number, number, string, string, number]>(
+    'INSERT OR IGNORE INTO policies (agency_id, client_number, policy_id, policy_number, policy_index) VALUES (?, ?, ?, ?, ?)',
+    (agencyId, clientNumber) => [agencyId, clientNumber]
   )
-  const deletePolicies = sql.command<[number, number]>('DELETE FROM policies WHERE agency_id = ? AND client_number = ?')
+  const deletePolicies = sql.clientCommand<[number, number]>(
+    'DELETE FROM policies WHERE agency_id = ? AND client_number = ?',
+    (agencyId, clientNumber) => [agencyId, clientNumber]
+  )
   const policiesOf = sql.query<[number, number], { policy_id: string; policy_number: string; policy_index: number }>(
     'SELECT policy_id, policy_number, policy_index FROM policies WHERE agency_id = ? AND client_number = ? ORDER BY policy_index'
   )
@@ -164,6 +175,8 @@ export function createClientRepository (sql: UnitOfWork) {
       const base = { agencyId, deleted: q.deleted ? 1 : 0, officeId: q.officeId }
       return q.sinceMs === null ? idsAll.all(base) : idsSince.all({ ...base, since: q.sinceMs })
     },
+    /** Whether the client is there and not deleted (its row's other columns are not read). */
+    isLiveClient: (agencyId: number, clientNumber: number): boolean => deletedFlag.get(agencyId, clientNumber) === 0,
     getClient (agencyId: number, clientNumber: number): ClientRow | undefined {
       const r = client.get(agencyId, clientNumber)
       return r === undefined ? undefined : toClient(r)
@@ -195,16 +208,14 @@ export function createClientRepository (sql: UnitOfWork) {
 
     insertClient (c: ClientRow): void {
       insert.run(asParams(c))
-      sql.noteClient(c.agencyId, c.clientNumber)
     },
     /** Replaces a stored client's row (same agency and number). */
     updateClient (c: ClientRow): void {
       update.run(asParams(c))
-      sql.noteClient(c.agencyId, c.clientNumber)
     },
-    updateClientDetails (agencyId: number, clientNumber: number, details: string, modifiedMs: number): void {
-      updateDetails.run(details, modifiedMs, agencyId, clientNumber)
-      sql.noteClient(agencyId, clientNumber)
+    /** Sets the client's details.modified (an ISO instant) and modified_ms, its other details as they are. */
+    touchClient (agencyId: number, clientNumber: number, modified: string, modifiedMs: number): void {
+      touch.run(modified, modifiedMs, agencyId, clientNumber)
     },
 
     insertPolicy (agencyId: number, clientNumber: number, p: PolicyKey): void {

@@ -69,6 +69,11 @@ export interface Committed {
   clients: ReadonlyArray<readonly [number, number]>
   /** Tables its commands wrote, by name; `*` when a command's table could not be told from its SQL. */
   tables: ReadonlySet<string>
+  /**
+   * The tables of `tables` written by commands not scoped to one client (see clientCommand): a
+   * table only client commands wrote changed in the rows of the clients listed, nowhere else.
+   */
+  unscoped: ReadonlySet<string>
 }
 
 /** Any table: a command whose SQL does not name the one table it writes. */
@@ -107,6 +112,8 @@ export class UnitOfWork implements ChangeSignal {
   private clients: Array<readonly [number, number]> = []
   /** Tables written in the open transaction (a rolled-back savepoint's stay: telling too many is safe). */
   private tables = new Set<string>()
+  /** Of those, the tables written by commands not scoped to one client. */
+  private unscoped = new Set<string>()
   /**
    * While set, every command run (log commands too) and client noted in a transaction that commits
    * is kept here, in order, for a copy of this database elsewhere to replay (hosted mode: a world's
@@ -120,7 +127,21 @@ export class UnitOfWork implements ChangeSignal {
   /** Runs inside a transaction that ran a command, just before its COMMIT (see checkBeforeCommit). */
   private commitCheck: (() => void) | undefined
 
-  constructor (private readonly db: Db) {}
+  /**
+   * better-sqlite3's transaction wrappers, made once (building one is not free): the outermost
+   * runs the commit check before its COMMIT; a call inside an open transaction is a savepoint.
+   */
+  private readonly outermost: (fn: () => unknown) => unknown
+  private readonly savepoint: (fn: () => unknown) => unknown
+
+  constructor (private readonly db: Db) {
+    this.outermost = db.transaction((fn: () => unknown) => {
+      const value = fn()
+      if (this.changed && !this.replaying) this.commitCheck?.()
+      return value
+    })
+    this.savepoint = db.transaction((fn: () => unknown) => fn())
+  }
 
   get inTransaction (): boolean {
     return this.depth > 0
@@ -136,6 +157,9 @@ export class UnitOfWork implements ChangeSignal {
    */
   noteClient (agencyId: number, clientNumber: number): void {
     if (this.depth === 0) return
+    // a client's row and then its policies: noted once
+    const last = this.clients[this.clients.length - 1]
+    if (last !== undefined && last[0] === agencyId && last[1] === clientNumber) return
     this.clients.push([agencyId, clientNumber])
     this.captured?.push({ client: [agencyId, clientNumber] })
   }
@@ -212,6 +236,18 @@ export class UnitOfWork implements ChangeSignal {
   }
 
   /**
+   * A command that writes the rows of one client only, the one `clientOf` names from its
+   * parameters (a row of clients or of its policies): each run notes that client (noteClient), so
+   * the commit tells exactly which clients changed and readers keep what they hold of the others.
+   * SQL that may touch any other row must be a plain command.
+   */
+  clientCommand<Params extends unknown[] | object = unknown[]>(
+    sql: string, clientOf: (...params: Args<Params>) => readonly [number, number]
+  ): Command<Params> {
+    return this.prepareCommand(sql, true, clientOf as (...params: unknown[]) => readonly [number, number])
+  }
+
+  /**
    * A statement that writes only to a log no answer is derived from (the examiner's recorded
    * requests): it runs in a transaction like any command, but alone it signals no change, as
    * signalling each flush would drop every cached read while a session records reads. A
@@ -221,7 +257,9 @@ export class UnitOfWork implements ChangeSignal {
     return this.prepareCommand(sql, false)
   }
 
-  private prepareCommand<Params extends unknown[] | object>(sql: string, changesData: boolean): Command<Params> {
+  private prepareCommand<Params extends unknown[] | object>(
+    sql: string, changesData: boolean, clientOf?: (...params: unknown[]) => readonly [number, number]
+  ): Command<Params> {
     // prepared on first use, as queries are (see READ_ONLY); the first world's statements are prepared at once, so a mistake shows at start
     let statement = PREPARED_COMMANDS.has(sql) ? undefined : this.db.prepare(sql)
     PREPARED_COMMANDS.add(sql)
@@ -233,10 +271,16 @@ export class UnitOfWork implements ChangeSignal {
       if (changesData) {
         this.changed = true
         this.tables.add(table)
+        if (clientOf === undefined) this.unscoped.add(table)
       }
       this.captured?.push(replayable ? { sql, params } : { unreplayable: sql })
       statement ??= this.db.prepare(sql)
-      return statement.run(...params)
+      const result = statement.run(...params)
+      if (clientOf !== undefined) {
+        const [agencyId, clientNumber] = clientOf(...params)
+        this.noteClient(agencyId, clientNumber)
+      }
+      return result
     }
     return { run: (...params) => run(params) }
   }
@@ -253,14 +297,11 @@ export class UnitOfWork implements ChangeSignal {
     this.changed = false
     this.clients = []
     this.tables = new Set()
+    this.unscoped = new Set()
     const kept = this.captured?.length ?? 0
     let result: T
     try {
-      result = this.db.transaction(() => {
-        const value = fn()
-        if (this.changed && !this.replaying) this.commitCheck?.()
-        return value
-      })()
+      result = this.outermost(fn) as T
     } catch (e) {
       this.clients = []
       if (this.captured !== undefined) this.captured.length = kept
@@ -270,9 +311,10 @@ export class UnitOfWork implements ChangeSignal {
     }
     if (this.changed) {
       this.changed = false
-      const committed = { clients: this.clients, tables: this.tables }
+      const committed = { clients: this.clients, tables: this.tables, unscoped: this.unscoped }
       this.clients = []
       this.tables = new Set()
+      this.unscoped = new Set()
       for (const listener of this.listeners) listener(committed)
     }
     return result
@@ -283,7 +325,7 @@ export class UnitOfWork implements ChangeSignal {
     const noted = this.clients.length
     const kept = this.captured?.length ?? 0
     try {
-      return this.db.transaction(fn)()
+      return this.savepoint(fn) as T
     } catch (e) {
       // the savepoint's writes are undone: so are its notes
       this.clients.length = noted

@@ -4,9 +4,9 @@ import type { Grant } from './access.js'
 
 export interface IncludeResult {
   /** Groups to populate, in read-model order. */
-  groups: ClientGroup[]
+  readonly groups: readonly ClientGroup[]
   /** Groups requested (or due) but not granted: the `Denied` header. */
-  denied: ClientGroup[]
+  readonly denied: readonly ClientGroup[]
 }
 
 const BY_NAME = new Map<string, ClientGroup>(CLIENT_GROUPS.map((g) => [g.toLowerCase(), g]))
@@ -43,11 +43,22 @@ export function namedGroups (include: string | undefined): ClientGroup[] | undef
  * not get: a group nobody asked for is never reported as withheld.
  */
 export function resolveGroups (requested: ClientGroup[] | undefined, invoiceOptIn: boolean, all = false): IncludeResult {
+  if (requested === undefined) return DEFAULT_RESULTS[(invoiceOptIn ? 1 : 0) + (all ? 2 : 0)]
+  return resolve(requested, invoiceOptIn, all)
+}
+
+function resolve (requested: readonly ClientGroup[] | undefined, invoiceOptIn: boolean, all: boolean): IncludeResult {
   const asked = requested ?? [...DEFAULT_GROUPS]
   const granted = (g: ClientGroup) => g !== 'Invoices' || invoiceOptIn
   const served = all ? [...CLIENT_GROUPS] : asked
   return { groups: served.filter(granted), denied: asked.filter((g) => !granted(g)) }
 }
+
+/** What the default groups resolve to, made once (most reads ask for them): by opt-in (+1) and `all` (+2). */
+const DEFAULT_RESULTS: readonly IncludeResult[] = [0, 1, 2, 3].map((i) => {
+  const { groups, denied } = resolve(undefined, (i & 1) === 1, (i & 2) === 2)
+  return Object.freeze({ groups: Object.freeze(groups), denied: Object.freeze(denied) })
+})
 
 /** The groups a read returns, for a version that reads `include` this way, and those withheld (`Denied`). */
 export function includeGroups (mode: IncludeMode, grant: Grant, include: string | undefined): IncludeResult {

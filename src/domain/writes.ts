@@ -73,13 +73,14 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
     return row
   }
 
+  /** The same check when nothing of the client is needed: its row is not read. */
+  function checkLive (agencyId: number, clientNumber: number): void {
+    if (!repos.clients.isLiveClient(agencyId, clientNumber)) throw clientNotFound(clientNumber)
+  }
+
   /** Moves the client's details.modified to now (every applied write does). */
   function touch (agencyId: number, clientNumber: number, at: string): void {
-    const row = repos.clients.getClient(agencyId, clientNumber)
-    if (row === undefined) return
-    const details = JSON.parse(row.details) as Record<string, unknown>
-    details.modified = at
-    repos.clients.updateClientDetails(agencyId, clientNumber, JSON.stringify(details), Date.parse(at))
+    repos.clients.touchClient(agencyId, clientNumber, at, Date.parse(at))
   }
 
   function checkPolicy (agencyId: number, clientNumber: number, policyId: string | undefined, field: string, errors: FieldError[]) {
@@ -156,7 +157,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
 
   return {
     logNote (agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
-      liveClient(agency.agencyId, clientNumber)
+      checkLive(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['Task.DueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
@@ -176,7 +177,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
 
     /** `contentSha256`: the content's SHA-256 (hex) when it was computed away from the event loop (attachments.ts). */
     attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin, contentSha256?: string): Outcome {
-      liveClient(agency.agencyId, clientNumber)
+      checkLive(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)

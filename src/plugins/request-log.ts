@@ -24,8 +24,11 @@ export class OneLineRequestLog extends LogController {
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     this.completed?.(request, reply)
-    const level = error !== null && error !== undefined ? 'error' : isConsoleCall(request) ? 'debug' : 'info'
+    const failed = error !== null && error !== undefined
     const log = request.log as LevelLog
+    // above info (LOG_LEVEL=warn) only errors are logged: nothing else is looked at
+    if (!failed && log.isLevelEnabled?.('info') === false) return
+    const level = failed ? 'error' : isConsoleCall(request) ? 'debug' : 'info'
     if (log.isLevelEnabled !== undefined && !log.isLevelEnabled(level)) return
     const q = request.url.indexOf('?')
     const path = q === -1 ? request.url : request.url.slice(0, q)
@@ -44,7 +47,7 @@ export class OneLineRequestLog extends LogController {
       agency: agency === undefined ? undefined : Number(agency),
       world,
       tenant: tenant === '' ? undefined : tenant,
-      ...(error === null || error === undefined ? {} : { err: error })
+      ...(failed ? { err: error } : {})
     }
     const where = world === undefined || world === DEFAULT_WORLD_ID ? '' : ` in ${world}${tenant === '' ? '' : ` of ${tenant}`}`
     log[level](line, `${request.method} ${path} ${reply.statusCode} ${ms} ms${integration === undefined ? '' : ` (${integration})`}${where}`)

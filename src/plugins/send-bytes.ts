@@ -1,8 +1,18 @@
+import type { ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { EncodedJson } from '../read-model/index.js'
 
 /** The bytes of an encoded answer, as the reply's serializer: sent unchanged, never serialized. */
 const encodedBody = (answer: EncodedJson) => answer.body
+
+/** Answers whose bytes are lent, by their response, until it closes. */
+const lentAnswers = new WeakMap<ServerResponse, EncodedJson>()
+
+/** The 'close' listener of those responses: one function for all, so no closure per answer. */
+function releaseOnClose (this: ServerResponse): void {
+  lentAnswers.get(this)?.release()
+  lentAnswers.delete(this)
+}
 
 /**
  * Sends answers that are already JSON (an EncodedJson a handler returns) as they are: no
@@ -15,7 +25,10 @@ export function sendEncodedAnswers (app: FastifyInstance): void {
   app.addHook('preSerialization', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
     if (!(payload instanceof EncodedJson)) return done(null, payload)
     reply.serializer(encodedBody as (payload: unknown) => string)
-    if (payload.lent) reply.raw.once('close', () => payload.release())
+    if (payload.lent) {
+      lentAnswers.set(reply.raw, payload)
+      reply.raw.on('close', releaseOnClose)
+    }
     done(null, payload)
   })
 }

@@ -1,11 +1,49 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { ServerResponse } from 'node:http'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { tooManyRequests } from '../errors.js'
-import { REQUESTS_WAITING } from '../domain/worlds/request-turns.js'
+import { REQUESTS_WAITING, type RequestTurns } from '../domain/worlds/request-turns.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Ends the request's turn among its world's requests in progress (null: it holds none). */
-    leaveWorld: (() => void) | null
+    /** The world whose turn the request holds (null: it holds none). */
+    worldTurn: RequestTurns | null
+  }
+}
+
+/** Gives back the turn the request holds, once, whichever end comes first. */
+function giveBack (request: FastifyRequest): void {
+  const turns = request.worldTurn
+  if (turns === null) return
+  request.worldTurn = null
+  turns.leave()
+}
+
+/** Requests still in progress once their hooks returned, by their response (whose 'close' ends them). */
+const inProgress = new WeakMap<ServerResponse, FastifyRequest>()
+
+/** The 'close' listener of those responses: one function for all of them, so no closure per request. */
+function giveBackOnClose (this: ServerResponse): void {
+  const request = inProgress.get(this)
+  if (request === undefined) return
+  inProgress.delete(this)
+  giveBack(request)
+}
+
+type Done = (error: Error | null, payload: RequestPayload) => void
+
+/** The request goes on holding its world's turn. */
+function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: Done): void {
+  request.worldTurn = turns
+  try {
+    // a request without a body runs to its answer inside this call, which gives the turn back (onSend)
+    done(null, payload)
+  } finally {
+    // still held: it goes on later (a body to read, a worker); whatever ends it (a client that
+    // leaves mid-body, an answer never sent), its response's end gives the turn back
+    if (request.worldTurn !== null) {
+      inProgress.set(reply.raw, request)
+      reply.raw.on('close', giveBackOnClose)
+    }
   }
 }
 
@@ -15,39 +53,30 @@ declare module 'fastify' {
  * fault rules: a refused caller or a delayed answer takes none), before its body is read, and
  * gives it back as soon as its answer is ready (or it ends otherwise), not when a slow reader has
  * taken it. Registered before the other answer hooks: one of them may stop a dropped answer.
+ * A request that starts at once costs a few counts: no callback, and no listener unless it is
+ * still in progress when its hooks return.
  */
 export function takeWorldTurns (app: FastifyInstance): void {
-  app.decorateRequest('leaveWorld', null)
-  const leave = (request: FastifyRequest) => {
-    const leaveWorld = request.leaveWorld
-    request.leaveWorld = null
-    leaveWorld?.()
-  }
-  app.addHook('preParsing', (request, reply, payload, done) => {
+  app.decorateRequest('worldTurn', null)
+  app.addHook('preParsing', (request: FastifyRequest, reply, payload, done) => {
     const { world } = request
-    const entered = world.requests.enter(() => {
+    const turns = world.requests
+    if (turns.startNow()) return proceed(turns, request, reply, payload, done)
+    const entered = turns.enter(() => {
       // its client left while it waited: it takes no turn
       if (request.raw.destroyed) {
-        world.requests.leave()
+        turns.leave()
         return done(null, payload)
       }
-      let left = false
-      request.leaveWorld = () => {
-        if (left) return
-        left = true
-        world.requests.leave()
-      }
-      // whatever else ends it (a client that leaves mid-body, an answer never sent): its response's end
-      reply.raw.once('close', () => leave(request))
-      done(null, payload)
+      proceed(turns, request, reply, payload, done)
     })
     if (!entered) {
       done(tooManyRequests(`World ${world.id} has ${REQUESTS_WAITING} requests waiting behind those in progress; send this one again in a moment`, 1), payload)
     }
   })
   // the answer is ready: the turn goes back before it is written (a slow reader holds no turn)
-  app.addHook('onSend', (request, reply, payload, done) => {
-    leave(request)
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    giveBack(request)
     done(null, payload)
   })
 }

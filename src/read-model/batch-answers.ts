@@ -83,6 +83,12 @@ export class BatchAnswers {
     return handle
   }
 
+  /** Forgets one client in every groups of its agency (its bytes stay in their slab until the cache starts over). */
+  forget (agencyId: number, clientNumber: number): void {
+    const prefix = `${agencyId}|`
+    for (const [key, kept] of this.kept) if (key.startsWith(prefix)) kept.delete(clientNumber)
+  }
+
   /** Forgets every kept client (their slabs are written again from the start). */
   clear (): void {
     this.kept.clear()

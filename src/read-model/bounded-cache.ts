@@ -1,7 +1,7 @@
 /**
  * A map holding at most `budget` (counted by `weigh`: entries by default) that starts over when
- * an entry would pass it. The read model empties every one of them on each committed change, so
- * what they hold is never older than the last commit.
+ * an entry would pass it. The read model empties them on each committed change, or forgets what a
+ * change to one client makes old, so what they hold is never older than the last commit.
  */
 export class BoundedCache<K, V> {
   private readonly map = new Map<K, V>()
@@ -28,6 +28,11 @@ export class BoundedCache<K, V> {
     this.map.set(key, value)
     this.used += weight
     return value
+  }
+
+  /** Forgets one entry (its weight stays counted until the cache starts over). */
+  delete (key: K): void {
+    this.map.delete(key)
   }
 
   clear (): void {

@@ -10,9 +10,13 @@ import { GROUP_KEYS, type ClientGroup } from '../schemas/client.js'
  */
 
 const piecesByGroups = new Map<string, readonly ConcatPiece[]>()
+/** The same by the list itself, for lists made once and asked again (the default groups: domain/includes.ts). */
+const piecesByList = new WeakMap<readonly ClientGroup[], readonly ConcatPiece[]>()
 
 /** The pieces of a client's JSON with these groups (the same list for the same groups). */
 export function clientJsonPieces (groups: readonly ClientGroup[]): readonly ConcatPiece[] {
+  const known = piecesByList.get(groups)
+  if (known !== undefined) return known
   const key = groups.join(',')
   let pieces = piecesByGroups.get(key)
   if (pieces === undefined) {
@@ -25,6 +29,7 @@ export function clientJsonPieces (groups: readonly ClientGroup[]): readonly Conc
     pieces = Object.freeze(list)
     piecesByGroups.set(key, pieces)
   }
+  if (Object.isFrozen(groups)) piecesByList.set(groups, pieces)
   return pieces
 }
 

@@ -1,4 +1,4 @@
-import type { ClientIdsQuery, ClientRepository, ClientRow } from '../db/index.js'
+import type { ClientIdsQuery, ClientRepository, ClientRow, ConcatPiece } from '../db/index.js'
 import type { ClientGroup } from '../schemas/client.js'
 import { BatchAnswers } from './batch-answers.js'
 import { BoundedCache } from './bounded-cache.js'
@@ -13,16 +13,48 @@ export type ClientSources = Pick<
 const CLIENT_CACHE_ENTRIES = 2048
 /** Memory the changed-clients listings may take, unless the world says less. */
 const LISTING_CACHE_BYTES = 16 * 1024 * 1024
+/** Memory one-client answers kept as bytes may take (about 1,200 clients of 3 kB), unless the world says less. */
+const ANSWER_CACHE_BYTES = 4 * 1024 * 1024
 
 /**
  * Client reads: the clients and searches a partner reads again, and the changed-clients listings
  * as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
-export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number } = {}) {
-  /** Rows by agency and number, and search results by agency and policy number; frozen, as every reader shares them. */
+export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number, answerCacheBytes?: number } = {}) {
+  /** Rows by agency and number, and search results by agency, generation and policy number; frozen, as every reader shares them. */
   const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
+  /**
+   * Per agency, a number a written client changes: listings and searches are kept under their
+   * agency's generation, so a write to one client drops them all at once, however many, without
+   * a walk over what is kept (the entries of older generations wait for the cache to start over).
+   */
+  const generations = new Map<number, number>()
+  const generation = (agencyId: number) => generations.get(agencyId) ?? 0
   const listings = new BoundedCache<string, Buffer>(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES, (json) => json.length)
   const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
+  /**
+   * A kept client's answers as the bytes sent, by its row and the pieces of its groups: a write
+   * that drops the row drops them with it (the next read keeps a new row); past the budget, they
+   * start over.
+   */
+  const answerBudget = budgets.answerCacheBytes ?? ANSWER_CACHE_BYTES
+  let answers = new WeakMap<Readonly<ClientRow>, Map<readonly ConcatPiece[], Buffer>>()
+  let answerBytes = 0
+  const answerOf = (row: Readonly<ClientRow>, pieces: readonly ConcatPiece[]): Buffer => {
+    let byPieces = answers.get(row)
+    const kept = byPieces?.get(pieces)
+    if (kept !== undefined) return kept
+    const body = Buffer.from(clientJson(row, pieces))
+    if (answerBytes + body.length > answerBudget) {
+      answers = new WeakMap()
+      answerBytes = 0
+      byPieces = undefined
+    }
+    if (byPieces === undefined) answers.set(row, (byPieces = new Map()))
+    byPieces.set(pieces, body)
+    answerBytes += body.length
+    return body
+  }
 
   const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
     const load = () => {
@@ -34,14 +66,14 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
   }
   const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] => {
     const load = () => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
-    return (keep ? rows.getOrLoad(`${agencyId}\u0000${policyNumber}`, load) : load()) as readonly Readonly<ClientRow>[]
+    return (keep ? rows.getOrLoad(`${agencyId}\u0000${generation(agencyId)}\u0000${policyNumber}`, load) : load()) as readonly Readonly<ClientRow>[]
   }
 
   return {
     changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
       if (!keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
       // a listing since an instant too: partners poll with the same asOf until something changes
-      const key = `${agencyId}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}|${q.sinceMs ?? ''}`
+      const key = `${agencyId}|${generation(agencyId)}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}|${q.sinceMs ?? ''}`
       return new EncodedJson(listings.getOrLoad(key, () => Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
     },
 
@@ -49,7 +81,9 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
 
     clientJson (agencyId: number, clientNumber: number, groups: readonly ClientGroup[], keep: boolean): EncodedJson | undefined {
       const row = client(agencyId, clientNumber, keep)
-      return row === undefined ? undefined : new EncodedJson(clientJson(row, clientJsonPieces(groups)))
+      if (row === undefined) return undefined
+      // a row read inside a transaction is not kept: neither is its answer
+      return new EncodedJson(keep ? answerOf(row, clientJsonPieces(groups)) : clientJson(row, clientJsonPieces(groups)))
     },
 
     /** Live clients among `clientNumbers` (distinct), in that order; unknown and deleted ones left out. */
@@ -69,10 +103,21 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
       return new EncodedJson(clientsJson(policyHolders(agencyId, policyNumber, keep), clientJsonPieces(groups)))
     },
 
+    /**
+     * A commit wrote this client's rows and nothing else they are read from: what is kept of it,
+     * and its agency's listings and searches (which it may now join, leave or change), are dropped.
+     */
+    forget (agencyId: number, clientNumber: number): void {
+      rows.delete(`${agencyId}|${clientNumber}`)
+      generations.set(agencyId, generation(agencyId) + 1)
+      batches.forget(agencyId, clientNumber)
+    },
+
     clear (): void {
       rows.clear()
       listings.clear()
       batches.clear()
+      generations.clear()
     }
   }
 }

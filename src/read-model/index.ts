@@ -12,9 +12,10 @@ export type { Grant } from './access.js'
 
 /**
  * What the partner API reads, answered from memory where it can be: the one place that keeps
- * answers derived from the data. Everything kept is dropped when the repositories signal a
- * commit, so the next read after any change is answered from the database; inside a transaction
- * (uncommitted writes) every read goes to the database and nothing is kept.
+ * answers derived from the data. What a commit may have changed (the clients it wrote, or
+ * everything) is dropped when the repositories signal it, so the next read after any change is
+ * answered from the database; inside a transaction (uncommitted writes) every read goes to the
+ * database and nothing is kept.
  */
 export interface ReadModel {
   /** The integration these credentials belong to (the secret compared in constant time), or undefined. */
@@ -42,11 +43,18 @@ export interface ReadModel {
   searchJson(agencyId: number, policyNumber: string, groups: readonly ClientGroup[]): EncodedJson
 }
 
+/** The tables client answers are read from. */
+const CLIENT_TABLES: readonly string[] = ['clients', 'policies']
+/** Clients written in one commit past which everything kept is dropped rather than each of them. */
+const FORGET_AT_MOST = 64
+
 export interface ReadModelOptions {
   /** Bytes of batch-read client JSON kept in memory (16 MiB by default). */
   batchCacheBytes?: number
   /** Bytes of changed-clients listings kept in memory (16 MiB by default). */
   listingCacheBytes?: number
+  /** Bytes of one-client answers kept in memory (4 MiB by default). */
+  answerCacheBytes?: number
 }
 
 export function createReadModel (
@@ -56,10 +64,13 @@ export function createReadModel (
 ): ReadModel {
   const access = createAccessReads(sources)
   const clients = createClientReads(sources.clients, options)
-  changes.onCommit(({ tables }) => {
+  changes.onCommit(({ tables, unscoped, clients: written }) => {
     // a write to a client (a log note, an attachment) leaves the integrations, agencies and grants as they were
     if (tables.has(ANY_TABLE) || ACCESS_TABLES.some((t) => tables.has(t))) access.clear()
-    clients.clear()
+    // and the other clients: when only client commands wrote what client answers are read from, each
+    // client they wrote is forgotten (many at once: all, as quickly), else everything kept
+    if (unscoped.has(ANY_TABLE) || CLIENT_TABLES.some((t) => unscoped.has(t)) || written.length > FORGET_AT_MOST) clients.clear()
+    else for (const [agencyId, clientNumber] of written) clients.forget(agencyId, clientNumber)
   })
   /** Keep what is read only outside transactions: inside one, the data may still be rolled back. */
   const keep = () => !changes.inTransaction

@@ -121,3 +121,56 @@ t.test('inside a transaction reads see its writes and keep nothing; a rollback l
   t.equal(text(reads.clientJson(AGENCY.main, n, ['Details'])!.body), before, 'the rolled-back write was never kept')
   t.equal(text(reads.batchJson(AGENCY.main, [n], ['Details']).body), `[${before}]`)
 })
+
+t.test("a write to one client's rows drops that client and its agency's listings and searches, and keeps the other clients", async (t) => {
+  const { sql, repositories, n, policyNumber } = setup(t)
+  const live = repositories.clients.listClients(AGENCY.main).filter((c) => !c.deleted && c.clientNumber !== n)
+  const other = live[0].clientNumber
+  const reads1 = { getClient: 0, search: 0, ids: 0, batch: 0 }
+  const reads = createReadModel({
+    ...repositories,
+    clients: {
+      ...repositories.clients,
+      getClient: (a, c) => { reads1.getClient++; return repositories.clients.getClient(a, c) },
+      searchByPolicyNumber: (a, p) => { reads1.search++; return repositories.clients.searchByPolicyNumber(a, p) },
+      clientIds: (a, q) => { reads1.ids++; return repositories.clients.clientIds(a, q) },
+      concatLiveClientsIn: (a, c, p) => { reads1.batch += c.length; return repositories.clients.concatLiveClientsIn(a, c, p) }
+    }
+  }, repositories.changes)
+  const future = Date.parse('2099-01-01T00:00:00Z')
+  const recent = { deleted: false, officeId: null, sinceMs: future - 1 }
+  const readAll = () => ({
+    one: text(reads.clientJson(AGENCY.main, n, ['Details'])!.body),
+    other: text(reads.clientJson(AGENCY.main, other, ['Details'])!.body),
+    batch: text(reads.batchJson(AGENCY.main, [n, other], ['Details']).body),
+    search: text(reads.searchJson(AGENCY.main, policyNumber, ['Details']).body),
+    recent: text(reads.changedIdsJson(AGENCY.main, recent).body)
+  })
+  readAll()
+  const before = { ...reads1 }
+  t.same(readAll(), readAll(), 'read again: the same answers')
+  t.same(reads1, before, 'all from memory')
+
+  // a log note's change of modified, committed on its own, outside any transaction
+  const modified = '2099-01-01T00:00:00.000Z'
+  repositories.clients.touchClient(AGENCY.main, n, modified, future)
+  const after = readAll()
+  const modifiedOf = (json: string) => (JSON.parse(`[${json}]`) as { details: { modified: string } }[]).flat().map((c) => c.details.modified)
+  t.same(modifiedOf(after.one), [modified], 'the client written is read again')
+  t.same(modifiedOf(after.batch)[0], modified, 'and in a batch')
+  t.same(modifiedOf(after.search), [modified], "its agency's searches are read again")
+  t.same(JSON.parse(after.recent), [n], "its agency's listings are read again")
+  t.equal(reads1.getClient, before.getClient + 1, 'the other client stays kept: one client read')
+  t.equal(reads1.batch, before.batch + 1, 'one client of the batch read again')
+
+  // its policies are its rows too: a policy added is found at once
+  repositories.clients.insertPolicy(AGENCY.main, other, { policyId: 'P-NEW', policyNumber, policyIndex: 99 })
+  const numbers = (json: string) => (JSON.parse(json) as { clientNumber: number }[]).map((c) => c.clientNumber)
+  t.same(numbers(readAll().search), [n, other].sort((a, b) => a - b), 'a policy added joins the search')
+
+  // a write the unit of work cannot scope to one client drops everything, as before
+  sql.command('UPDATE clients SET modified_ms = ? WHERE agency_id = ? AND client_number = ?').run(future, AGENCY.main, other)
+  const count = reads1.getClient
+  t.same(JSON.parse(readAll().recent), [n, other].sort((a, b) => a - b))
+  t.equal(reads1.getClient, count + 2, 'every client read again')
+})

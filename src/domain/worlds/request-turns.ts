@@ -73,17 +73,25 @@ export class RequestTurns {
    * many wait as may. Every `go` run is one request in progress until its leave().
    */
   enter (go: () => void): boolean {
-    if (this.limit === Infinity) {
+    if (this.startNow()) {
       go()
-      return true
-    }
-    if (this.waiting === 0 && this.inProgress < this.limit && this.mayStartIn(currentTurn())) {
-      this.start(go)
       return true
     }
     if (this.waiting >= this.maxWaiting) return false
     this.queue.push(go)
     if (this.inProgress < this.limit) this.wait()
+    return true
+  }
+
+  /**
+   * True when a request may start at once, as enter() would start it, and then it is one in
+   * progress until its leave(); false and nothing taken when it must wait (enter() queues it):
+   * a caller that starts most requests at once needs no callback for them.
+   */
+  startNow (): boolean {
+    if (this.limit === Infinity) return true
+    if (this.waiting > 0 || this.inProgress >= this.limit || !this.mayStartIn(currentTurn())) return false
+    this.count()
     return true
   }
 
@@ -103,7 +111,8 @@ export class RequestTurns {
         this.queue.splice(0, this.head)
         this.head = 0
       }
-      this.start(go)
+      this.count()
+      go()
     }
     if (this.waiting > 0 && this.inProgress < this.limit) this.wait()
   }
@@ -112,14 +121,13 @@ export class RequestTurns {
     return this.startedIn !== now || this.startedInTurn < this.limit
   }
 
-  private start (go: () => void): void {
+  private count (): void {
     if (this.startedIn !== turn) {
       this.startedIn = turn
       this.startedInTurn = 0
     }
     this.startedInTurn++
     this.inProgress++
-    go()
   }
 
   private wait (): void {
