@@ -16,8 +16,8 @@
  * keep to their bounds and to themselves (growth past a world's maxBytes until 507, the fixture's
  * Client Secret on a created world, idle readers of a large world's state document beside another
  * world's work, requests in flight across a delete, NUL and lone surrogates in names and fault
- * rules), and last the importer against a hostile upstream (its own fake instance; full run only). Every loop is capped in
- * count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
+ * rules; full run only), and last the importer against a hostile upstream (its own fake instance;
+ * full run only). Every loop is capped in count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
  *
  * Prints one summary line (`attack: N requests, C crashes, F 5xx, L leaks, W lost writes, peak RSS
  * X MB, longest block Y ms, K failed checks`) and exits 1 when a target is missed: a crash, a 5xx,
