@@ -12,9 +12,12 @@
  * at its cap, mirrors at their caps, fixture bodies at their cap, the state of a world of 100,000
  * clients) and requests whose answers never
  * arrive, then the classes that held before (cross-access matrix, timing, gzip bombs, slow headers,
- * identical writes at once, resets under traffic, SIGKILL during writes), and last the importer
- * against a hostile upstream (its own fake instance; full run only). Every loop is capped in
- * count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
+ * identical writes at once, resets under traffic, SIGKILL during writes), then worlds that must
+ * keep to their bounds and to themselves (growth past a world's maxBytes until 507, the fixture's
+ * Client Secret on a created world, idle readers of a large world's state document beside another
+ * world's work, requests in flight across a delete, NUL and lone surrogates in names and fault
+ * rules; full run only), and last the importer against a hostile upstream (its own fake instance;
+ * full run only). Every loop is capped in count, every phase in time, and the whole run by a deadline (6 minutes; 40 s with --short).
  *
  * Prints one summary line (`attack: N requests, C crashes, F 5xx, L leaks, W lost writes, peak RSS
  * X MB, longest block Y ms, K failed checks`) and exits 1 when a target is missed: a crash, a 5xx,
@@ -36,9 +39,10 @@ import { loadAverage } from './processes.js'
 import { report, RSS_TARGET_MB, summarize, summaryLine, targets } from './attack/report.js'
 import { CLI, Target } from './attack/target.js'
 import { rng } from './attack/world.js'
+import { WORLD_BOUND_PHASES } from './attack/world-bounds.js'
 import { WRITE_PHASES } from './attack/writes.js'
 
-const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...CONTROL_PHASES, ...BOUNDED_PHASES, ...HELD_PHASES, ...WRITE_PHASES, hostileUpstream]
+const PHASES: PhaseSpec[] = [...LIMIT_PHASES, ...JOURNAL_PHASES, ...EDGE_PHASES, ...CONTROL_PHASES, ...BOUNDED_PHASES, ...HELD_PHASES, ...WRITE_PHASES, ...WORLD_BOUND_PHASES, hostileUpstream]
 
 /** The whole run's deadline, milliseconds. */
 const DEADLINE_MS = { short: 40_000, full: 6 * 60_000 }

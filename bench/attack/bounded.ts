@@ -143,7 +143,7 @@ const mirrorsAtCap: PhaseSpec = {
 }
 
 /** The demo fixture with agency 1001's clients copied under new numbers until it is just under `bytes`. */
-function fixtureOf (bytes: number): { body: string, clients: number } {
+export function fixtureOf (bytes: number): { body: string, clients: number } {
   const doc = structuredClone(fixture) as typeof fixture
   const agency = doc.agencies.find((a) => a.agencyId === 1001)!
   const originals = agency.clients.slice()
