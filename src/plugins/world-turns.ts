@@ -31,6 +31,10 @@ function giveBackOnClose (this: ServerResponse): void {
 
 type Done = (error: Error | null, payload: RequestPayload) => void
 
+/** True once the request's connection is gone: its response will emit no more 'close'. */
+const hasEnded = (request: FastifyRequest, reply: FastifyReply): boolean =>
+  reply.raw.destroyed || request.raw.destroyed || request.raw.socket?.destroyed === true
+
 /** The request goes on holding its world's turn. */
 function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: Done): void {
   request.worldTurn = turns
@@ -41,8 +45,13 @@ function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyRe
     // still held: it goes on later (a body to read, a worker); whatever ends it (a client that
     // leaves mid-body, an answer never sent), its response's end gives the turn back
     if (request.worldTurn !== null) {
-      inProgress.set(reply.raw, request)
-      reply.raw.on('close', giveBackOnClose)
+      if (hasEnded(request, reply)) {
+        // its client left before the turn was taken (a fault's delay, a wait): 'close' has been and gone
+        giveBack(request)
+      } else {
+        inProgress.set(reply.raw, request)
+        reply.raw.on('close', giveBackOnClose)
+      }
     }
   }
 }

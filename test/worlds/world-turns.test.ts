@@ -76,3 +76,23 @@ t.test('a world with many requests in progress does not keep another waiting beh
   t.ok(position >= 0 && position < 10, `the quiet world's read, sent after 40 reads of another world, was answered among the first (${position + 1} of ${order.length})`)
   t.same(new Set(order.filter((o) => o.startsWith('loud'))), new Set(['loud 200']), 'every read answered in the end')
 })
+
+t.test('a request whose client left while a fault held it gives its turn back: the world answers after many of them', async (t) => {
+  const app = await build(t, { config: { worlds: { max: 10, maxBytes: 1024 ** 3, worldMaxBytes: 64 * 1024 ** 2, ttlSeconds: 3600, requestsInProgress: 2 } } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  await app.inject({ method: 'POST', url: '/_sandbox/faults', payload: { match: { method: 'POST', path: '/vendor/agency/*/client/*/log' }, effect: { delayMs: 150 } } })
+  const auth = basic('abc', '123')
+  for (let i = 0; i < 6; i++) {
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write(`POST /vendor/agency/${AGENCY.main}/client/1000/log?version=4.0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"refId":`)
+    await sleep(20)
+    socket.destroy()
+  }
+  await sleep(400) // every delay has ended, each after its client left
+  const world = app.worlds.default
+  t.equal(world.requests.running, 0, 'no turn is left taken')
+  const answer = await fetch(`http://127.0.0.1:${port}/_sandbox/requests`, { signal: AbortSignal.timeout(5000) }).then((res) => res.status, (e: Error) => e.name)
+  t.equal(answer, 200, 'the world answers')
+})
