@@ -11,7 +11,7 @@ import type {
   AgencyPatchBody, AgencyStateSchema, ClientPatchBody, FaultInputBody, RequestsQuery, SimulatorBody, SubscriptionPatchBody,
   WritesQuery, WriteViewSchema
 } from '../schemas/control.js'
-import type { TenantCreateBody, TenantCreatedSchema, TenantListSchema, TenantSchema } from '../schemas/tenants.js'
+import type { TenantCreateBody, TenantCreatedSchema, TenantListSchema, TenantPatchBody, TenantSchema, TenantTokenSchema } from '../schemas/tenants.js'
 import type { WorldCreateBody, WorldCreatedSchema, WorldListSchema, WorldSchema, WorldWithSecretsSchema } from '../schemas/worlds.js'
 
 /**
@@ -171,6 +171,10 @@ export interface Tenants {
   create(options?: Static<typeof TenantCreateBody>): Promise<TenantCreated>
   list(): Promise<Static<typeof TenantListSchema>>
   get(id: string): Promise<TenantView>
+  /** Changes the tenant's name or quota (maxWorlds). */
+  update(id: string, changes: Static<typeof TenantPatchBody>): Promise<TenantView>
+  /** A new token for the tenant: the old one opens nothing from then on, on every instance. */
+  newToken(id: string): Promise<Static<typeof TenantTokenSchema>>
   /** Deletes the tenant with its worlds; its token opens nothing from then on. */
   delete(id: string): Promise<void>
 }
@@ -307,6 +311,8 @@ export function controlClient (baseUrl: string, token?: string, world?: string):
       create: (options = {}) => callSandbox('POST', '/tenants', options),
       list: () => callSandbox('GET', '/tenants'),
       get: (tenantId) => callSandbox('GET', `/tenants/${id(tenantId)}`),
+      update: (tenantId, changes) => callSandbox('PATCH', `/tenants/${id(tenantId)}`, changes),
+      newToken: (tenantId) => callSandbox('POST', `/tenants/${id(tenantId)}/token`),
       delete: (tenantId) => callSandbox('DELETE', `/tenants/${id(tenantId)}`)
     },
     world: (worldId, worldToken) => controlClient(baseUrl, worldToken ?? token, worldId)
