@@ -88,7 +88,10 @@ for (const point of ['body', 'handler'] as const) {
   })
 }
 
-t.test('expired while in flight: the same answers', async (t) => {
+// In hosted mode a world expires at its owner, by the owner's sweep: a listing elsewhere does not end it mid-request.
+const expiryHere = (process.env.SANDBOX_TEST_DATABASE_URL ?? '') !== '' && 'hosted mode: a world expires by its owner\'s sweep, not by a listing during the request'
+
+t.test('expired while in flight: the same answers', { skip: expiryHere }, async (t) => {
   const { app, at } = await sandbox(t)
   for (const attempt of [ATTEMPTS[0], ATTEMPTS[2]]) {
     const created = await createWorld(app, { ttlSeconds: 1 })
