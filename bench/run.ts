@@ -114,7 +114,8 @@ async function measureJournal (settings: Settings, sandbox: ServerProcess, data:
       measure: { amount },
       expect: [200]
     }, sandbox.pid)
-    if (result.requests !== amount) throw new Error(`journal round answered ${result.requests} of ${amount}: ${JSON.stringify(result.statuses)}`)
+    // wrk stops on the amount-th answer, and answers already read in that turn still count: a few more is fine
+    if (result.requests < amount) throw new Error(`journal round answered ${result.requests} of ${amount}: ${JSON.stringify(result.statuses)}`)
     await sleep(500)
     return mb(statusKb(sandbox.pid, 'VmRSS'))
   }
