@@ -77,7 +77,13 @@ export default async function worldControl (fastify: FastifyInstance, { config, 
       // large world's are written as they are sent (chunked: its length is known at its end)
       const document = await request.world.stateDocument(worlds.fixtures)
       reply.type('application/json; charset=utf-8')
-      if (!Array.isArray(document)) return reply.send(document)
+      if (!Array.isArray(document)) {
+        // A document given up (its reader took nothing for a while) ends its connection with a
+        // reset: what the kernel still held for that reader, up to megabytes, is dropped at once
+        // rather than kept for a reader that may never take it.
+        document.once('error', () => request.raw.socket?.resetAndDestroy())
+        return reply.send(document)
+      }
       reply.header('content-length', document.reduce((n, piece) => n + piece.byteLength, 0))
       return reply.send(document.length === 1 ? document[0] : Readable.from(document, { objectMode: false }))
     }
