@@ -11,6 +11,7 @@ import { freePort, spawnServer, type ServerProcess } from './processes.js'
 import { buildScenarios, type Scenario } from './scenarios.js'
 import { median } from './stats.js'
 import { rate, runWrk } from './hosted-wrk.js'
+import { startNginxFront, type NginxFront } from '../scripts/nginx-front.js'
 
 /**
  * Hosted mode, one owner per world (`npm run build && node dist/bench/hosted.js`): a throw-away
@@ -67,6 +68,25 @@ async function takeWorld (owner: ServerProcess, other: ServerProcess, { authoriz
 }
 
 /**
+ * The default world taken through nginx, as the recipe routes it (the instance its hash of the
+ * world picks takes the world on its first request), then reached once through the other instance:
+ * answers which of `pair` owns it.
+ */
+async function takeThroughFront (front: NginxFront, pair: ServerProcess[], { authorization, path }: { authorization: string, path: string }): Promise<{ owner: ServerProcess, other: ServerProcess }> {
+  const ask = async (origin: string) => {
+    const answer = await fetch(`${origin}${path}`, { headers: { authorization }, signal: AbortSignal.timeout(300_000) })
+    await answer.arrayBuffer()
+    if (answer.status !== 200) throw new Error(`the world answered ${answer.status} through ${origin}`)
+    return answer.headers.has('x-sandbox-forwarded-by')
+  }
+  await ask(front.origin)
+  const firstForwards = await ask(pair[0].origin)
+  const secondForwards = await ask(pair[1].origin)
+  if (firstForwards === secondForwards) throw new Error('exactly one of the two instances should forward the world\'s requests')
+  return firstForwards ? { owner: pair[1], other: pair[0] } : { owner: pair[0], other: pair[1] }
+}
+
+/**
  * Each scenario on each side in turn (the order rotating from run to run), every run on instances
  * started for it; a ratio is each run's rate against the SQLite instance's in the same run.
  */
@@ -74,15 +94,15 @@ async function sideBySide (data: BenchData, scenarios: Scenario[], hostedEnv: Re
   const measured = SCENARIOS.map(() => Object.fromEntries(SIDES.map((side) => [side, { rate: [] as number[], p99: [] as number[] }])) as Record<SideId, { rate: number[], p99: number[] }>)
   for (let run = 0; run < RUNS; run++) {
     const started: ServerProcess[] = []
+    let front: NginxFront | undefined
     try {
       const sqlite = await serve({ SANDBOX_DB: sqliteFile })
       started.push(sqlite)
-      const owner = await serve(hostedEnv)
-      started.push(owner)
-      const other = await serve(hostedEnv)
-      started.push(other)
-      await takeWorld(owner, other, { authorization: basicOf(data), path: `/vendor/agency/${data.agencyId}/client/${data.liveClientNumbers[0]}?version=4.0` })
-      const origins: Record<SideId, string> = { sqlite: sqlite.origin, owner: owner.origin, forwarded: other.origin }
+      const pair = [await serve(hostedEnv), await serve(hostedEnv)]
+      started.push(...pair)
+      front = await startNginxFront(pair[0].origin, pair[1].origin)
+      const { owner, other } = await takeThroughFront(front, pair, { authorization: basicOf(data), path: `/vendor/agency/${data.agencyId}/client/${data.liveClientNumbers[0]}?version=4.0` })
+      const origins: Record<SideId, string> = { sqlite: sqlite.origin, owner: owner.origin, forwarded: other.origin, nginx: front.origin }
       // each side warmed first (its compiler, its connections), with the reads and the writes it is measured on
       for (const side of SIDES) {
         for (const id of ['get-client', 'log-note']) {
@@ -100,6 +120,7 @@ async function sideBySide (data: BenchData, scenarios: Scenario[], hostedEnv: Re
         }
       }
     } finally {
+      front?.stop()
       for (const server of started) await server.stop(10_000)
     }
     log(`side by side, run ${run + 1} of ${RUNS} done`)
@@ -110,8 +131,8 @@ async function sideBySide (data: BenchData, scenarios: Scenario[], hostedEnv: Re
       const ratios = runs[side].rate.map((r, run) => r / runs.sqlite.rate[run])
       return { rate: median(runs[side].rate), p99: median(runs[side].p99), ratio: { median: median(ratios), low: Math.min(...ratios), high: Math.max(...ratios) } }
     }
-    const row: Row = { id, sqlite: figures('sqlite'), owner: figures('owner'), forwarded: figures('forwarded') }
-    log(`${id}: SQLite ${row.sqlite.rate.toFixed(0)}/s, owner ${row.owner.rate.toFixed(0)}/s (${row.owner.ratio.median.toFixed(2)}), through another ${row.forwarded.rate.toFixed(0)}/s (${row.forwarded.ratio.median.toFixed(2)})`)
+    const row: Row = { id, sqlite: figures('sqlite'), owner: figures('owner'), forwarded: figures('forwarded'), nginx: figures('nginx') }
+    log(`${id}: SQLite ${row.sqlite.rate.toFixed(0)}/s, owner ${row.owner.rate.toFixed(0)}/s (${row.owner.ratio.median.toFixed(2)}), through another ${row.forwarded.rate.toFixed(0)}/s (${row.forwarded.ratio.median.toFixed(2)}), through nginx ${row.nginx.rate.toFixed(0)}/s (${row.nginx.ratio.median.toFixed(2)})`)
     return row
   })
 }
