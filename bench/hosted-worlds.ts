@@ -12,11 +12,12 @@ import { median } from './stats.js'
  * instances over a throw-away PostgreSQL cluster, and one over SQLite in memory beside them.
  * - create a demo-sized world (POST /_sandbox/worlds from the start-up fixture), one after
  *   another, over PostgreSQL and over SQLite;
- * - the first request for it on the other instance (which loads it from the catalogue and its log);
+ * - the first request for it through the other instance (forwarded to its owner, the creator);
  * - reset and delete it, over each store;
- * - copies on demand: a third instance started over the same worlds, its memory while it knows
- *   them without copies, once each was read, and once its idle copies were dropped; a listing of
- *   them, and a read of each again.
+ * - worlds given back: a third instance that gives up a world idle for a few seconds
+ *   (SANDBOX_HOSTED_IDLE_RELEASE_SECONDS), its memory while it owns the worlds and once it gave
+ *   them back; a fourth instance taking each over on its first request (the world loaded from its
+ *   start and its log), then the third reaching each through it.
  * Writes bench/HOSTED-WORLDS.md. Everything on 127.0.0.1, every loop bounded in count.
  */
 
@@ -75,48 +76,39 @@ async function cycle (origin: string, other: string | undefined): Promise<StoreF
   return figures
 }
 
-interface CopyFigures { rssKb: number[], bytes: number[], first: number[], again: number[], listed: number, listedMoved: number }
+interface OwnerFigures { rssKb: number[], takeover: number[], forwarded: number[] }
 
-/** Long enough for the reads of every world to end within it, their copies all held when sampled. */
-const COPY_IDLE_SECONDS = 6
+/** A world idle this long is given back by the instance of `owners`: short, so the run waits little. */
+const IDLE_RELEASE_SECONDS = 3
 const SETTLE_MS = 500
 
-/** What an instance holds of WORLDS worlds created elsewhere: none, each read once, each dropped when idle. */
-async function copies (origin: string, serveAnother: () => Promise<ServerProcess>): Promise<CopyFigures> {
-  const c = await serveAnother()
-  const figures: CopyFigures = { rssKb: [], bytes: [], first: [], again: [], listed: 0, listedMoved: 0 }
+/**
+ * WORLDS worlds created on `owner` (which gives up a world idle IDLE_RELEASE_SECONDS): its RSS with
+ * the default world, once it owns them, once it gave them back; each taken over by `taker` on its
+ * first request there, then reached through `owner` (forwarded to `taker`).
+ */
+async function ownership (owner: ServerProcess, taker: ServerProcess): Promise<OwnerFigures> {
+  const figures: OwnerFigures = { rssKb: [], takeover: [], forwarded: [] }
   const sample = async () => {
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
-    // a control call learns the catalogue; the RSS is read before the listing, which loads (and drops again) the worlds never held here
-    await timedCall(c.origin, 'GET', '/_sandbox/clock')
-    figures.rssKb.push(statusKb(c.pid, 'VmRSS') ?? 0)
-    const [list] = await timedCall(c.origin, 'GET', '/_sandbox/worlds')
-    figures.bytes.push((list as { limits: { bytes: number } }).limits.bytes)
+    figures.rssKb.push(statusKb(owner.pid, 'VmRSS') ?? 0)
   }
-  const readEach = async (into: number[]) => {
+  const readEach = async (origin: string, into: number[]) => {
     for (const world of created) {
       const abc = world.integrations[0]
       const authorization = 'Basic ' + Buffer.from(`${abc.clientId}:${abc.clientSecret}`).toString('base64')
-      into.push((await timedCall(c.origin, 'GET', '/vendor/agencies?version=4.0', { authorization }))[1])
+      into.push((await timedCall(origin, 'GET', '/vendor/agencies?version=4.0', { authorization }))[1])
     }
   }
   await sample()
   const created: Created[] = []
-  for (let i = 0; i < WORLDS; i++) created.push((await timedCall(origin, 'POST', '/_sandbox/worlds'))[0] as Created)
+  for (let i = 0; i < WORLDS; i++) created.push((await timedCall(owner.origin, 'POST', '/_sandbox/worlds'))[0] as Created)
   await sample()
-  await readEach(figures.first)
+  await new Promise((resolve) => setTimeout(resolve, IDLE_RELEASE_SECONDS * 1000 + 2000))
   await sample()
-  await new Promise((resolve) => setTimeout(resolve, COPY_IDLE_SECONDS * 1000 + 1000))
-  await sample()
-  figures.listed = (await timedCall(c.origin, 'GET', '/_sandbox/worlds'))[1]
-  // every world's log moved on the other instance: the listing loads each to count it
-  for (const world of created) await timedCall(origin, 'POST', `/_sandbox/worlds/${world.id}/reset`)
-  figures.listedMoved = (await timedCall(c.origin, 'GET', '/_sandbox/worlds'))[1]
-  await readEach(figures.again)
-  // a copy's memory goes back to the allocator when dropped, and the next copies take it again
-  await sample()
-  for (const world of created) await timedCall(origin, 'DELETE', `/_sandbox/worlds/${world.id}`)
-  await c.stop()
+  await readEach(taker.origin, figures.takeover)
+  await readEach(owner.origin, figures.forwarded)
+  for (const world of created) await timedCall(taker.origin, 'DELETE', `/_sandbox/worlds/${world.id}`)
   return figures
 }
 
@@ -135,18 +127,15 @@ async function main (): Promise<void> {
     // in turn, so that both stores see the same machine
     const overPg = await cycle(a.origin, b.origin)
     const overSqlite = await cycle(local.origin, undefined)
-    const copied = await copies(a.origin, async () => {
-      const c = await serve({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_HOSTED_COPY_IDLE_SECONDS: String(COPY_IDLE_SECONDS) })
-      servers.push(c)
-      return c
-    })
+    const c = await serve({ SANDBOX_DATABASE_URL: postgres.url, SANDBOX_HOSTED_IDLE_RELEASE_SECONDS: String(IDLE_RELEASE_SECONDS) })
+    servers.push(c)
+    const owned = await ownership(c, b)
     const mb = (kb: number) => (kb / 1024).toFixed(0)
-    const mib = (bytes: number) => (bytes / 1048576).toFixed(1)
     const row = (name: string, pg: number[], sqlite: number[] | undefined) => `| ${name} | ${summary(pg)} | ${sqlite === undefined ? '(one instance)' : summary(sqlite)} |`
     const held = median(overPg.create) < 100 ? 'yes' : '**no**'
     const text = `# Created worlds in hosted mode
 
-Generated by \`node dist/bench/hosted-worlds.js\` (bench/hosted-worlds.ts) on ${new Date().toISOString().slice(0, 10)}: ${((Date.now() - began) / 1000).toFixed(0)} s, Node ${process.version}, ${cpus().length} cores (load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end). A throw-away PostgreSQL cluster (scripts/scratch-postgres.ts: fsync off, as a test cluster), two instances of \`agency-sandbox serve\` over it (A and B) and one over SQLite in memory, all on 127.0.0.1 of this machine, with the demo fixture. ${WORLDS} worlds are created one after another on A (and on the SQLite instance), each read once on B right after it is created, then each reset and deleted. The first world of each store (which makes the start-up fixture's snapshot) is left out.
+Generated by \`node dist/bench/hosted-worlds.js\` (bench/hosted-worlds.ts) on ${new Date().toISOString().slice(0, 10)}: ${((Date.now() - began) / 1000).toFixed(0)} s, Node ${process.version}, ${cpus().length} cores (load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0].toFixed(2)} at the end). A throw-away PostgreSQL cluster (scripts/scratch-postgres.ts: fsync off, as a test cluster), two instances of \`agency-sandbox serve\` over it (A and B) and one over SQLite in memory, all on 127.0.0.1 of this machine, with the demo fixture. ${WORLDS} worlds are created one after another on A (and on the SQLite instance), each read once through B right after it is created (A owns it: B forwards the request), then each reset and deleted. The first world of each store (which makes the start-up fixture's snapshot) is left out.
 
 | Target | Measured | Held |
 |---|---|---|
@@ -155,30 +144,26 @@ Generated by \`node dist/bench/hosted-worlds.js\` (bench/hosted-worlds.ts) on ${
 | Figure (median / p95, ms) | PostgreSQL | SQLite |
 |---|---|---|
 ${row('create a world (POST /_sandbox/worlds), to its answer', overPg.create, overSqlite.create)}
-${row('its first request on the other instance (B loads it: the catalogue, its start, its log)', overPg.firstElsewhere, undefined)}
+${row('its first request through the other instance (B forwards it to A, its owner)', overPg.firstElsewhere, undefined)}
 ${row('reset it (POST /_sandbox/worlds/{id}/reset)', overPg.reset, overSqlite.reset)}
 ${row('delete it (DELETE /_sandbox/worlds/{id})', overPg.remove, overSqlite.remove)}
 
-**Copies on demand.** A third instance (C, \`SANDBOX_HOSTED_COPY_IDLE_SECONDS=${COPY_IDLE_SECONDS}\`), then ${WORLDS} more worlds created on A, each read once on C, then left idle:
+**Worlds given back.** A third instance (C, \`SANDBOX_HOSTED_IDLE_RELEASE_SECONDS=${IDLE_RELEASE_SECONDS}\`) creates ${WORLDS} more worlds, and owns them; idle, it gives them back; B takes each over on its first request there, then C reaches each through B:
 
-| C holds | RSS | the worlds' databases (\`limits.bytes\`) |
-|---|---|---|
-| the default world alone | ${mb(copied.rssKb[0])} MB | ${mib(copied.bytes[0])} MiB |
-| no copy of the ${WORLDS} worlds (known from the catalogue) | ${mb(copied.rssKb[1])} MB | ${mib(copied.bytes[1])} MiB |
-| a copy of each, after one read of each | ${mb(copied.rssKb[2])} MB | ${mib(copied.bytes[2])} MiB |
-| none again, each dropped when idle | ${mb(copied.rssKb[3])} MB | ${mib(copied.bytes[3])} MiB |
-| a copy of each again, once each was reset on A and read on C | ${mb(copied.rssKb[4])} MB | ${mib(copied.bytes[4])} MiB |
-
-| Figure | ms |
+| C | RSS |
 |---|---|
-| a world's first request on C (loads it from its start and its log), median / p95 | ${summary(copied.first)} |
-| the same after its copy was dropped | ${summary(copied.again)} |
-| C lists the ${WORLDS + 1} worlds, none held and none changed since their copies were dropped | ${ms(copied.listed)} |
-| the same once each was reset on A (the listing loads each, one at a time, and drops it again) | ${ms(copied.listedMoved)} |
+| with the default world alone | ${mb(owned.rssKb[0])} MB |
+| owning the ${WORLDS} worlds it created | ${mb(owned.rssKb[1])} MB |
+| once it gave them back, idle | ${mb(owned.rssKb[2])} MB |
 
-A copy dropped gives its memory back to the process's allocator, not to the system: the next copies take it again, so an instance's RSS follows the most copies it held at once, not every world it knows.
+| Figure | median / p95, ms |
+|---|---|
+| a world's first request on B once C gave it back (B takes it over: its lease, its start, its log) | ${summary(owned.takeover)} |
+| then the same request through C (forwarded to B) | ${summary(owned.forwarded)} |
 
-Over PostgreSQL, a world's creation writes, under the catalogue's lock and before it answers, its row and the first entry of its log, which names its start rather than holding a copy; the start itself (the snapshot a reset returns to, 1.7 MB for the demo fixture) is written once for every world made from the same fixture, by its digest. A reset to the start logs an entry without a body the same way; the other instance loads the world from its start and the commits since.
+A world given back frees its memory to the process's allocator, not always to the system: the next worlds take it again, so an instance's RSS follows the most worlds it owned at once, not every world it knows.
+
+Over PostgreSQL, a world's creation writes, under the catalogue's lock and before it answers, its row and the first entry of its log, which names its start rather than holding a copy; the start itself (the snapshot a reset returns to, 1.7 MB for the demo fixture) is written once for every world made from the same fixture, by its digest. A reset to the start logs an entry without a body the same way; an instance that takes the world over loads it from its start and the commits since.
 `
     writeFileSync(values.out, text)
     console.log(text)

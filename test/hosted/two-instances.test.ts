@@ -141,5 +141,23 @@ const skip = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.c
       t.equal((await fetch(`${b}/_sandbox/clock`, { method: 'DELETE' })).status, 200, 'back to real time on B')
       t.equal((await (await fetch(`${a}/_sandbox/clock`)).json() as { frozen: boolean }).frozen, false, 'A runs again')
     })
+
+    await t.test('a world created through one instance is used through the other at once, one world after another', async (t) => {
+      // each within a moment of the last: the other instance learns of each new world as it is asked for, not once a second
+      const statuses: number[] = []
+      const created: string[] = []
+      for (let i = 0; i < 6; i++) {
+        const answer = await fetch(`${a}/_sandbox/worlds`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ttlSeconds":0}' })
+        t.equal(answer.status, 201, 'created on A')
+        const world = await answer.json() as { id: string, integrations: Array<{ clientId: string, clientSecret: string }> }
+        created.push(world.id)
+        const { clientId, clientSecret } = world.integrations[0]
+        statuses.push((await fetch(`${b}/vendor/agencies?version=4.0`, { headers: { authorization: 'Basic ' + Buffer.from(`${clientId}:${clientSecret}`).toString('base64') } })).status)
+      }
+      t.same(statuses, created.map(() => 200), 'each answered through B on its first request')
+      const unknown = await fetch(`${b}/vendor/agencies?version=4.0`, { headers: { authorization: 'Basic ' + Buffer.from('abc@w0000000000:123').toString('base64') } })
+      t.equal(unknown.status, 401, 'a world that does not exist is still unknown')
+      for (const id of created) t.equal((await fetch(`${a}/_sandbox/worlds/${id}`, { method: 'DELETE' })).status, 204)
+    })
   })
 }

@@ -57,16 +57,15 @@ export interface HostedWorldsOptions {
   sweepMs?: number
 }
 
-/** A world unknown here reloads the catalogue at most this often (a partner request naming a world that does not exist). */
-const UNKNOWN_RELOAD_MS = 1000
-
 export class HostedWorlds implements SharedCatalogue {
   private readonly worlds = new Map<string, CatalogueWorld>()
   /** The catalogue's version this instance holds. */
   private version = -1
   /** A change announced and not yet read: a request for a world waits for it (a world deleted elsewhere never answers here after). */
   private behind: Promise<void> | undefined
-  private lastReloadMs = 0
+  /** The question `fresh` asks now for worlds unknown here, and the one asked after it (see freshAfterNow). */
+  private asking: Promise<void> | undefined
+  private askingNext: Promise<void> | undefined
   /** One change or reload of the catalogue at a time on this instance. */
   private busy: Promise<void> = Promise.resolve()
   private readonly sweeper: NodeJS.Timeout
@@ -84,9 +83,10 @@ export class HostedWorlds implements SharedCatalogue {
   }
 
   /**
-   * Whether the world is in the catalogue; one this instance does not know reloads it first (at
-   * most once a second), and one that may be idle past its time to live is swept first (an expired
-   * world never answers).
+   * Whether the world is in the catalogue; for one this instance does not know, the catalogue is
+   * made current first (a world created a moment ago on another instance is known here before
+   * its announcement arrives), and one that may be idle past its time to live is swept first (an
+   * expired world never answers). PostgreSQL out of reach is an error (a 503), not "unknown".
    */
   known (worldId: string): boolean | Promise<boolean> {
     if (worldId === DEFAULT_WORLD_ID) return true
@@ -97,8 +97,28 @@ export class HostedWorlds implements SharedCatalogue {
       if (expiresAt === undefined || expiresAt > this.realNow()) return true
       return this.sweep().then(() => this.worlds.has(worldId), () => true)
     }
-    if (this.realNow() - this.lastReloadMs < UNKNOWN_RELOAD_MS) return false
-    return this.exclusive(async () => await this.reload()).then(() => this.worlds.has(worldId), () => false)
+    return this.freshAfterNow().then(() => this.worlds.has(worldId))
+  }
+
+  /**
+   * `fresh`, asked after this call: requests for unknown worlds share the questions, so however
+   * many arrive (names of worlds that do not exist, say) one question is asked at a time and one
+   * more waits, each answering every request that arrived before it was asked.
+   */
+  private freshAfterNow (): Promise<void> {
+    if (this.asking === undefined) {
+      const asking = this.fresh().finally(() => { if (this.asking === asking) this.asking = undefined })
+      this.asking = asking
+      return asking
+    }
+    if (this.askingNext === undefined) {
+      const next = this.asking.catch(() => undefined).then(() => {
+        this.askingNext = undefined
+        return this.freshAfterNow()
+      })
+      this.askingNext = next
+    }
+    return this.askingNext
   }
 
   list (): KnownWorld[] {
@@ -237,7 +257,6 @@ export class HostedWorlds implements SharedCatalogue {
   /** Reads the catalogue whole and makes this instance's worlds, tenants and tokens the same. */
   private async reload (): Promise<void> {
     const rows = await this.catalogue.load()
-    this.lastReloadMs = this.realNow()
     const listed = new Set(rows.worlds.map((w) => w.id))
     this.forget([...this.worlds.keys()].filter((id) => !listed.has(id)), () => undefined)
     this.registry.tenants.adopt(rows.tenants)
