@@ -5,7 +5,8 @@ import { Readable } from 'node:stream'
 import type { HostedWorlds } from '../domain/worlds/hosted-worlds.js'
 import type { OwnedWorld, WriteTurn } from '../domain/worlds/owned-world.js'
 import type { Ownership, Route } from '../domain/worlds/ownership.js'
-import { ApiError, OutcomeUnknownAnswer, storageUnreachable, toResponse, worldUnavailable, type RetryAdvice } from '../errors.js'
+import { DEFAULT_WORLD_ID } from '../domain/worlds/world-ids.js'
+import { ApiError, OutcomeUnknownAnswer, storageUnreachable, toResponse, worldDeleted, worldUnavailable, type RetryAdvice } from '../errors.js'
 import { isWorldDeletion, mayWrite, worldOfRequest, worldRouteUrls } from './world-of-request.js'
 
 declare module 'fastify' {
@@ -109,9 +110,22 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
       return serveHere(request, done)
     }
     // deleted meanwhile: a partner request goes to the default world (its credentials answer 401 there), a control call finds no world
-    if ('gone' in route) return request.url.startsWith('/vendor/') ? routeTo(request, reply, done, 'default', retried) : done()
+    if ('gone' in route) return request.url.startsWith('/vendor/') ? toDefault(request, reply, done, worldId, retried) : done()
     if ('refused' in route) return answer(request, reply, route.refused)
     forward(request, reply, done, worldId, route.forward, retried)
+  }
+
+  /**
+   * A partner request whose world is gone: to the default world, as in one process. One forwarded
+   * here (or sent again) cannot go on to the default world's owner elsewhere: it reached the world
+   * while it was deleted (or expired), and answers as such a request does, 401.
+   */
+  const toDefault = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void, worldId: string, retried: boolean): void => {
+    const forwarded = request.headers[FORWARDED_BY] !== undefined
+    whenReady(ownership.route(DEFAULT_WORLD_ID, forwarded || retried), (route) => {
+      if ('refused' in route && (forwarded || retried)) answer(request, reply, worldDeleted(worldId, true))
+      else follow(request, reply, done, DEFAULT_WORLD_ID, route, retried)
+    }, done)
   }
 
   const routeTo = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void, worldId: string, retried: boolean): void => {
@@ -167,7 +181,7 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
     whenReady(hosted.known(worldId), (known) => {
       // a Client Id of a world that does not exist goes to the default world, as it does in one process
       if (known) routeTo(request, reply, done, worldId, false)
-      else if (request.url.startsWith('/vendor/')) routeTo(request, reply, done, 'default', false)
+      else if (request.url.startsWith('/vendor/')) toDefault(request, reply, done, worldId, false)
       else serveHere(request, done)
     }, done)
   })

@@ -94,6 +94,7 @@ export async function openHosting (settings: HostingSettings): Promise<Hosting> 
         migrationsDir: settings.migrationsDir,
         idleReleaseMs: settings.idleReleaseMs,
         rowOf: (id) => shared.find(id),
+        catalogueFresh: async () => await shared.fresh(),
         startOf: (id) => shared.startOf(id),
         report
       })

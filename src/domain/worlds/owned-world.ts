@@ -2,7 +2,7 @@ import pg from 'pg'
 import type { Db } from '../../db/database.js'
 import type { CapturedStep, UnitOfWork } from '../../db/index.js'
 import { AppendNotSent, Fenced, type NewEntry, type WorldLog } from '../../db/postgres/world-log.js'
-import { ApiError, OutcomeUnknownAnswer, writeNotApplied } from '../../errors.js'
+import { ApiError, OutcomeUnknownAnswer, worldDeleted, writeNotApplied } from '../../errors.js'
 import { pagesOf } from './starts.js'
 import type { World } from './world.js'
 import { encodeSteps, stateOf } from './world-state.js'
@@ -23,6 +23,8 @@ import { encodeSteps, stateOf } from './world-state.js'
  *   outcomes.ts): found in the log, it succeeded. One that fails leaves the world's memory ahead
  *   of its log (or unknown): every request waiting is answered 503 (saying nothing was applied
  *   only when that is known), and the world is given up (`onLost`), to be loaded again from its log.
+ *   When its lease was taken from it, the world may have been deleted: what waits is answered once
+ *   `onLost` knows, as deleted (404) if it was.
  */
 
 export interface OwnedWorldOptions {
@@ -34,8 +36,11 @@ export interface OwnedWorldOptions {
   startInCatalogue: boolean
   /** An append not confirmed within this is answered as of unknown outcome, and the world given up. */
   answerWithinMs: number
-  /** The world's memory is no longer what its log holds (or may not be): it must be given up. */
-  onLost: (reason: Error) => void
+  /**
+   * The world's memory is no longer what its log holds (or may not be): it must be given up. A
+   * promise: requests waiting are answered once it settles (the world deleted meanwhile, or not).
+   */
+  onLost: (reason: Error) => Promise<void> | void
   /** A commit of more steps than this is appended as a snapshot (replaying it would cost more). */
   maxCommitSteps?: number
   /** Commits after which the next append is a snapshot, so a load replays few. */
@@ -80,6 +85,8 @@ export class OwnedWorld {
   /** The state's JSON as last appended. */
   private stateText: string
   private lost: Error | undefined
+  /** Settled once it is known whether the world was lost to its deletion (`onLost`). */
+  private lossKnown: Promise<void> = Promise.resolve()
   private readonly maxCommitSteps: number
   private readonly snapshotEvery: number
 
@@ -110,7 +117,7 @@ export class OwnedWorld {
 
   /** Takes the world's turn to write (at once when free). */
   beginTurn (): WriteTurn | Promise<WriteTurn> {
-    if (this.lost !== undefined) return Promise.reject(this.notApplied())
+    if (this.lost !== undefined) return this.refusal(this.notApplied())
     if (!this.turnHeld) return this.grant()
     return new Promise((resolve, reject) => this.turnQueue.push({ grant: resolve, refuse: reject }))
   }
@@ -127,7 +134,7 @@ export class OwnedWorld {
    * the log; else resolved once those are there (rejected when they failed).
    */
   settled (): Promise<void> | undefined {
-    if (this.lost !== undefined) return Promise.reject(this.notApplied())
+    if (this.lost !== undefined) return this.refusal(this.notApplied())
     if (this.durable >= this.granted) return undefined
     const turn = this.granted
     return new Promise((resolve, reject) => this.readers.push({ turn, waiter: { resolve, reject } }))
@@ -162,21 +169,39 @@ export class OwnedWorld {
     this.lost = reason
     const notApplied = this.notApplied()
     const sent = refused ? writeNotApplied(reason.message) : new OutcomeUnknownAnswer(`it did not confirm the write (${reason.message})`, 'check-first')
-    for (const waiter of this.inFlight?.waiters ?? []) waiter.reject(sent)
-    for (const waiter of this.pending.waiters) waiter.reject(notApplied)
+    const refusals = [
+      ...(this.inFlight?.waiters ?? []).map((waiter) => () => waiter.reject(this.answer(sent))),
+      ...this.pending.waiters.map((waiter) => () => waiter.reject(this.answer(notApplied))),
+      ...this.turnQueue.splice(0).map((queued) => () => queued.refuse(this.answer(notApplied))),
+      ...this.readers.splice(0).map(({ waiter }) => () => waiter.reject(this.answer(notApplied)))
+    ]
     this.pending = emptyBatch(0)
-    for (const queued of this.turnQueue.splice(0)) queued.refuse(notApplied)
-    for (const { waiter } of this.readers.splice(0)) waiter.reject(notApplied)
-    this.options.onLost(reason)
+    const known = this.options.onLost(reason)
+    this.lossKnown = known === undefined ? Promise.resolve() : known.catch(() => undefined)
+    void this.lossKnown.then(() => { for (const refuse of refusals) refuse() })
   }
 
   private notApplied (): ApiError {
     return writeNotApplied(`world ${this.world.id} is being loaded again (${this.lost?.message ?? 'lost'})`)
   }
 
+  /** What a request refused after the world was lost answers: as deleted when it was (the HTTP layer makes that a partner's 401). */
+  private answer (error: ApiError): ApiError {
+    return this.world.deleted ? worldDeleted(this.world.id) : error
+  }
+
+  /** Rejects with `error` (or as deleted) once the loss is understood. */
+  private async refusal (error: ApiError): Promise<never> {
+    await this.lossKnown
+    throw this.answer(error)
+  }
+
   private async finish (number: number): Promise<void> {
     const done = new Promise<void>((resolve, reject) => {
-      if (this.lost !== undefined) return reject(this.notApplied())
+      if (this.lost !== undefined) {
+        this.refusal(this.notApplied()).catch(reject)
+        return
+      }
       const batch = this.pending
       this.takeSteps(batch)
       const nothing = batch.data.length === 0 && batch.records.length === 0 && !batch.snapshot && JSON.stringify(stateOf(this.world)) === this.stateText

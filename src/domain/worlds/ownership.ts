@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { openDatabase, openEmptySchema, type Db } from '../../db/database.js'
 import { UnitOfWork } from '../../db/index.js'
 import type { Owners } from '../../db/postgres/owners.js'
-import type { WorldLog } from '../../db/postgres/world-log.js'
+import { Fenced, type WorldLog } from '../../db/postgres/world-log.js'
 import { insufficientStorage, worldUnavailable, type ApiError } from '../../errors.js'
 import { OwnedWorld } from './owned-world.js'
 import type { WorldRegistry } from './registry.js'
@@ -31,6 +31,8 @@ export interface OwnershipOptions {
   idleReleaseMs: number
   /** The catalogue's row of a created world (undefined: not there). */
   rowOf: (worldId: string) => KnownWorld | undefined
+  /** Makes the catalogue current (a world deleted on any instance is no longer in it). */
+  catalogueFresh: () => Promise<void>
   /** Reads a created world's start when a reset needs it. */
   startOf: (worldId: string) => () => Promise<Buffer>
   report: (line: string) => void
@@ -206,6 +208,12 @@ export class Ownership {
       }
       if (logged.state !== undefined) adoptState(world, logged.state)
     }
+    if (worldId !== DEFAULT_WORLD_ID && this.options.rowOf(worldId) === undefined) {
+      // deleted while it was loaded
+      this.unload(world, recordsDb)
+      await this.options.owners.release([worldId]).catch(() => undefined)
+      return undefined
+    }
     if (performance.now() >= lease.validUntil) {
       this.unload(world, recordsDb)
       throw new Error('its lease ran out while it was loaded: PostgreSQL did not renew it in time')
@@ -227,13 +235,23 @@ export class Ownership {
     return held
   }
 
-  /** The world can no longer be answered from this instance's memory: unloaded (its next request claims it again). */
-  private lost (worldId: string, reason: Error): void {
+  /**
+   * The world can no longer be answered from this instance's memory: unloaded (its next request
+   * claims it again). Its lease taken from it (the fence, a renewal), it may have been deleted on
+   * any instance: settled once the catalogue tells, the world marked deleted if it was, so that
+   * what waits on it answers as deleted rather than unavailable.
+   */
+  private lost (worldId: string, reason: Error): Promise<void> | undefined {
     const held = this.held.get(worldId)
     if (held === undefined) return
     this.options.report(`world ${worldId} given up: ${reason.message}`)
     this.held.delete(worldId)
-    this.unload(held.owned.world, held.recordsDb)
+    const { world } = held.owned
+    this.unload(world, held.recordsDb)
+    if (!(reason instanceof Fenced) || worldId === DEFAULT_WORLD_ID) return
+    return settleWithin(this.options.catalogueFresh(), ANSWER_WITHIN_MS, 'reading the catalogue').then(() => {
+      if (this.options.rowOf(worldId) === undefined) world.markDeleted()
+    }, () => undefined)
   }
 
   /** The world was deleted from the catalogue (its registry entry is gone already). */
@@ -324,7 +342,7 @@ export class Ownership {
       for (const { worldId, held } of list) {
         if (this.held.get(worldId) !== held) continue
         if (still.has(worldId)) held.validUntil = sentAt + this.leaseMs - this.marginMs
-        else held.owned.lose(new Error('another instance took it over'))
+        else held.owned.lose(new Fenced(worldId))
       }
     } catch (e) {
       this.options.report(`renewing the leases of ${list.length} worlds: ${(e as Error).message}`)

@@ -197,6 +197,11 @@ export class World {
   /** True once the world is deleted (or expired): requests still in flight to it answer 401 or 404. */
   get deleted (): boolean { return this.gone }
 
+  /** Hosted mode: the world, given up here, was deleted meanwhile (by any instance): requests still in flight to it answer as deleted. */
+  markDeleted (): void {
+    this.gone = true
+  }
+
   /** Throws the 404 of a deleted world (the HTTP layer makes it a partner's 401): a step that would apply something to it stops. */
   private checkLive (): void {
     if (this.gone) throw worldDeleted(this.id)
