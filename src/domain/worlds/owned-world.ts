@@ -43,7 +43,10 @@ export interface OwnedWorldOptions {
   onLost: (reason: Error) => Promise<void> | void
   /** A commit of more steps than this is appended as a snapshot (replaying it would cost more). */
   maxCommitSteps?: number
-  /** Commits after which the next append is a snapshot, so a load replays few. */
+  /**
+   * Appends after which the next one is a snapshot, so a load replays few, once the commits since
+   * the last snapshot also hold at least SNAPSHOT_LOG_SHARE of the world's size.
+   */
   snapshotEvery?: number
 }
 
@@ -66,11 +69,22 @@ interface Batch {
   waiters: Waiter[]
 }
 
+/**
+ * A snapshot copies the whole world while the world's writes wait for it: one every 500 commits
+ * put a log note's p99 at 1.2 s in a world of 10,000 clients (bench/HOSTED.md). So a snapshot
+ * waits until the commits since the last one hold this share of the world's bytes: the log never
+ * holds more than about twice what the world is, and a load replays at most half a world's worth
+ * of commits (a demo-sized world, 1.7 MB, takes one every 1,000 or so log notes).
+ */
+const SNAPSHOT_LOG_SHARE = 0.5
+
 const emptyBatch = (lastTurn: number): Batch => ({ lastTurn, data: [], records: [], snapshot: false, waiters: [] })
 
 export class OwnedWorld {
   private seq: number
   private commitsSinceSnapshot = 0
+  /** Bytes of the commit entries appended since the last snapshot. */
+  private bytesSinceSnapshot = 0
   /** Turns granted so far, and the last whose writes are in the log. */
   private granted = 0
   private durable = 0
@@ -241,7 +255,8 @@ export class OwnedWorld {
     const batch = this.pending
     if (this.inFlight !== undefined || batch.waiters.length === 0) return
     const large = batch.data.length > this.maxCommitSteps || batch.data.some((step) => 'unreplayable' in step) || batch.records.some((step) => 'unreplayable' in step)
-    const snapshot = batch.snapshot || large || (this.commitsSinceSnapshot >= this.snapshotEvery && !this.turnHeld)
+    const due = this.commitsSinceSnapshot >= this.snapshotEvery && this.bytesSinceSnapshot >= SNAPSHOT_LOG_SHARE * this.world.bytes()
+    const snapshot = batch.snapshot || large || (due && !this.turnHeld)
     if (snapshot && this.turnHeld) return
     this.pending = emptyBatch(batch.lastTurn)
     this.inFlight = batch
@@ -268,6 +283,7 @@ export class OwnedWorld {
       this.seq = seq
       this.stateText = state
       this.commitsSinceSnapshot = snapshot ? 0 : this.commitsSinceSnapshot + 1
+      this.bytesSinceSnapshot = snapshot ? 0 : this.bytesSinceSnapshot + entryBytes(entry)
       this.inFlight = undefined
       this.durable = Math.max(this.durable, batch.lastTurn)
       for (const waiter of batch.waiters) waiter.resolve()
@@ -288,4 +304,9 @@ export class OwnedWorld {
     this.readers = this.readers.filter((r) => r.turn > this.durable)
     for (const { waiter } of ready) waiter.resolve()
   }
+}
+
+/** What an entry adds to the log. */
+function entryBytes (entry: NewEntry): number {
+  return (entry.body?.byteLength ?? 0) + (entry.records?.byteLength ?? 0) + (entry.state?.byteLength ?? 0)
 }
