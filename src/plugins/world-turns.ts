@@ -35,6 +35,13 @@ type Done = (error: Error | null, payload: RequestPayload) => void
 const hasEnded = (request: FastifyRequest, reply: FastifyReply): boolean =>
   reply.raw.destroyed || request.raw.destroyed || request.raw.socket?.destroyed === true
 
+/** A Content-Length over the route's body limit: the body parser answers 413 without reading the body. */
+function announcedTooLarge (request: FastifyRequest): boolean {
+  const length = request.headers['content-length']
+  if (length === undefined) return false
+  return Number(length) > (request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? Number.POSITIVE_INFINITY)
+}
+
 /** The request goes on holding its world's turn. */
 function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: Done): void {
   request.worldTurn = turns
@@ -68,6 +75,9 @@ function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyRe
 export function takeWorldTurns (app: FastifyInstance): void {
   app.decorateRequest('worldTurn', null)
   app.addHook('preParsing', (request: FastifyRequest, reply, payload, done) => {
+    // the instance's own routes (health, metrics) wait for no world; nor does a body announced over
+    // the route's limit, refused (413) from its headers
+    if (request.routeOptions.config.instance === true || announcedTooLarge(request)) return done(null, payload)
     const { world } = request
     const turns = world.requests
     if (turns.startNow()) return proceed(turns, request, reply, payload, done)

@@ -96,3 +96,35 @@ t.test('a request whose client left while a fault held it gives its turn back: t
   const answer = await fetch(`http://127.0.0.1:${port}/_sandbox/requests`, { signal: AbortSignal.timeout(5000) }).then((res) => res.status, (e: Error) => e.name)
   t.equal(answer, 200, 'the world answers')
 })
+
+t.test('a body announced over its limit, and health, are answered at once while the world\'s turns are all held by bodies that do not come', async (t) => {
+  const app = await build(t, { config: { worlds: { max: 10, maxBytes: 1024 ** 3, worldMaxBytes: 64 * 1024 ** 2, ttlSeconds: 3600, requestsInProgress: 2 } } })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const { port } = app.server.address() as AddressInfo
+  const send = (contentLength: number) => {
+    const socket = connect(port, '127.0.0.1')
+    socket.on('error', () => {})
+    socket.write(`POST /_sandbox/reset HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${contentLength}\r\n\r\n`)
+    t.teardown(() => { socket.destroy() })
+    return socket
+  }
+  // two resets whose bodies never come hold the default world's two turns
+  send(100)
+  send(100)
+  const world = app.worlds.default
+  for (let i = 0; i < 100 && world.requests.running < 2; i++) await sleep(20)
+  t.equal(world.requests.running, 2, 'both turns held')
+  const oversized = send(1024 ** 3)
+  const status = await new Promise<string>((resolve) => {
+    let seen = ''
+    oversized.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('latin1')
+      if (seen.includes('\r\n')) resolve(seen.slice(0, seen.indexOf('\r\n')))
+    })
+    setTimeout(() => resolve('no answer within 3 s'), 3000)
+  })
+  t.equal(status, 'HTTP/1.1 413 Payload Too Large', 'the 413 comes without a turn')
+  t.equal(world.requests.waiting, 0, 'and nothing waits for one')
+  const health = await fetch(`http://127.0.0.1:${port}/_sandbox/health`, { signal: AbortSignal.timeout(3000) }).then((r) => r.status, (e: Error) => e.name)
+  t.equal(health, 200, 'health waits for no world\'s turn')
+})
