@@ -26,7 +26,6 @@ const FILES = [
   'test/app/limits.test.ts',
   'test/fixture/attachment-writes.test.ts',
   'test/http/content-disposition.test.ts',
-  'test/http/body-buffers.test.ts',
   'test/http/date-header.test.ts',
   'test/read-model/batch-answers.test.ts',
   'test/read-model/invalidation.test.ts',
