@@ -71,7 +71,7 @@ interface Batch {
 
 /**
  * A snapshot copies the whole world while the world's writes wait for it: one every 500 commits
- * put a log note's p99 at 1.2 s in a world of 10,000 clients (bench/HOSTED.md). So a snapshot
+ * put a log note's p99 at 1.2 s in a world of 10,000 clients (bench/README.md). So a snapshot
  * waits until the commits since the last one hold this share of the world's bytes: the log never
  * holds more than about twice what the world is, and a load replays at most half a world's worth
  * of commits (a demo-sized world, 1.7 MB, takes one every 1,000 or so log notes).
