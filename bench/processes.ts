@@ -1,25 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { get as httpGet } from 'node:http'
-import { createServer } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 
 /** Server processes of the benchmark: start, wait until healthy, watch through /proc, stop. */
 
-/** A TCP port free right now on 127.0.0.1. */
-export function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
+export { freePort } from '../scripts/free-port.js'
 
 /** Status of one GET, or 0 when the connection fails. */
 function statusOf (url: string): Promise<number> {

@@ -16,7 +16,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
-import { createServer } from 'node:net'
+import { freePort } from '../scripts/free-port.js'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ROOT } from '../src/config.js'
@@ -143,18 +143,6 @@ async function info (): Promise<{ journal?: number; capacity?: number; writes?: 
   } catch {
     return {}
   }
-}
-
-function freePort (): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 async function waitHealthy (deadline: number): Promise<void> {

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ROOT } from '../src/package-root.js'
+import { freePort } from './free-port.js'
 
 /**
  * The hosted recipe's nginx (hosted/nginx.conf) in front of two instances, for tests and
@@ -20,13 +20,6 @@ export interface NginxFront {
   recipe: string
   stop(): void
 }
-
-const freePort = async () => await new Promise<number>((resolve) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as { port: number }
-    server.close(() => resolve(port))
-  })
-})
 
 /** nginx routing by world to the instances at `a` and `b` (their origins); answers once its health route answers through it. */
 export async function startNginxFront (a: string, b: string): Promise<NginxFront> {

@@ -39,7 +39,8 @@ const hasEnded = (request: FastifyRequest, reply: FastifyReply): boolean =>
 function announcedTooLarge (request: FastifyRequest): boolean {
   const length = request.headers['content-length']
   if (length === undefined) return false
-  return Number(length) > (request.routeOptions.bodyLimit ?? request.server.initialConfig.bodyLimit ?? Number.POSITIVE_INFINITY)
+  // Fastify's route limit is the server's when the route sets none
+  return Number(length) > (request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY)
 }
 
 /** The request goes on holding its world's turn. */

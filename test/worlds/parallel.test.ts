@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
+import { freePort } from '../../scripts/free-port.js'
 import { join } from 'node:path'
 import { ROOT } from '../../src/config.js'
 
@@ -18,13 +18,6 @@ const WORKER = join(import.meta.dirname, 'parallel-worker.mjs')
 const BUNDLED_CLI = join(ROOT, 'dist', 'bundle', 'cli.js')
 
 interface WorkerResult { worker: number, tests: number, failures: Array<{ test: number, message: string }>, createMs: number[], ms: number }
-
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const server = createServer().listen(0, '127.0.0.1', () => {
-    const address = server.address()
-    server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-  }).on('error', reject)
-})
 
 /** `agency-sandbox serve` as a process of its own, once healthy. */
 async function serve (t: Test): Promise<string> {
