@@ -58,13 +58,19 @@ const basicOf = (data: BenchData) => 'Basic ' + Buffer.from(`${data.credentials.
 /** The demo fixture's world, which the fault runs write to (bench/ledger.ts). */
 const DEMO = { authorization: 'Basic ' + Buffer.from('abc:123').toString('base64'), path: '/vendor/agency/1001/client/1001?version=4.0' }
 
+interface WorldRequest { authorization: string, path: string }
+
+/** One read of the world through `origin` (its first may take it, or load it: a long wait); true when it was forwarded to the owner. */
+async function askWorld (origin: string, { authorization, path }: WorldRequest): Promise<boolean> {
+  const answer = await fetch(`${origin}${path}`, { headers: { authorization }, signal: AbortSignal.timeout(300_000) })
+  await answer.arrayBuffer()
+  if (answer.status !== 200) throw new Error(`the world answered ${answer.status} through ${origin}`)
+  return answer.headers.has('x-sandbox-forwarded-by')
+}
+
 /** The default world taken by `owner` (its first request claims it, loading or seeding it), and reached once through `other`. */
-async function takeWorld (owner: ServerProcess, other: ServerProcess, { authorization, path }: { authorization: string, path: string }): Promise<void> {
-  for (const server of [owner, other]) {
-    const answer = await fetch(`${server.origin}${path}`, { headers: { authorization }, signal: AbortSignal.timeout(300_000) })
-    await answer.arrayBuffer()
-    if (answer.status !== 200) throw new Error(`the world answered ${answer.status} through ${server.origin}`)
-  }
+async function takeWorld (owner: ServerProcess, other: ServerProcess, request: WorldRequest): Promise<void> {
+  for (const server of [owner, other]) await askWorld(server.origin, request)
 }
 
 /**
@@ -72,16 +78,10 @@ async function takeWorld (owner: ServerProcess, other: ServerProcess, { authoriz
  * world picks takes the world on its first request), then reached once through the other instance:
  * answers which of `pair` owns it.
  */
-async function takeThroughFront (front: NginxFront, pair: ServerProcess[], { authorization, path }: { authorization: string, path: string }): Promise<{ owner: ServerProcess, other: ServerProcess }> {
-  const ask = async (origin: string) => {
-    const answer = await fetch(`${origin}${path}`, { headers: { authorization }, signal: AbortSignal.timeout(300_000) })
-    await answer.arrayBuffer()
-    if (answer.status !== 200) throw new Error(`the world answered ${answer.status} through ${origin}`)
-    return answer.headers.has('x-sandbox-forwarded-by')
-  }
-  await ask(front.origin)
-  const firstForwards = await ask(pair[0].origin)
-  const secondForwards = await ask(pair[1].origin)
+async function takeThroughFront (front: NginxFront, pair: ServerProcess[], request: WorldRequest): Promise<{ owner: ServerProcess, other: ServerProcess }> {
+  await askWorld(front.origin, request)
+  const firstForwards = await askWorld(pair[0].origin, request)
+  const secondForwards = await askWorld(pair[1].origin, request)
   if (firstForwards === secondForwards) throw new Error('exactly one of the two instances should forward the world\'s requests')
   return firstForwards ? { owner: pair[1], other: pair[0] } : { owner: pair[0], other: pair[1] }
 }

@@ -82,6 +82,9 @@ function answer (request: FastifyRequest, reply: FastifyReply, error: ApiError):
   void reply.code(status).headers(headers).header('content-type', contentType).send(body)
 }
 
+/** A request forwarded here, or sent again, is not forwarded on: it is served here or refused. */
+const mayNotForward = (request: FastifyRequest, retried: boolean): boolean => retried || request.headers[FORWARDED_BY] !== undefined
+
 /**
  * Hosted mode (ownership.ts): the first hook of every request finds the world it is about
  * (world-of-request.ts) and answers it here when this instance owns the world (claiming it when
@@ -121,16 +124,15 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
    * while it was deleted (or expired), and answers as such a request does, 401.
    */
   const toDefault = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void, worldId: string, retried: boolean): void => {
-    const forwarded = request.headers[FORWARDED_BY] !== undefined
-    whenReady(ownership.route(DEFAULT_WORLD_ID, forwarded || retried), (route) => {
-      if ('refused' in route && (forwarded || retried)) answer(request, reply, worldDeleted(worldId, true))
+    const passedOn = mayNotForward(request, retried)
+    whenReady(ownership.route(DEFAULT_WORLD_ID, passedOn), (route) => {
+      if ('refused' in route && passedOn) answer(request, reply, worldDeleted(worldId, true))
       else follow(request, reply, done, DEFAULT_WORLD_ID, route, retried)
     }, done)
   }
 
   const routeTo = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void, worldId: string, retried: boolean): void => {
-    const forwarded = request.headers[FORWARDED_BY] !== undefined
-    whenReady(ownership.route(worldId, forwarded || retried), (route) => follow(request, reply, done, worldId, route, retried), done)
+    whenReady(ownership.route(worldId, mayNotForward(request, retried)), (route) => follow(request, reply, done, worldId, route, retried), done)
   }
 
   const forward = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void, worldId: string, address: string, retried: boolean): void => {
