@@ -9,6 +9,7 @@ import { ConfigError, ROOT, type Config } from './config.js'
 import { ReportRunner } from './domain/examiner/report-runner.js'
 import { FixtureRunner } from './domain/worlds/fixture-runner.js'
 import { closeDatabase, openDatabase, type Db } from './db/database.js'
+import { checkpointAside } from './db/checkpoints.js'
 import { Clock } from './domain/clock.js'
 import { openDefaultWorld } from './domain/worlds/default-world.js'
 import type { Hosting } from './domain/worlds/hosting.js'
@@ -98,7 +99,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const fixtureWarnings: string[] = [...(options.fixtureWarnings ?? [])]
   const logged: { warn?: (line: string) => void } = {}
   // the same for hosted mode's connections to PostgreSQL (a dropped one is worth a line)
-  const storageLog: { warn?: (line: string) => void } = {}
+  const storageLog: { warn?: (line: string) => void, info?: (line: string) => void } = {}
   const onFixtureWarning = (line: string) => {
     fixtureWarnings.push(line)
     logged.warn?.(line)
@@ -117,7 +118,13 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
     if (hosting !== undefined) closeDatabase(hosting.records)
     throw e
   }
+  // the file database's checkpoints run beside the event loop once it is written (db/checkpoints.ts)
+  const checkpoints = checkpointAside(db, workerFile('db/checkpoint-worker.js'), {
+    started: () => storageLog.info?.(`${config.db}: its log is copied into it on a thread of its own from now on`),
+    failed: (reason) => storageLog.warn?.(`${config.db}: ${reason}; its log is copied on the event loop again`)
+  })
   const closeStorage = async () => {
+    await checkpoints.stop()
     closeDatabase(db)
     await hosting?.close()
   }
@@ -149,6 +156,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   const fixtureName = options.fixture === undefined ? config.fixtures : '(given at start)'
   logged.warn = (line) => app.log.warn(`fixture ${fixtureName}: ${line}`)
   storageLog.warn = (line) => app.log.warn(line)
+  storageLog.info = (line) => app.log.info(line)
   for (const line of fixtureWarnings) logged.warn(line)
   const routeTable: RegisteredRoute[] = []
   app.decorate('routeTable', routeTable)
