@@ -79,6 +79,8 @@ export class World {
   private gone = false
   /** Bytes its data took at its last commit (or load): the registry sums these. */
   private heldBytes = 0
+  /** A commit since heldBytes was asked (worlds no account bounds only). */
+  private heldStale = false
   private account: ByteAccount | undefined
   private bound: number | undefined
 
@@ -168,11 +170,15 @@ export class World {
     // (the first data is opened before the examiner exists; nothing records then)
     data.sql.onCommit(({ clients }) => {
       this.dataAtStart = false
-      this.heldBytes = data.bytes()
+      // a world no account bounds (the default world, run locally) asks its size when it is read:
+      // asked on every commit, it was a few percent of a log-note write
+      if (this.account === undefined) this.heldStale = true
+      else this.heldBytes = data.bytes()
       this.examiner?.noteChanges(clients)
     })
     data.adoptIntegrations()
     this.heldBytes = data.bytes()
+    this.heldStale = false
     // from now on a commit that would take the world past its bound, or the process past its own, rolls back with a 507
     data.sql.checkBeforeCommit(() => {
       if (this.account === undefined) return
@@ -186,10 +192,14 @@ export class World {
   get maxBytes (): number | undefined { return this.bound }
 
   /** Bytes its data took at its last commit or load (what the registry sums; bytes() asks the database). */
-  get held (): number { return this.heldBytes }
+  get held (): number {
+    if (this.heldStale) this.bytes()
+    return this.heldBytes
+  }
 
   /** From now on the world's growth counts against `maxBytes` and the account's bound (hosted mode's default world). */
   countIn (account: ByteAccount, maxBytes: number): void {
+    this.bytes()
     this.account = account
     this.bound = maxBytes
   }
@@ -286,6 +296,7 @@ export class World {
   get source (): string { return this.dataSource }
   /** Bytes the world's database takes now. */
   bytes (): number {
+    this.heldStale = false
     this.heldBytes = this.data.bytes()
     return this.heldBytes
   }
