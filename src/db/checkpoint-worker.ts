@@ -4,10 +4,10 @@ import { parentPort, workerData } from 'node:worker_threads'
 /**
  * The checkpoints of one file database, on a thread of their own (checkpoints.ts): a connection
  * of its own copies what the write-ahead log holds into the database file, PASSIVE (it never
- * waits for, nor blocks, the writer on the event loop), again at once while a pass finds more
- * to copy than it could. Messages out: {frames, copied} after a pass
- * that found at least `restartFrames` frames in the log, after which it waits for 'resume' (the
- * writer copied the rest); in: 'resume', and 'stop' (the connection closes, the thread ends).
+ * waits for, nor blocks, the writer on the event loop), again at once while a pass finds more to
+ * copy than it could. Messages out: {frames, copied} after a pass that found at least
+ * `restartFrames` frames in the log, after which it waits for 'resume' (the writer copied the
+ * rest); in: 'resume', and 'stop' (the connection closes, the thread ends).
  */
 export interface CheckpointWorkerData {
   file: string

@@ -7,13 +7,14 @@ import type { Db } from './database.js'
  * A file database's checkpoints, off the event loop. SQLite's own rule copies the write-ahead log
  * into the database file on the thread that commits, once the log holds 1,000 pages: about half
  * of a log-note write's time over a large database (a copy every ~200 writes, two fsyncs each).
- * Here a thread of its own (checkpoint-worker.ts) copies the log every CHECK_MS, never blocking
- * the writer; the writer's thread only copies the few pages written during the thread's last
- * pass, once the log holds RESTART_FRAMES, so that its next commit starts the log over (SQLite
- * restarts a log only once all of it is copied, which a copy running beside the writes never reaches).
+ * Here a thread of its own (checkpoint-worker.ts) copies the log every CHECK_MS, and again at once
+ * while it grows, never blocking the writer; the writer's thread only copies the pages written
+ * during the thread's last pass, once the log holds RESTART_FRAMES, so that its next commit starts
+ * the log over (SQLite restarts a log only once all of it is copied, which a copy running beside
+ * the writes never reaches).
  *
- * The thread (a V8 isolate, ~9 MB) starts only once the log has grown past what SQLite's rule
- * would copy: a database only read never pays for it. Should it fail, SQLite's rule comes back.
+ * The thread (a V8 isolate, ~9 MB) starts only once the log has grown past START_BYTES: a database
+ * only read never pays for it. Should it fail, SQLite's rule comes back.
  */
 
 /** How often the thread copies the log, and how often, before it runs, the log's size is looked at. */
@@ -71,11 +72,11 @@ export function checkpointAside (db: Db, workerFile: URL, events: CheckpointEven
       db.pragma('wal_autocheckpoint = 0')
       events.started?.()
     })
-    thread.on('message', (pass: CheckpointPass) => {
+    thread.on('message', (_pass: CheckpointPass) => {
       // what the thread could not copy (pages written during its pass, or held by the writer's
       // transaction at the time): copied here, outside any transaction, the next commit starts the log over
       if (worker !== thread || !db.open) return
-      if (!db.inTransaction && pass.frames >= RESTART_FRAMES) db.pragma('wal_checkpoint(PASSIVE)')
+      if (!db.inTransaction) db.pragma('wal_checkpoint(PASSIVE)')
       thread.postMessage('resume')
     })
     thread.once('error', (e: Error) => giveBack(`the checkpoint thread failed: ${e.message}`))
