@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { existsSync, mkdtempSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -15,17 +15,21 @@ const WORKER = new URL(`file://${join(ROOT, 'dist', 'src', 'db', 'checkpoint-wor
 const MiB = 1024 * 1024
 
 function fileDb (t: Test): Db {
-  const file = join(mkdtempSync(join(tmpdir(), 'sandbox-ckpt-')), 'x.db')
-  const db = openDatabase({ file, migrationsDir })
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-ckpt-'))
+  const db = openDatabase({ file: join(dir, 'x.db'), migrationsDir })
   db.exec('CREATE TABLE pages (id INTEGER PRIMARY KEY, body BLOB NOT NULL)')
-  t.teardown(() => closeDatabase(db))
+  t.teardown(() => {
+    closeDatabase(db)
+    rmSync(dir, { recursive: true, force: true })
+  })
   return db
 }
 
 const walBytes = (db: Db) => statSync(`${db.name}-wal`, { throwIfNoEntry: false })?.size ?? 0
 
-/** Commits of about a page each, yielding to the event loop every 20, until `bytes` went through the log; the log's largest size. */
+/** Commits of about a page each (a new row), yielding to the event loop every 20, until `bytes` went through the log; the log's largest size. */
 async function write (db: Db, bytes: number): Promise<number> {
+  // new rows, not rows rewritten: a copy of a few pages written again and again would catch up
   const insert = db.prepare('INSERT INTO pages (body) VALUES (?)')
   const commit = db.transaction((body: Buffer) => insert.run(body))
   let largest = 0
@@ -98,7 +102,9 @@ t.test('a database in memory has no log to copy', async (t) => {
 })
 
 t.test('the sandbox over a file database copies its log aside and closes it whole', async (t) => {
-  const file = join(mkdtempSync(join(tmpdir(), 'sandbox-ckpt-app-')), 'sandbox.db')
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-ckpt-app-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'sandbox.db')
   const app = await build(t, { config: { db: file } })
   const lines: string[] = []
   for (const level of ['info', 'warn'] as const) {
