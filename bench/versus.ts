@@ -70,7 +70,13 @@ if (values.help || values.other === undefined) {
   const ids = values.only?.split(',') ?? CLOSED_LOOPS
   const scenarios = buildScenarios(data, { rotate: 1000, batches: 20, writeClients: 100, rateSeconds: 5 }).filter((s) => ids.includes(s.id))
   const copies = [workingCopy(data), workingCopy(data)]
-  const servers: [ServerProcess, ServerProcess] = [await serve(ROOT, copies[0].file), await serve(other, copies[1].file)]
+  const mine = await serve(ROOT, copies[0].file)
+  // the other build may refuse to start (a database of a newer schema): this one is stopped then
+  const servers: [ServerProcess, ServerProcess] = [mine, await serve(other, copies[1].file).catch(async (e: unknown) => {
+    await mine.stop()
+    for (const c of copies) c.remove()
+    throw e
+  })]
   try {
     if (values.pin) console.log(servers.every((s) => pinTo(s.pid, 0)) && pinTo(process.pid, 1) ? 'pinned: both servers on CPU 0, the load on CPU 1' : 'could not pin')
     console.log(`this build: ${ROOT}; the other: ${other}`)
