@@ -48,6 +48,16 @@ async function collectEverything (): Promise<void> {
 /** Time for the background sweeper to free the buffers a collection found dead. */
 const SWEEP_MS = 100
 
+/**
+ * What may stay after the bombs: the bytes since the last collection (under one collection's
+ * worth), and a collection's worth more that were still alive when one ran (a bomb being
+ * decompressed on a busy machine), moved to the old generation to wait for a full collection
+ * (18.5 MiB seen in a full run): under three collections' worth, where bombs whose buffers were
+ * kept would leave 60 MiB. On Node 20 V8's own scavenges free them too when the app runs no
+ * collection (12.8 MiB grown): the collector's rule is the test above's.
+ */
+const BOUND_MIB = 3 * BYTES_PER_COLLECTION / MiB
+
 t.test('gzip bombs leave no pile of dead buffers behind them', async (t) => {
   // On as `serve` turns it on (it is off by default).
   const app = await build(t, { collectBodyBuffers: true })
@@ -67,10 +77,9 @@ t.test('gzip bombs leave no pile of dead buffers behind them', async (t) => {
   await nextCheck()
   // the sweeper frees what the collections found dead in the background: on a busy machine, later
   let grown = bufferMiB() - before
-  for (let i = 0; i < 10 && grown >= 2 * BYTES_PER_COLLECTION / MiB; i++) {
+  for (let i = 0; i < 10 && grown >= BOUND_MIB; i++) {
     await sleep(SWEEP_MS)
     grown = bufferMiB() - before
   }
-  // Without the collections, the 60 MiB the bombs decompressed stay until V8's own limit (64 MiB).
-  t.ok(grown < 2 * BYTES_PER_COLLECTION / MiB, `(before ${before.toFixed(1)}) buffers grew by ${grown.toFixed(1)} MiB over ${bombs} bombs (under ${2 * BYTES_PER_COLLECTION / MiB} MiB)`)
+  t.ok(grown < BOUND_MIB, `(before ${before.toFixed(1)}) buffers grew by ${grown.toFixed(1)} MiB over ${bombs} bombs (under ${BOUND_MIB} MiB)`)
 })
