@@ -5,7 +5,7 @@ import { parentPort, workerData } from 'node:worker_threads'
  * The checkpoints of one file database, on a thread of their own (checkpoints.ts): a connection
  * of its own copies what the write-ahead log holds into the database file, PASSIVE (it never
  * waits for, nor blocks, the writer on the event loop), again at once while a pass finds more to
- * copy than it could. Messages out: {frames, copied} after a pass that found at least
+ * copy than it could. Messages out: COPY_THE_REST after a pass that found at least
  * `restartFrames` frames in the log, after which it waits for 'resume' (the writer copied the
  * rest); in: 'resume', and 'stop' (the connection closes, the thread ends).
  */
@@ -15,12 +15,8 @@ export interface CheckpointWorkerData {
   restartFrames: number
 }
 
-export interface CheckpointPass {
-  /** Frames in the log when the pass began. */
-  frames: number
-  /** Of them, frames copied into the database file. */
-  copied: number
-}
+/** The one message out: the writer is asked to copy the rest, after which it answers 'resume'. */
+export const COPY_THE_REST = 'copy-the-rest'
 
 const { file, intervalMs, restartFrames } = workerData as CheckpointWorkerData
 const port = parentPort!
@@ -61,7 +57,7 @@ function pass (): void {
       handedOver = true
       chases = 0
       lastFrames = 0
-      port.postMessage({ frames, copied: result.checkpointed } satisfies CheckpointPass)
+      port.postMessage(COPY_THE_REST)
       return
     }
   }

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs'
 import { Worker } from 'node:worker_threads'
-import type { CheckpointPass, CheckpointWorkerData } from './checkpoint-worker.js'
+import type { CheckpointWorkerData } from './checkpoint-worker.js'
 import type { Db } from './database.js'
 
 /**
@@ -32,7 +32,7 @@ const SQLITE_AUTOCHECKPOINT = 1000
 export interface Checkpoints {
   /** Stops the thread, its connection closed: before the database closes, so that the last connection is the writer's. */
   stop(): Promise<void>
-  /** True while the thread copies the log (tests, metrics). */
+  /** True while the thread copies the log. */
   readonly aside: boolean
 }
 
@@ -72,7 +72,7 @@ export function checkpointAside (db: Db, workerFile: URL, events: CheckpointEven
       db.pragma('wal_autocheckpoint = 0')
       events.started?.()
     })
-    thread.on('message', (_pass: CheckpointPass) => {
+    thread.on('message', () => {
       // what the thread could not copy (pages written during its pass, or held by the writer's
       // transaction at the time): copied here, outside any transaction, the next commit starts the log over
       if (worker !== thread || !db.open) return
