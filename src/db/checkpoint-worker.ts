@@ -16,7 +16,7 @@ export interface CheckpointWorkerData {
 }
 
 /** The one message out: the writer is asked to copy the rest, after which it answers 'resume'. */
-export const COPY_THE_REST = 'copy-the-rest'
+const COPY_THE_REST = 'copy-the-rest'
 
 const { file, intervalMs, restartFrames } = workerData as CheckpointWorkerData
 const port = parentPort!
@@ -51,7 +51,7 @@ function pass (): void {
   const frames = result?.log ?? 0
   const grewBy = frames - lastFrames
   lastFrames = frames
-  if (result !== undefined && frames >= restartFrames) {
+  if (frames >= restartFrames) {
     chases++
     if (grewBy < HANDOVER_FRAMES || chases >= CHASES) {
       handedOver = true
