@@ -1,5 +1,6 @@
 import t from 'tap'
 import { ByteSlabs } from '../../src/read-model/byte-slabs.js'
+import fc from 'fast-check'
 
 const keep = (slabs: ByteSlabs, text: string) => slabs.keep(text, Buffer.byteLength(text, 'utf8'))
 const read = (slabs: ByteSlabs, handle: number) => {
@@ -54,4 +55,28 @@ t.test('text larger than a slab is refused loudly; no budget keeps nothing', asy
   t.throws(() => keep(slabs, 'x'.repeat(11)), RangeError)
   t.equal(keep(new ByteSlabs(0, 10), 'x'), -1, 'a budget below one slab keeps nothing')
   t.throws(() => new ByteSlabs(10, 0), /positive slab size/)
+})
+
+t.test('handles kept one after another join in one run: any order, any mix with text, across slabs, the same array', async (t) => {
+  const text = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: 'grapheme', maxLength: 6 })).map((s) => JSON.stringify(s))
+  fc.assert(fc.property(
+    fc.array(text, { minLength: 1, maxLength: 40 }),
+    fc.integer({ min: 16, max: 64 }),
+    fc.array(fc.oneof(fc.nat(), text), { maxLength: 60 }),
+    (kept, slabBytes, picks) => {
+      const slabs = new ByteSlabs(64 * 64, slabBytes)
+      const handles = kept.map((k) => (Buffer.byteLength(k) > slabBytes ? -1 : keep(slabs, k)))
+      // parts: a kept item by index (runs of consecutive indexes are likely), or text not kept
+      const chosen = picks.map((p) => (typeof p === 'number' && handles[p % kept.length] !== -1 ? { handle: handles[p % kept.length], text: kept[p % kept.length] } : { text: String(p) }))
+      const parts = chosen.map((c) => c.handle ?? c.text)
+      return slabs.jsonArray(parts).toString('utf8') === `[${chosen.map((c) => c.text).join(',')}]`
+    }
+  ), { numRuns: 2000 })
+  // the runs a batch read makes: every item, in the order kept, and the same items twice over
+  const slabs = new ByteSlabs(1024, 64)
+  const items = Array.from({ length: 30 }, (_, i) => `{"n":${i}}`)
+  const handles = items.map((k) => keep(slabs, k))
+  t.equal(slabs.jsonArray(handles).toString(), `[${items.join(',')}]`)
+  t.equal(slabs.jsonArray([...handles, ...handles]).toString(), `[${[...items, ...items].join(',')}]`)
+  t.equal(slabs.jsonArray([handles[3], handles[5], handles[4]]).toString(), `[${items[3]},${items[5]},${items[4]}]`)
 })
