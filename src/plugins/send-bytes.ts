@@ -1,9 +1,18 @@
 import type { ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { EncodedJson } from '../read-model/index.js'
 
 /** The bytes of an encoded answer, as the reply's serializer: sent unchanged, never serialized. */
 const encodedBody = (answer: EncodedJson) => answer.body
+
+/** A chunked answer as the reply's serializer: a stream of its chunks, which Fastify pipes to the response. */
+function chunkedBody (answer: EncodedJson): Readable {
+  const stream = new Readable({ read () {} })
+  for (const chunk of answer.chunks!) stream.push(chunk)
+  stream.push(null)
+  return stream
+}
 
 /** Answers whose bytes are lent, by their response, until it closes. */
 const lentAnswers = new WeakMap<ServerResponse, EncodedJson>()
@@ -16,18 +25,26 @@ function releaseOnClose (this: ServerResponse): void {
 
 /**
  * Sends answers that are already JSON (an EncodedJson a handler returns) as they are: no
- * serializer runs, the content type is JSON in UTF-8. When the bytes are lent from a pool they
- * are released once the response is over: when the response has been handed to the kernel
- * (Node emits 'close' after 'finish'), or when its connection closed first. Never earlier: a
- * slow reader's answer is still being written from that memory.
+ * serializer runs, the content type is JSON in UTF-8; a chunked answer is written chunk by chunk,
+ * with its Content-Length. When the bytes are lent they are released once the response is over:
+ * when the response has been handed to the kernel (Node emits 'close' after 'finish'), or when
+ * its connection closed first (at once, if it closed before the answer was ready). Never
+ * earlier: a slow reader's answer is still being written from that memory.
  */
 export function sendEncodedAnswers (app: FastifyInstance): void {
   app.addHook('preSerialization', (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done) => {
     if (!(payload instanceof EncodedJson)) return done(null, payload)
-    reply.serializer(encodedBody as (payload: unknown) => string)
+    if (payload.chunks === undefined) reply.serializer(encodedBody as (payload: unknown) => string)
+    else {
+      reply.header('content-length', payload.chunkBytes)
+      reply.serializer(chunkedBody as unknown as (payload: unknown) => string)
+    }
     if (payload.lent) {
-      lentAnswers.set(reply.raw, payload)
-      reply.raw.on('close', releaseOnClose)
+      if (reply.raw.destroyed) payload.release()
+      else {
+        lentAnswers.set(reply.raw, payload)
+        reply.raw.on('close', releaseOnClose)
+      }
     }
     done(null, payload)
   })

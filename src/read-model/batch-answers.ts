@@ -6,8 +6,10 @@ import { EncodedJson } from './encoded.js'
 /**
  * Batch-read answers: each client's JSON (by the one rule, joined by SQLite) is kept as bytes per
  * agency and groups, in slabs allocated once and reused when the cache starts over, so it makes
- * no garbage; SQLite reads only the clients not kept. Answers are written into buffers lent by a
- * pool and given back once sent.
+ * no garbage; SQLite reads only the clients not kept. A large answer is sent from the slabs
+ * themselves (chunks viewing them, nothing copied), and the slabs are written again only once
+ * no answer reads them; while the cache waits to start over, answers are copied into buffers
+ * lent by a pool instead, so the answers that read the slabs can only finish.
  */
 
 /** Bytes of client JSON kept by default (about 5,500 clients of 3 kB). */
@@ -16,6 +18,8 @@ export const BATCH_CACHE_BYTES = 16 * 1024 * 1024
 const BATCH_CACHE_ENTRIES = 100_000
 /** A client the cache knows not to be there (unknown or deleted). */
 const ABSENT = -1
+/** An answer this large is sent from the slabs; a smaller one is copied (a copy of a few kB costs less than a stream). */
+export const SENT_FROM_SLABS_BYTES = 64 * 1024
 
 const SHARED_ANSWER_BUFFERS = new BufferPool()
 
@@ -28,6 +32,11 @@ export class BatchAnswers {
   private entries = 0
   /** The cache filled up during a request: the next request starts it over (this one still uses its handles). */
   private full = false
+  /** Answers being written from the slabs: they start over only when none is. */
+  private reading = 0
+  private readonly doneReading = () => {
+    this.reading--
+  }
 
   constructor (
     private readonly clients: Pick<ClientRepository, 'concatLiveClientsIn'>,
@@ -65,8 +74,17 @@ export class BatchAnswers {
       }
     }
     const parts = found.filter((part): part is number | string => part !== ABSENT)
+    if (!this.full && parts.some((part) => typeof part === 'number') && this.slabs.jsonLength(parts) >= SENT_FROM_SLABS_BYTES) {
+      this.reading++
+      return new EncodedJson(this.slabs.jsonChunks(parts), this.doneReading)
+    }
     const body = this.slabs.jsonArray(parts, (length) => this.answers.take(length))
-    return new EncodedJson(body, this.answers.lends(body) ? this.answers : null)
+    return new EncodedJson(body, this.answers.lends(body) ? () => this.answers.give(body) : null)
+  }
+
+  /** Answers being written from the slabs now. */
+  get answersReading (): number {
+    return this.reading
   }
 
   /** Keeps a client's text if there is room: its handle, or the text itself when it cannot be kept. */
@@ -89,11 +107,14 @@ export class BatchAnswers {
     for (const [key, kept] of this.kept) if (key.startsWith(prefix)) kept.delete(clientNumber)
   }
 
-  /** Forgets every kept client (their slabs are written again from the start). */
+  /**
+   * Forgets every kept client. Their slabs are written again from the start, or, while answers
+   * still read them, once they are written: until then nothing more is kept.
+   */
   clear (): void {
     this.kept.clear()
-    this.slabs.reset()
     this.entries = 0
-    this.full = false
+    this.full = this.reading > 0
+    if (!this.full) this.slabs.reset()
   }
 }

@@ -11,6 +11,9 @@
 /** What keep() returns when the slabs are full. */
 export const NOT_KEPT = -1
 const COMMA = 0x2c
+const OPEN = Buffer.from('[')
+const SEPARATOR = Buffer.from(',')
+const CLOSE = Buffer.from(']')
 
 export class ByteSlabs {
   private readonly slabs: Buffer[] = []
@@ -82,6 +85,13 @@ export class ByteSlabs {
     return where[3 * next] === where[3 * handle] && where[3 * next + 1] === where[3 * handle + 1] + where[3 * handle + 2] + 1
   }
 
+  /** Bytes of the JSON array of the parts (what jsonArray and jsonChunks make). */
+  jsonLength (parts: ReadonlyArray<number | string>): number {
+    let length = 2 + Math.max(0, parts.length - 1)
+    for (const part of parts) length += typeof part === 'string' ? Buffer.byteLength(part, 'utf8') : this.size(part)
+    return length
+  }
+
   /**
    * The JSON array of the parts (handles of kept JSON values, or JSON text) in one buffer from
    * `alloc`: `[a,b,…]`. Handles kept one after another are copied as one run, commas and all: a
@@ -89,8 +99,7 @@ export class ByteSlabs {
    */
   jsonArray (parts: ReadonlyArray<number | string>, alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)): Buffer {
     const sizes = parts.map((p) => (typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : this.size(p)))
-    let length = 2 + Math.max(0, parts.length - 1)
-    for (const size of sizes) length += size
+    const length = 2 + Math.max(0, parts.length - 1) + sizes.reduce((sum, size) => sum + size, 0)
     const out = alloc(length)
     out[0] = 0x5b // [
     let at = 1
@@ -111,6 +120,31 @@ export class ByteSlabs {
     }
     out[at] = 0x5d // ]
     return out
+  }
+
+  /**
+   * The same JSON array as chunks, nothing copied: each run of handles a view of its slab, text
+   * parts and separators small buffers of their own. The views read the slabs as they are: they
+   * are good until the next `reset()`, which must wait until nothing reads them.
+   */
+  jsonChunks (parts: ReadonlyArray<number | string>): Buffer[] {
+    const chunks: Buffer[] = [OPEN]
+    for (let i = 0; i < parts.length;) {
+      if (i > 0) chunks.push(SEPARATOR)
+      const part = parts[i]
+      if (typeof part === 'string') {
+        chunks.push(Buffer.from(part, 'utf8'))
+        i++
+        continue
+      }
+      let last = i
+      while (last + 1 < parts.length && typeof parts[last + 1] === 'number' && this.follows(parts[last] as number, parts[last + 1] as number)) last++
+      const end = parts[last] as number
+      chunks.push(this.slabs[this.where[3 * part]].subarray(this.where[3 * part + 1], this.where[3 * end + 1] + this.where[3 * end + 2]))
+      i = last + 1
+    }
+    chunks.push(CLOSE)
+    return chunks
   }
 
   /** Forgets every kept item; the slabs are written again from the start. */

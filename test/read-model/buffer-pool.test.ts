@@ -1,5 +1,8 @@
 import t from 'tap'
 import { connect } from 'node:net'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify from 'fastify'
 import { sendEncodedAnswers } from '../../src/plugins/send-bytes.js'
@@ -137,7 +140,7 @@ t.test('the send-bytes plugin gives a lent answer back once it is sent, or once 
     body.fill(0x20)
     body[0] = 0x5b // [
     body[bytes - 1] = 0x5d // ]
-    return new EncodedJson(body, pool)
+    return new EncodedJson(body, () => pool.give(body))
   }
   app.get('/small', () => new EncodedJson('{"plain":true}'))
   app.get('/big/:bytes', (request) => answerOf(Number((request.params as { bytes: string }).bytes)))
@@ -169,4 +172,78 @@ t.test('the send-bytes plugin gives a lent answer back once it is sent, or once 
   socket.destroy()
   await until(() => pool.kept === 2, 'the abandoned answer to come back')
   t.equal(pool.kept, 2, 'given back when the connection closed early')
+})
+
+t.test('the send-bytes plugin writes a chunked answer with its length, and releases it once written, or at once when its client already left', async (t) => {
+  const app = Fastify()
+  sendEncodedAnswers(app)
+  const released = { count: 0 }
+  const chunks = [Buffer.from('['), Buffer.from('"ü'.padEnd(100_000, 'x') + '"'), Buffer.from(','), Buffer.from('2'), Buffer.from(']')]
+  app.get('/chunks', () => new EncodedJson(chunks, () => released.count++))
+  app.get('/late', async () => {
+    await sleep(300)
+    return new EncodedJson(chunks, () => released.count++)
+  })
+  t.teardown(() => app.close())
+  const address = new URL(await app.listen({ host: '127.0.0.1', port: 0 }))
+
+  const res = await fetch(`${address.origin}/chunks`)
+  t.equal(res.headers.get('content-length'), String(Buffer.concat(chunks).length), 'its length, not chunked transfer encoding')
+  t.equal(res.headers.get('transfer-encoding'), null)
+  t.equal(res.headers.get('content-type'), 'application/json; charset=utf-8')
+  t.equal(Buffer.compare(Buffer.from(await res.arrayBuffer()), Buffer.concat(chunks)), 0, 'the chunks in order, byte for byte')
+  for (let waited = 0; released.count < 1 && waited < 5000; waited += 10) await sleep(10)
+  t.equal(released.count, 1, 'released once written')
+
+  // a client that leaves before its answer is ready: the response is closed already, and no 'close' will come
+  const socket = connect(Number(address.port), address.hostname)
+  socket.write('GET /late HTTP/1.1\r\nHost: sandbox\r\n\r\n')
+  await sleep(50)
+  socket.destroy()
+  for (let waited = 0; released.count < 2 && waited < 5000; waited += 10) await sleep(10)
+  t.equal(released.count, 2, 'released when the answer was ready for a client already gone')
+})
+
+t.test('an answer sent from the batch cache to a slow client stays whole while other answers fill the cache past its budget and start it over', async (t) => {
+  // 254 live clients of about 110 kB (names padded): 28 MB, more than the 16 MiB the cache keeps
+  const fixture = demoFixture()
+  const live = fixture.agencies.find((a) => a.agencyId === AGENCY.main)!.clients.filter((c) => c.deleted !== true)
+  for (const [i, c] of live.entries()) {
+    for (const p of c.people ?? []) p.lastName = `${p.lastName}-${String(i).padStart(3, '0')}-`.padEnd(85_000, 'abcdefghij'[i % 10])
+  }
+  const app = await build(t, { fixture })
+  // a Unix socket: the kernel takes little of an answer its client does not read (a TCP client's buffer may grow to 32 MB)
+  const dir = mkdtempSync(join(tmpdir(), 'slow-reader-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'sandbox.sock')
+  await app.listen({ path })
+  const url = `/vendor/agency/${AGENCY.main}/clients?version=4.0&include=Details,People`
+  const numbers = live.map((c) => c.clientNumber)
+  const answerOf = async (asked: number[]) =>
+    (await app.inject({ method: 'POST', url, headers: { authorization: DEMO }, payload: { clientNumbers: asked } })).rawPayload
+  const expected = await answerOf(numbers.slice(0, 60))
+
+  // the slow client's answer (about 6.6 MB) is the first the cache keeps; it reads nothing for now
+  const socket = connect(path)
+  const chunks: Buffer[] = []
+  const ended = new Promise<void>((resolve) => socket.on('end', resolve))
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk))
+  socket.pause()
+  const payload = JSON.stringify({ clientNumbers: numbers.slice(0, 60) })
+  socket.write(`POST ${url} HTTP/1.1\r\nHost: sandbox\r\nAuthorization: ${DEMO}\r\nContent-Type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`)
+  await sleep(300)
+
+  // the other 194 clients fill the cache past its budget; then others again, twice: a cache started over would write them where the slow answer is
+  for (const asked of [numbers.slice(60), numbers.slice(100, 200), numbers.slice(100, 200)]) {
+    const fast = await answerOf(asked)
+    t.equal(JSON.parse(fast.toString()).length, asked.length, `a fast client gets its answer (${asked.length} clients)`)
+  }
+
+  socket.resume()
+  await ended
+  const raw = Buffer.concat(chunks)
+  const split = raw.indexOf('\r\n\r\n')
+  t.match(raw.subarray(0, split).toString('latin1'), /^HTTP\/1\.1 200/)
+  t.equal(Buffer.compare(raw.subarray(split + 4), expected), 0, `the slow client gets its ${expected.length} bytes as they were`)
 })
