@@ -72,17 +72,22 @@ export class ByteSlabs {
     return this.where[3 * handle + 2]
   }
 
-  /** Copies a kept item into `target` at `at`; returns its size. */
-  copy (handle: number, target: Buffer, at: number): number {
-    const offset = this.where[3 * handle + 1]
-    const size = this.where[3 * handle + 2]
-    return this.slabs[this.where[3 * handle]].copy(target, at, offset, offset + size)
+  /** The last of the handles from `parts[i]` on that were kept one after another in one slab, a comma between each. */
+  private runEnd (parts: ReadonlyArray<number | string>, i: number): number {
+    const { where } = this
+    let last = i
+    while (last + 1 < parts.length) {
+      const [handle, next] = [parts[last] as number, parts[last + 1]]
+      if (typeof next !== 'number' || where[3 * next] !== where[3 * handle] || where[3 * next + 1] !== where[3 * handle + 1] + where[3 * handle + 2] + 1) break
+      last++
+    }
+    return last
   }
 
-  /** Whether `next` was kept right after `handle`, in the same slab, a comma between them. */
-  private follows (handle: number, next: number): boolean {
+  /** The bytes of a run of handles, first to last: a view of its slab. */
+  private runBytes (first: number, last: number): Buffer {
     const { where } = this
-    return where[3 * next] === where[3 * handle] && where[3 * next + 1] === where[3 * handle + 1] + where[3 * handle + 2] + 1
+    return this.slabs[where[3 * first]].subarray(where[3 * first + 1], where[3 * last + 1] + where[3 * last + 2])
   }
 
   /** Bytes of the JSON array of the parts (what jsonArray and jsonChunks make). */
@@ -98,24 +103,21 @@ export class ByteSlabs {
    * batch of 200 clients read together is a few copies, not 200.
    */
   jsonArray (parts: ReadonlyArray<number | string>, alloc: (length: number) => Buffer = (length) => Buffer.allocUnsafe(length)): Buffer {
-    const sizes = parts.map((p) => (typeof p === 'string' ? Buffer.byteLength(p, 'utf8') : this.size(p)))
-    const length = 2 + Math.max(0, parts.length - 1) + sizes.reduce((sum, size) => sum + size, 0)
-    const out = alloc(length)
+    const out = alloc(this.jsonLength(parts))
     out[0] = 0x5b // [
     let at = 1
     for (let i = 0; i < parts.length;) {
       if (i > 0) out[at++] = COMMA
       const part = parts[i]
       if (typeof part === 'string') {
-        writeText(out, part, at, sizes[i])
-        at += sizes[i++]
+        const bytes = Buffer.byteLength(part, 'utf8')
+        writeText(out, part, at, bytes)
+        at += bytes
+        i++
         continue
       }
-      let last = i
-      while (last + 1 < parts.length && typeof parts[last + 1] === 'number' && this.follows(parts[last] as number, parts[last + 1] as number)) last++
-      const start = this.where[3 * part + 1]
-      const end = this.where[3 * (parts[last] as number) + 1] + sizes[last]
-      at += this.slabs[this.where[3 * part]].copy(out, at, start, end)
+      const last = this.runEnd(parts, i)
+      at += this.runBytes(part, parts[last] as number).copy(out, at)
       i = last + 1
     }
     out[at] = 0x5d // ]
@@ -137,10 +139,8 @@ export class ByteSlabs {
         i++
         continue
       }
-      let last = i
-      while (last + 1 < parts.length && typeof parts[last + 1] === 'number' && this.follows(parts[last] as number, parts[last + 1] as number)) last++
-      const end = parts[last] as number
-      chunks.push(this.slabs[this.where[3 * part]].subarray(this.where[3 * part + 1], this.where[3 * end + 1] + this.where[3 * end + 2]))
+      const last = this.runEnd(parts, i)
+      chunks.push(this.runBytes(part, parts[last] as number))
       i = last + 1
     }
     chunks.push(CLOSE)
