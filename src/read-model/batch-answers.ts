@@ -19,7 +19,7 @@ const BATCH_CACHE_ENTRIES = 100_000
 /** A client the cache knows not to be there (unknown or deleted). */
 const ABSENT = -1
 /** An answer this large is sent from the slabs; a smaller one is copied (a copy of a few kB costs less than a stream). */
-export const SENT_FROM_SLABS_BYTES = 64 * 1024
+const SENT_FROM_SLABS_BYTES = 64 * 1024
 
 const SHARED_ANSWER_BUFFERS = new BufferPool()
 
