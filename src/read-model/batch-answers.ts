@@ -74,6 +74,7 @@ export class BatchAnswers {
       }
     }
     const parts = found.filter((part): part is number | string => part !== ABSENT)
+    // the length is measured only for an answer that could be sent from the slabs (a full cache copies, and measures as it does)
     if (!this.full && parts.some((part) => typeof part === 'number') && this.slabs.jsonLength(parts) >= SENT_FROM_SLABS_BYTES) {
       this.reading++
       return new EncodedJson(this.slabs.jsonChunks(parts), this.doneReading)
