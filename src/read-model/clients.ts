@@ -13,7 +13,10 @@ export type ClientSources = Pick<
 const CLIENT_CACHE_ENTRIES = 2048
 /** Memory the changed-clients listings may take, unless the world says less. */
 const LISTING_CACHE_BYTES = 16 * 1024 * 1024
-/** Memory one-client answers kept as bytes may take (about 1,200 clients of 3 kB), unless the world says less. */
+/** A client kept, or a search's result kept: what an answer kept as bytes is kept by. */
+type Kept = Readonly<ClientRow> | readonly Readonly<ClientRow>[]
+
+/** Memory the one-client and search answers kept as bytes may take (about 1,200 clients of 3 kB), unless the world says less. */
 const ANSWER_CACHE_BYTES = 4 * 1024 * 1024
 
 /**
@@ -33,24 +36,25 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
   const listings = new BoundedCache<string, Buffer>(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES, (json) => json.length)
   const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
   /**
-   * A kept client's answers as the bytes sent, by its row and the pieces of its groups: a write
-   * that drops the row drops them with it (the next read keeps a new row); past the budget, they
-   * start over.
+   * The answers of kept clients and kept searches as the bytes sent, by the kept row (or search
+   * result) and the pieces of their groups: a write that drops the row, or moves its agency's
+   * searches to a new generation, drops them with it (the next read keeps a new one); past the
+   * budget, they start over.
    */
   const answerBudget = budgets.answerCacheBytes ?? ANSWER_CACHE_BYTES
-  let answers = new WeakMap<Readonly<ClientRow>, Map<readonly ConcatPiece[], Buffer>>()
+  let answers = new WeakMap<Kept, Map<readonly ConcatPiece[], Buffer>>()
   let answerBytes = 0
-  const answerOf = (row: Readonly<ClientRow>, pieces: readonly ConcatPiece[]): Buffer => {
-    let byPieces = answers.get(row)
-    const kept = byPieces?.get(pieces)
-    if (kept !== undefined) return kept
-    const body = Buffer.from(clientJson(row, pieces))
+  const answerOf = <K extends Kept>(kept: K, pieces: readonly ConcatPiece[], encode: (kept: K, pieces: readonly ConcatPiece[]) => string): Buffer => {
+    let byPieces = answers.get(kept)
+    const known = byPieces?.get(pieces)
+    if (known !== undefined) return known
+    const body = Buffer.from(encode(kept, pieces))
     if (answerBytes + body.length > answerBudget) {
       answers = new WeakMap()
       answerBytes = 0
       byPieces = undefined
     }
-    if (byPieces === undefined) answers.set(row, (byPieces = new Map()))
+    if (byPieces === undefined) answers.set(kept, (byPieces = new Map()))
     byPieces.set(pieces, body)
     answerBytes += body.length
     return body
@@ -83,7 +87,8 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
       const row = client(agencyId, clientNumber, keep)
       if (row === undefined) return undefined
       // a row read inside a transaction is not kept: neither is its answer
-      return new EncodedJson(keep ? answerOf(row, clientJsonPieces(groups)) : clientJson(row, clientJsonPieces(groups)))
+      const pieces = clientJsonPieces(groups)
+      return new EncodedJson(keep ? answerOf(row, pieces, clientJson) : clientJson(row, pieces))
     },
 
     /** Live clients among `clientNumbers` (distinct), in that order; unknown and deleted ones left out. */
@@ -100,7 +105,9 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     policyHolders,
 
     searchJson (agencyId: number, policyNumber: string, groups: readonly ClientGroup[], keep: boolean): EncodedJson {
-      return new EncodedJson(clientsJson(policyHolders(agencyId, policyNumber, keep), clientJsonPieces(groups)))
+      const holders = policyHolders(agencyId, policyNumber, keep)
+      const pieces = clientJsonPieces(groups)
+      return new EncodedJson(keep ? answerOf(holders, pieces, clientsJson) : clientsJson(holders, pieces))
     },
 
     /**

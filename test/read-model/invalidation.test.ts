@@ -174,3 +174,19 @@ t.test("a write to one client's rows drops that client and its agency's listings
   t.same(JSON.parse(readAll().recent), [n, other].sort((a, b) => a - b))
   t.equal(reads1.getClient, count + 2, 'every client read again')
 })
+
+t.test('one-client and search answers are kept as the bytes sent, until a write to their client or agency', async (t) => {
+  const { repositories, reads, n, policyNumber } = setup(t)
+  const search = () => reads.searchJson(AGENCY.main, policyNumber, ['Details']).body
+  const one = () => reads.clientJson(AGENCY.main, n, ['Details'])!.body
+  const sameBytes = (a: string | Buffer, b: string | Buffer) => Buffer.isBuffer(a) && a === b
+  t.ok(sameBytes(search(), search()), 'a search read again answers the very bytes kept, not a new encoding')
+  t.ok(sameBytes(one(), one()), 'and so does a client read again')
+  t.not(reads.searchJson(AGENCY.main, policyNumber, ['Details', 'Contacts']).body, search(), 'other groups are another answer')
+  const kept = search()
+  repositories.clients.touchClient(AGENCY.main, n, '2099-01-01T00:00:00.000Z', Date.parse('2099-01-01T00:00:00Z'))
+  const after = search()
+  t.not(after, kept, 'a write to a client of its agency: the search is encoded again')
+  t.match(after.toString(), /2099-01-01T00:00:00/, 'with the write in it')
+  t.equal(search(), after, 'and kept again')
+})
