@@ -58,6 +58,11 @@ class LazyRequestLogger {
     ;(this.real()[level] as (...a: unknown[]) => void)(...args)
   }
 
+  /** As the child would answer: the request log asks before it builds a line (src/plugins/request-log.ts). */
+  isLevelEnabled (level: string): boolean {
+    return this.made === undefined ? this.parent.isLevelEnabled(level) : (this.made as LevelLogger).isLevelEnabled(level)
+  }
+
   get level (): string {
     return this.made?.level ?? this.parent.level
   }

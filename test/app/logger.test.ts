@@ -48,3 +48,13 @@ t.test('above info the child is made on the first line logged, and carries the r
   log.debug('now shown')
   t.same(record.lines.at(-1), ['debug', { reqId: 'req-2' }, 'now shown'], 'a level set on the request logger applies to it')
 })
+
+t.test('above info the request logger says which levels it logs, so no line is built for nothing', async (t) => {
+  const { logger, record } = recorder('warn')
+  const log = make(logger, { reqId: 'req-3' }) as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
+  t.equal(log.isLevelEnabled?.('info'), false, 'info is not logged')
+  t.equal(log.isLevelEnabled?.('warn'), true, 'warn is')
+  t.equal(record.children, 0, 'asking makes no child')
+  log.level = 'debug'
+  t.equal(log.isLevelEnabled?.('debug'), true, 'a level set on the request logger answers for it')
+})
