@@ -19,23 +19,45 @@ interface IntegerProperty {
   maximum?: number
 }
 
-/** Throws a 400 naming the first integer property of the path or query that is not plain digits in range (the route's schema given, or read from the request). */
-export function checkPlainIntegers (request: FastifyRequest, schema: { params?: unknown, querystring?: unknown } | undefined = request.routeOptions.schema): void {
-  if (schema === undefined) return
-  const parts: [schema: unknown, values: unknown][] = [[schema.params, request.params], [schema.querystring, request.query]]
-  for (const [part, values] of parts) {
-    const properties = (part as { properties?: Record<string, IntegerProperty> } | undefined)?.properties
-    if (properties === undefined || values === null || typeof values !== 'object') continue
-    for (const [name, property] of Object.entries(properties)) {
-      if (property.type !== 'integer' || !Object.hasOwn(values, name)) continue
-      const raw = (values as Record<string, unknown>)[name]
+/** One integer property of a path or query: its range, and the words that state it. */
+interface IntegerCheck {
+  part: 'params' | 'querystring'
+  name: string
+  minimum: number
+  maximum: number
+  accepted: string
+}
+
+type RouteSchema = { params?: unknown, querystring?: unknown }
+
+const checksBySchema = new WeakMap<object, readonly IntegerCheck[]>()
+
+/** A route schema's integer properties, listed once per schema: a request walks no schema and builds no sentence unless it fails. */
+function integerChecks (schema: RouteSchema): readonly IntegerCheck[] {
+  let checks = checksBySchema.get(schema)
+  if (checks !== undefined) return checks
+  checks = (['params', 'querystring'] as const).flatMap((part) => {
+    const properties = (schema[part] as { properties?: Record<string, IntegerProperty> } | undefined)?.properties ?? {}
+    return Object.entries(properties).filter(([, property]) => property.type === 'integer').map(([name, property]) => {
       const minimum = property.minimum ?? 0
       const maximum = property.maximum ?? INT32_MAX
-      const accepted = `a whole number from ${minimum} to ${maximum} in plain digits`
-      if (typeof raw !== 'string') throw invalidField(name, `must be given once, as ${accepted}`)
-      const value = DIGITS.test(raw) ? Number(raw) : Number.NaN
-      if (!(value >= minimum && value <= maximum)) throw invalidField(name, `must be ${accepted}, got '${raw.slice(0, 40)}'`)
-    }
+      return { part, name, minimum, maximum, accepted: `a whole number from ${minimum} to ${maximum} in plain digits` }
+    })
+  })
+  checksBySchema.set(schema, checks)
+  return checks
+}
+
+/** Throws a 400 naming the first integer property of the path or query that is not plain digits in range (the route's schema given, or read from the request). */
+export function checkPlainIntegers (request: FastifyRequest, schema: RouteSchema | undefined = request.routeOptions.schema): void {
+  if (schema === undefined) return
+  for (const check of integerChecks(schema)) {
+    const values = check.part === 'params' ? request.params : request.query
+    if (values === null || typeof values !== 'object' || !Object.hasOwn(values, check.name)) continue
+    const raw = (values as Record<string, unknown>)[check.name]
+    if (typeof raw !== 'string') throw invalidField(check.name, `must be given once, as ${check.accepted}`)
+    const value = DIGITS.test(raw) ? Number(raw) : Number.NaN
+    if (!(value >= check.minimum && value <= check.maximum)) throw invalidField(check.name, `must be ${check.accepted}, got '${raw.slice(0, 40)}'`)
   }
 }
 
