@@ -43,6 +43,12 @@ function announcedTooLarge (request: FastifyRequest): boolean {
   return Number(length) > (request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY)
 }
 
+/** No body comes with the request: no length announced (or 0), and none sent in chunks. */
+const hasNoBody = (request: FastifyRequest): boolean => {
+  const length = request.headers['content-length']
+  return (length === undefined || length === '0') && request.headers['transfer-encoding'] === undefined
+}
+
 /** The request goes on holding its world's turn. */
 function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: Done): void {
   request.worldTurn = turns
@@ -81,7 +87,8 @@ export function takeWorldTurns (app: FastifyInstance): void {
     if (request.routeOptions.config.instance === true || announcedTooLarge(request)) return done(null, payload)
     const { world } = request
     const turns = world.requests
-    if (turns.startNow()) return proceed(turns, request, reply, payload, done)
+    const bodiless = hasNoBody(request)
+    if (turns.startNow(bodiless)) return proceed(turns, request, reply, payload, done)
     const entered = turns.enter(() => {
       // its client left while it waited: it takes no turn
       if (request.raw.destroyed) {
@@ -89,7 +96,7 @@ export function takeWorldTurns (app: FastifyInstance): void {
         return done(null, payload)
       }
       proceed(turns, request, reply, payload, done)
-    })
+    }, bodiless)
     if (!entered) {
       done(tooManyRequests(`World ${world.id} has ${REQUESTS_WAITING} requests waiting behind those in progress; send this one again in a moment`, 1), payload)
     }

@@ -9,6 +9,14 @@
  * world is read; and at most `limit` of its requests are in progress at once (those waiting for a
  * body, a worker, the shared database). A world alone keeps its pace: `limit` a turn is more than
  * one connection's requests can ask.
+ *
+ * The bound a turn is for the others' sake, and it costs the world it holds back: each turn is one
+ * more pass of the loop, and one world over 32 connections answered a quarter fewer reads than with
+ * four times the bound. So a world alone, when no other world has started a request for
+ * SHARED_MS, starts up to ALONE_FACTOR times its bound a turn of requests without a body (each
+ * is one callback from its arrival to its answer); from the moment another world starts one, the
+ * bound holds for every world again. Requests with a body keep the bound: starting more of
+ * them a turn answered fewer log notes, not more.
  */
 
 /** Requests of one world in progress at once (SANDBOX_WORLD_REQUESTS); more wait their turn. */
@@ -17,6 +25,16 @@ export const REQUESTS_IN_PROGRESS = 4
 export const MAX_REQUESTS_IN_PROGRESS = 10_000
 /** Requests of one world waiting at most (a request waiting holds its connection and headers only); one more is a 429. */
 export const REQUESTS_WAITING = 1024
+
+/** How long after a request of another world each world keeps its bound a turn. */
+export const SHARED_MS = 1000
+/** A world alone starts up to this many times its bound a turn of requests without a body. */
+export const ALONE_FACTOR = 4
+/** The clock of SHARED_MS (a test sets its own). */
+export const turnClock = { nowMs: (): number => performance.now() }
+/** The world that started the last request, and until when the worlds are not alone. */
+let lastStarter: RequestTurns | undefined
+let sharedUntilMs = 0
 
 /**
  * The turn of the event loop, a number one tick changes (in the check phase, setImmediate) once a
@@ -35,6 +53,11 @@ function tick (): void {
   for (const world of worlds) world.startNext()
 }
 
+/** True when no two worlds have started requests one after the other for SHARED_MS. */
+function alone (): boolean {
+  return turnClock.nowMs() >= sharedUntilMs
+}
+
 function tickSoon (): void {
   if (ticking) return
   ticking = true
@@ -49,6 +72,8 @@ function currentTurn (): number {
 export class RequestTurns {
   private inProgress = 0
   private readonly queue: Array<() => void> = []
+  /** For each request waiting, in the same places: true when it has no body. */
+  private readonly bodiless: boolean[] = []
   private head = 0
   /** The turn in which the world last started a request, and how many it started in it. */
   private startedIn = -1
@@ -72,13 +97,14 @@ export class RequestTurns {
    * loop and has fewer than its bound in progress, else in a later turn; false (and `go` never runs) when as
    * many wait as may. Every `go` run is one request in progress until its leave().
    */
-  enter (go: () => void): boolean {
-    if (this.startNow()) {
+  enter (go: () => void, bodiless = false): boolean {
+    if (this.startNow(bodiless)) {
       go()
       return true
     }
     if (this.waiting >= this.maxWaiting) return false
     this.queue.push(go)
+    this.bodiless.push(bodiless)
     if (this.inProgress < this.limit) this.wait()
     return true
   }
@@ -86,11 +112,13 @@ export class RequestTurns {
   /**
    * True when a request may start at once, as enter() would start it, and then it is one in
    * progress until its leave(); false and nothing taken when it must wait (enter() queues it):
-   * a caller that starts most requests at once needs no callback for them.
+   * a caller that starts most requests at once needs no callback for them. `bodiless`: the
+   * request has no body to read, and a world alone may start more of those a turn.
    */
-  startNow (): boolean {
+  startNow (bodiless = false): boolean {
     if (this.limit === Infinity) return true
-    if (this.waiting > 0 || this.inProgress >= this.limit || !this.mayStartIn(currentTurn())) return false
+    if (this.waiting > 0 || this.inProgress >= this.limit) return false
+    if (!this.mayStartIn(currentTurn(), bodiless)) return false
     this.count()
     return true
   }
@@ -104,11 +132,12 @@ export class RequestTurns {
 
   /** The tick: the next waiting requests start, up to the bound; the others wait for the next ticks. */
   startNext (): void {
-    while (this.waiting > 0 && this.inProgress < this.limit && this.mayStartIn(turn)) {
+    while (this.waiting > 0 && this.inProgress < this.limit && this.mayStartIn(turn, this.bodiless[this.head])) {
       const go = this.queue[this.head]
       this.queue[this.head++] = undefined as unknown as () => void
       if (this.head > 1024 && this.head * 2 > this.queue.length) {
         this.queue.splice(0, this.head)
+        this.bodiless.splice(0, this.head)
         this.head = 0
       }
       this.count()
@@ -117,11 +146,17 @@ export class RequestTurns {
     if (this.waiting > 0 && this.inProgress < this.limit) this.wait()
   }
 
-  private mayStartIn (now: number): boolean {
-    return this.startedIn !== now || this.startedInTurn < this.limit
+  /** Whether one more request may start in turn `now`: within the bound, or, without a body, within ALONE_FACTOR times it while the world is alone. */
+  private mayStartIn (now: number, bodiless: boolean): boolean {
+    if (this.startedIn !== now || this.startedInTurn < this.limit) return true
+    return bodiless && this.startedInTurn < this.limit * ALONE_FACTOR && alone()
   }
 
   private count (): void {
+    if (lastStarter !== this) {
+      if (lastStarter !== undefined) sharedUntilMs = turnClock.nowMs() + SHARED_MS
+      lastStarter = this
+    }
     if (this.startedIn !== turn) {
       this.startedIn = turn
       this.startedInTurn = 0
