@@ -139,7 +139,7 @@ function actOnFault (request: FastifyRequest, reply: FastifyReply, rule: FaultRu
 /**
  * Journals the request in its world, and records it in the world's open examiner sessions that
  * take its Client Id (fault answers, 401s and 429s included); parsing its URL and formatting the
- * time wait until the journal is read.
+ * time wait until the journal is read, which keeps nothing of the request but its fields.
  */
 function record (request: FastifyRequest, status: number, durationMs: number, retryAfter?: unknown): void {
   const { method, url, faultId, answerLost } = request
@@ -149,32 +149,19 @@ function record (request: FastifyRequest, status: number, durationMs: number, re
   const atMs = world.clock.nowMs()
   const integration = request.integrationId === '' || request.integrationId === undefined ? null : request.integrationId
   const warnings = request.warnings === null || request.warnings === undefined ? [] : capWarnings(request.warnings)
-  const agency = agencyParam(request)
-  const version = request.apiVersion
-  const requestId = request.id
   const journalId = world.journal.record({
     url,
-    requestId,
+    requestId: request.id,
+    method,
+    version: request.apiVersion ?? versionOf(url),
+    integration,
+    agencyId: agencyOf(agencyParam(request)),
+    status,
+    durationMs,
     warnings,
     body: journalBody(request),
-    describe: () => {
-      const path = pathOf(url)
-      return {
-        time: new Date(atMs).toISOString(),
-        requestId,
-        method,
-        path: capPath(path),
-        version: version ?? versionOf(url),
-        query: Object.fromEntries(new URLSearchParams(url.slice(path.length + 1))),
-        integration,
-        agencyId: agencyOf(agency),
-        status,
-        durationMs: Math.round(durationMs * 100) / 100,
-        warnings,
-        ...(faultId === null ? {} : { fault: faultId }),
-        ...(answerLost === null ? {} : { answerLost })
-      }
-    }
+    fault: faultId,
+    answerLost
   }, atMs)
   if (world.examiner.recording) {
     examineRequest(world, request, { atMs, status, elapsedMs: durationMs, journalId, clientId: integration ?? claimedClientId(request), warnings, retryAfter, answerLost })

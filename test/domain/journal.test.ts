@@ -32,7 +32,12 @@ const input = (url: string, json?: string): JournalInput => ({
   url,
   warnings: [],
   body: json === undefined ? undefined : { json },
-  describe: () => ({ time: '', method: 'POST', path: url, version: '4.0', query: {}, integration: 'abc', agencyId: null, status: 200, durationMs: 0, warnings: [] })
+  method: 'POST',
+  version: '4.0',
+  integration: 'abc',
+  agencyId: null,
+  status: 200,
+  durationMs: 0
 })
 
 t.test('the journal is bounded in bytes as well as entries; the oldest go first; clear gives everything back', async (t) => {
@@ -219,4 +224,22 @@ t.test('the byte budget is a setting: SANDBOX_JOURNAL_BYTES, or --journal-bytes 
     served.child.kill('SIGKILL')
     await served.exited
   }
+})
+
+t.test('an entry place is reused by the entries that follow: what is listed is always the entry of its own id', async (t) => {
+  const journal = new Journal(3)
+  for (let i = 1; i <= 3; i++) journal.record(input(`/vendor/${i}`), i)
+  t.same((await journal.list()).map((e) => e.path), ['/vendor/1', '/vendor/2', '/vendor/3'], 'described once listed')
+  for (let i = 4; i <= 5; i++) journal.record(input(`/vendor/${i}`), i)
+  t.same((await journal.list()).map((e) => [e.id, e.path]), [[3, '/vendor/3'], [4, '/vendor/4'], [5, '/vendor/5']], 'a reused place describes its new entry, not the one it held')
+
+  // a query that gives other requests their turn halfway: the entries written meanwhile take the places of those it has not reached
+  const long = new Journal(1000)
+  const urlOf = (i: number) => `/vendor/${i}/${'x'.repeat(2000)}`
+  for (let i = 1; i <= 1000; i++) long.record(input(urlOf(i)), i)
+  const listing = long.list()
+  for (let i = 1001; i <= 2000; i++) long.record(input(urlOf(i)), i)
+  const listed = await listing
+  t.ok(listed.length > 0 && listed.length < 1000, `the query read ${listed.length} entries before the others took their places`)
+  t.ok(listed.every((e) => e.id <= 1000 && e.path === urlOf(e.id)), 'each listed entry is the one of its id, as it was when the query began')
 })
