@@ -60,7 +60,8 @@ class LazyRequestLogger {
 
   /** As the child would answer: the request log asks before it builds a line (src/plugins/request-log.ts). */
   isLevelEnabled (level: string): boolean {
-    return this.made === undefined ? this.parent.isLevelEnabled(level) : (this.made as LevelLogger).isLevelEnabled(level)
+    // a child without the method (a logger of the partner's own) answers as its parent does
+    return (this.made as Partial<LevelLogger> | undefined)?.isLevelEnabled?.(level) ?? this.parent.isLevelEnabled(level)
   }
 
   get level (): string {
