@@ -58,3 +58,14 @@ t.test('above info the request logger says which levels it logs, so no line is b
   log.level = 'debug'
   t.equal(log.isLevelEnabled?.('debug'), true, 'a level set on the request logger answers for it')
 })
+
+t.test("a request logger whose child cannot say its levels (a partner's own logger) answers as its parent does", async (t) => {
+  const lines: unknown[][] = []
+  const child = { error: (...args: unknown[]) => { lines.push(args) } }
+  const parent = { level: 'warn', isLevelEnabled: (l: string) => ORDER.indexOf(l) >= ORDER.indexOf('warn'), child: () => child } as unknown as FastifyBaseLogger
+  const log = make(parent, { reqId: 'req-4' }) as FastifyBaseLogger & { isLevelEnabled?: (level: string) => boolean }
+  log.error('failed')
+  t.same(lines, [['failed']], 'the child is made')
+  t.equal(log.isLevelEnabled?.('info'), false, 'info: as the parent says')
+  t.equal(log.isLevelEnabled?.('error'), true)
+})
