@@ -98,19 +98,11 @@ export interface JournalInput {
 }
 
 /** One place of the ring, reused by the entries that follow (its fields overwritten); `entry` is its description once read. */
-interface Slot {
+type Slot = Omit<JournalInput, 'requestId' | 'body' | 'fault' | 'answerLost'> & {
   id: number
   atMs: number
   bytes: number
-  url: string
   requestId: string | undefined
-  method: string
-  version: string
-  integration: string | null
-  agencyId: number | null
-  status: number
-  durationMs: number
-  warnings: readonly string[]
   body: RecordedBody | undefined
   fault: string | null
   answerLost: AnswerLost | null
