@@ -16,6 +16,12 @@ export { MAX_GLOB_LENGTH } from '../schemas/control.js'
 export const MAX_MATCHED_PATH = 2048
 export const PATH_CUT_MARKER = '…'
 
+/** A URL's path: what comes before its query. */
+export function pathOf (url: string): string {
+  const q = url.indexOf('?')
+  return q === -1 ? url : url.slice(0, q)
+}
+
 /** The path as the journal records it and fault rules match it: at most MAX_MATCHED_PATH characters, then the marker. */
 export function capPath (path: string): string {
   return path.length <= MAX_MATCHED_PATH ? path : path.slice(0, MAX_MATCHED_PATH) + PATH_CUT_MARKER

@@ -1,4 +1,4 @@
-import { capPath, compileGlob } from './glob.js'
+import { capPath, compileGlob, pathOf } from './glob.js'
 
 /**
  * The request journal: what each partner request looked like and how it was answered.
@@ -84,7 +84,7 @@ export interface JournalInput {
   /** The request URL, path and query (counted twice: raw, then as path and query). */
   url: string
   /** The request's id (counted once). */
-  requestId?: string
+  requestId: string | undefined
   method: string
   version: string
   integration: string | null
@@ -92,20 +92,16 @@ export interface JournalInput {
   status: number
   durationMs: number
   warnings: readonly string[]
-  body?: RecordedBody
-  fault?: string | null
-  answerLost?: AnswerLost | null
-}
-
-/** One place of the ring, reused by the entries that follow (its fields overwritten); `entry` is its description once read. */
-type Slot = Omit<JournalInput, 'requestId' | 'body' | 'fault' | 'answerLost'> & {
-  id: number
-  atMs: number
-  bytes: number
-  requestId: string | undefined
   body: RecordedBody | undefined
   fault: string | null
   answerLost: AnswerLost | null
+}
+
+/** One place of the ring, reused by the entries that follow (its fields overwritten); `entry` is its description once read. */
+type Slot = JournalInput & {
+  id: number
+  atMs: number
+  bytes: number
   entry: EntryDescription | undefined
 }
 
@@ -117,11 +113,6 @@ interface Selected {
 }
 
 const NO_WARNINGS: readonly string[] = Object.freeze([])
-
-const pathOf = (url: string) => {
-  const q = url.indexOf('?')
-  return q === -1 ? url : url.slice(0, q)
-}
 
 /** What a slot's request looked like, from its fields. */
 function describe (slot: Slot): EntryDescription {
@@ -236,8 +227,8 @@ export class Journal {
     slot.durationMs = input.durationMs
     slot.warnings = input.warnings.length === 0 ? NO_WARNINGS : input.warnings
     slot.body = input.body
-    slot.fault = input.fault ?? null
-    slot.answerLost = input.answerLost ?? null
+    slot.fault = input.fault
+    slot.answerLost = input.answerLost
     slot.entry = undefined
     this.count++
     this.accounted += bytes

@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import type { Config } from '../config.js'
 import { controlNeedsJson, crossSiteRequest, misdirectedHost } from '../errors.js'
 import { CONSOLE_HEADER } from './console-cookie.js'
+import { pathOf } from '../domain/glob.js'
 
 /**
  * Keeps web pages away from the control plane (every URL under /_sandbox, whatever the routes
@@ -26,10 +27,6 @@ import { CONSOLE_HEADER } from './console-cookie.js'
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 const isControlPath = (path: string | undefined) => path !== undefined && (path === '/_sandbox' || path.startsWith('/_sandbox/'))
-const pathOf = (url: string) => {
-  const q = url.indexOf('?')
-  return q === -1 ? url : url.slice(0, q)
-}
 
 /** The host name of a Host header: lower-case, without port, brackets or a trailing dot. */
 export function hostNameOf (header: string): string {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { createHash } from 'node:crypto'
 import type { FaultRule } from '../domain/faults.js'
-import { capPath } from '../domain/glob.js'
+import { capPath, pathOf } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
 import { isConsoleRequest } from './console-cookie.js'
@@ -28,10 +28,6 @@ const PRIVATE_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie
 
 /** Vendor traffic of a partner: everything under /vendor but the web console's own reads (its cookie: console-cookie.ts). */
 const isVendor = (request: FastifyRequest) => request.url.startsWith('/vendor/') && !isConsoleRequest(request)
-const pathOf = (url: string) => {
-  const q = url.indexOf('?')
-  return q === -1 ? url : url.slice(0, q)
-}
 /** The agency id the router found in the path, as sent (the vendor pipeline checks its digits). */
 const agencyParam = (request: FastifyRequest): string | undefined => (request.params as { agencyId?: string } | undefined)?.agencyId
 const agencyOf = (param: string | undefined): number | null => (param === undefined || !/^\d{1,10}$/.test(param) ? null : Number(param))

@@ -8,6 +8,7 @@ import type { Ownership, Route } from '../domain/worlds/ownership.js'
 import { DEFAULT_WORLD_ID } from '../domain/worlds/world-ids.js'
 import { ApiError, OutcomeUnknownAnswer, storageUnreachable, toResponse, worldDeleted, worldUnavailable, type RetryAdvice } from '../errors.js'
 import { isWorldDeletion, mayWrite, worldOfRequest, worldRouteUrls } from './world-of-request.js'
+import { hasBody } from '../http/has-body.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -68,7 +69,6 @@ class BodyOnDemand extends Readable {
   }
 }
 
-const hasBody = (request: FastifyRequest) => (request.headers['content-length'] !== undefined && request.headers['content-length'] !== '0') || request.headers['transfer-encoding'] !== undefined
 const CONNECT_FAILED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'])
 const codeOf = (e: unknown): string | undefined => {
   const { code, cause } = (e ?? {}) as { code?: string, cause?: unknown }
@@ -136,7 +136,7 @@ export async function routeToOwners (app: FastifyInstance, hosted: HostedWorlds,
   }
 
   const forward = (request: FastifyRequest, reply: FastifyReply, done: (e?: Error) => void, worldId: string, address: string, retried: boolean): void => {
-    const body = hasBody(request) ? new BodyOnDemand(request.raw) : undefined
+    const body = hasBody(request.headers) ? new BodyOnDemand(request.raw) : undefined
     if (body !== undefined) request.body = body
     // the owner records it in the world's journal
     request.journaled = true

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import { tooManyRequests } from '../errors.js'
 import { REQUESTS_WAITING, type RequestTurns } from '../domain/worlds/request-turns.js'
+import { hasBody } from '../http/has-body.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -43,12 +44,6 @@ function announcedTooLarge (request: FastifyRequest): boolean {
   return Number(length) > (request.routeOptions.bodyLimit ?? Number.POSITIVE_INFINITY)
 }
 
-/** No body comes with the request: no length announced (or 0), and none sent in chunks. */
-const hasNoBody = (request: FastifyRequest): boolean => {
-  const length = request.headers['content-length']
-  return (length === undefined || length === '0') && request.headers['transfer-encoding'] === undefined
-}
-
 /** The request goes on holding its world's turn. */
 function proceed (turns: RequestTurns, request: FastifyRequest, reply: FastifyReply, payload: RequestPayload, done: Done): void {
   request.worldTurn = turns
@@ -87,7 +82,7 @@ export function takeWorldTurns (app: FastifyInstance): void {
     if (request.routeOptions.config.instance === true || announcedTooLarge(request)) return done(null, payload)
     const { world } = request
     const turns = world.requests
-    const bodiless = hasNoBody(request)
+    const bodiless = !hasBody(request.headers)
     if (turns.startNow(bodiless)) return proceed(turns, request, reply, payload, done)
     const entered = turns.enter(() => {
       // its client left while it waited: it takes no turn

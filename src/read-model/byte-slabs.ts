@@ -77,7 +77,8 @@ export class ByteSlabs {
     const { where } = this
     let last = i
     while (last + 1 < parts.length) {
-      const [handle, next] = [parts[last] as number, parts[last + 1]]
+      const handle = parts[last] as number
+      const next = parts[last + 1]
       if (typeof next !== 'number' || where[3 * next] !== where[3 * handle] || where[3 * next + 1] !== where[3 * handle + 1] + where[3 * handle + 2] + 1) break
       last++
     }

@@ -59,6 +59,11 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     answerBytes += body.length
     return body
   }
+  /** The answer of a kept client or search; one read inside a transaction is not kept, nor is its answer. */
+  const answer = <K extends Kept>(kept: K, groups: readonly ClientGroup[], encode: (kept: K, pieces: readonly ConcatPiece[]) => string, keep: boolean): EncodedJson => {
+    const pieces = clientJsonPieces(groups)
+    return new EncodedJson(keep ? answerOf(kept, pieces, encode) : encode(kept, pieces))
+  }
 
   const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
     const load = () => {
@@ -85,10 +90,7 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
 
     clientJson (agencyId: number, clientNumber: number, groups: readonly ClientGroup[], keep: boolean): EncodedJson | undefined {
       const row = client(agencyId, clientNumber, keep)
-      if (row === undefined) return undefined
-      // a row read inside a transaction is not kept: neither is its answer
-      const pieces = clientJsonPieces(groups)
-      return new EncodedJson(keep ? answerOf(row, pieces, clientJson) : clientJson(row, pieces))
+      return row === undefined ? undefined : answer(row, groups, clientJson, keep)
     },
 
     /** Live clients among `clientNumbers` (distinct), in that order; unknown and deleted ones left out. */
@@ -105,9 +107,7 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     policyHolders,
 
     searchJson (agencyId: number, policyNumber: string, groups: readonly ClientGroup[], keep: boolean): EncodedJson {
-      const holders = policyHolders(agencyId, policyNumber, keep)
-      const pieces = clientJsonPieces(groups)
-      return new EncodedJson(keep ? answerOf(holders, pieces, clientsJson) : clientsJson(holders, pieces))
+      return answer(policyHolders(agencyId, policyNumber, keep), groups, clientsJson, keep)
     },
 
     /**

@@ -30,8 +30,11 @@ const MiB = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 
 const input = (url: string, json?: string): JournalInput => ({
   url,
+  requestId: undefined,
   warnings: [],
   body: json === undefined ? undefined : { json },
+  fault: null,
+  answerLost: null,
   method: 'POST',
   version: '4.0',
   integration: 'abc',
