@@ -164,17 +164,22 @@ const isRunning = (pid: number): boolean => {
   }
 }
 
+/** Copies made by this process: each has a name of its own. */
+let copiesMade = 0
+
 /**
- * A copy of the seeded database for one run (`work-<pid>.db` next to it), so every run starts
- * from the same state. Copies left by runs that were killed are removed.
+ * A copy of the seeded database for one run (`work-<pid>-<n>.db` next to it), so every run starts
+ * from the same state; each call makes a copy of its own (the side-by-side comparison serves two,
+ * one per server: one file for both would have two processes write to one database). Copies left
+ * by runs that were killed are removed.
  */
 export function workingCopy (data: BenchData): { file: string; remove: () => void } {
   const dir = dirname(data.dbFile)
   for (const name of readdirSync(dir)) {
-    const m = /^work-(\d+)\.db(-wal|-shm)?$/.exec(name)
+    const m = /^work-(\d+)(?:-\d+)?\.db(-wal|-shm)?$/.exec(name)
     if (m !== null && !isRunning(Number(m[1]))) rmSync(join(dir, name), { force: true })
   }
-  const file = join(dir, `work-${process.pid}.db`)
+  const file = join(dir, `work-${process.pid}-${++copiesMade}.db`)
   removeDb(file)
   copyFileSync(data.dbFile, file, constants.COPYFILE_FICLONE)
   if (existsSync(data.dbFile + '-wal')) copyFileSync(data.dbFile + '-wal', file + '-wal')
