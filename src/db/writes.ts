@@ -69,9 +69,11 @@ export function createWriteRepository (sql: UnitOfWork) {
   const counts = sql.query<[], { pending: number | null; applied: number | null }>(
     "SELECT sum(status = 'pending') AS pending, sum(status = 'applied') AS applied FROM writes"
   )
-  const insert = sql.command<[Record<string, unknown>]>(
+  type InsertParams = [number, number, WriteKind, string, string, string, WriteStatus, string, string, string | null, string]
+  // parameters by position: binding by name looks each one up in an object, on every write
+  const insert = sql.command<InsertParams>(
     `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
-     VALUES (@agencyId, @clientNumber, @kind, @refId, @integration, @apiVersion, @status, @fingerprint, @receivedAt, @appliedAt, @data)`
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
   )
   const markApplied = sql.command<[string, number]>("UPDATE writes SET status = 'applied', applied_at = ? WHERE seq = ?")
   const insertContent = sql.command<[number, Buffer]>('INSERT INTO attachment_content (write_seq, content) VALUES (?, ?)')
@@ -83,7 +85,9 @@ export function createWriteRepository (sql: UnitOfWork) {
       return r === undefined ? undefined : toWrite(r)
     },
     /** Inserts a write; returns its sequence number (arrival order). */
-    insertWrite: (w: Omit<WriteRow, 'seq'>): number => Number(insert.run({ ...w, data: JSON.stringify(w.data) }).lastInsertRowid),
+    insertWrite: (w: Omit<WriteRow, 'seq'>): number => Number(insert.run(
+      w.agencyId, w.clientNumber, w.kind, w.refId, w.integration, w.apiVersion, w.status, w.fingerprint, w.receivedAt, w.appliedAt, JSON.stringify(w.data)
+    ).lastInsertRowid),
     listWrites: (agencyId: number, f: WriteFilter = {}): WriteRow[] =>
       filtered.all({ agencyId, kind: f.kind ?? null, status: f.status ?? null, clientNumber: f.clientNumber ?? null }).map(toWrite),
     listAllWrites: (): WriteRow[] => all.all().map(toWrite),

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { hash, randomUUID } from 'node:crypto'
 import type { AgencyRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
@@ -46,7 +46,7 @@ export const OUTCOME_TEXT: Record<Outcome, string> = {
   saved: 'Saved; it will be created when the agency next connects'
 }
 
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
+const sha256 = (data: string | Buffer) => hash('sha256', data, 'hex')
 
 /** Stable JSON (sorted keys) for fingerprints: key order and casing of the request do not matter. */
 function canonical (value: unknown): string {
