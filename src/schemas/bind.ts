@@ -121,7 +121,11 @@ function bind (value: unknown, schema: TSchema, context: Context, pointer: strin
     // bound and validated one by one while every other request waits.
     const maxItems = array?.maxItems as number | undefined
     const list = maxItems !== undefined && value.length > maxItems + 1 ? value.slice(0, maxItems + 1) : value
-    return items === undefined ? list : list.map((v, i) => bind(v, items, context, `${pointer}/${i}`, `${at}[${i}]`))
+    if (items === undefined) return list
+    // a number or a boolean binds as itself unless the items are marked (a numbered enumeration):
+    // a batch read's 200 ids are not each given a pointer and a path no warning or fault will use
+    const plain = markOf(items) === undefined
+    return list.map((v, i) => plain && (typeof v === 'number' || typeof v === 'boolean') ? v : bind(v, items, context, `${pointer}/${i}`, `${at}[${i}]`))
   }
   if (value !== null && typeof value === 'object') {
     const object = objectSchema(schema)
