@@ -69,8 +69,9 @@ export function createWriteRepository (sql: UnitOfWork) {
   const counts = sql.query<[], { pending: number | null; applied: number | null }>(
     "SELECT sum(status = 'pending') AS pending, sum(status = 'applied') AS applied FROM writes"
   )
-  type InsertParams = [number, number, WriteKind, string, string, string, WriteStatus, string, string, string | null, string]
-  // parameters by position: binding by name looks each one up in an object, on every write
+  type InsertParams = [agencyId: number, clientNumber: number, kind: WriteKind, refId: string, integration: string, apiVersion: string,
+    status: WriteStatus, fingerprint: string, receivedAt: string, appliedAt: string | null, data: string]
+  // parameters by position, in the order of the columns: binding by name looks each one up in an object, on every write
   const insert = sql.command<InsertParams>(
     `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`

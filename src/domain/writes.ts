@@ -1,8 +1,9 @@
-import { hash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { AgencyRow, Repositories, WriteFilter, WriteKind, WriteRow } from '../db/index.js'
 import { ApiError, clientNotFound, conflict, invalidField, notFound, validationFailed, type FieldError } from '../errors.js'
 import type { Clock } from './clock.js'
 import { parseTimestamp } from '../time.js'
+import { sha256Hex as sha256 } from '../sha256.js'
 import type { AttachmentCommand, LogNoteCommand, TaskCommand } from '../schemas/commands.js'
 import { MIME_TYPES } from '../schemas/writes.js'
 
@@ -45,8 +46,6 @@ export const OUTCOME_TEXT: Record<Outcome, string> = {
   created: 'Created',
   saved: 'Saved; it will be created when the agency next connects'
 }
-
-const sha256 = (data: string | Buffer) => hash('sha256', data, 'hex')
 
 /** Stable JSON (sorted keys) for fingerprints: key order and casing of the request do not matter. */
 function canonical (value: unknown): string {

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { createHash } from 'node:crypto'
 import type { FaultRule } from '../domain/faults.js'
 import { capPath, pathOf } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type RecordedBody } from '../domain/journal.js'
 import { versionOf } from '../versions/index.js'
+import { sha256Hex as sha256 } from '../sha256.js'
 import { isConsoleRequest } from './console-cookie.js'
 import { examineRequest } from './examine.js'
 import { worldOf } from './request-world.js'
@@ -34,8 +34,6 @@ const agencyOf = (param: string | undefined): number | null => (param === undefi
 
 /** The Client Id a request claims (Basic user name), whether or not its secret is right. */
 const claimedClientId = (request: FastifyRequest): string | null => request.credentials?.clientId ?? null
-
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
 
 /** The body's size as the Content-Length header gives it, when the body was never read. */
 function declaredBytes (request: FastifyRequest): RecordedBody | undefined {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha256Hex as sha256 } from '../../sha256.js'
 import type { AnswerLost } from '../journal.js'
 import { EXAMPLES_PER_FINDING, type Example } from '../../schemas/examiner.js'
 
@@ -110,8 +110,6 @@ export type RuleOutcomes = Map<string, RuleOutcome>
 
 /** Plural-aware count: `count(3, 'request')` is '3 requests'. */
 export const count = (n: number, noun: string, plural = `${noun}s`) => `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`
-
-const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex')
 
 /** JSON with keys lower-cased and sorted: the service binds keys without regard to case or order. */
 function canonical (value: unknown): string {
