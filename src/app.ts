@@ -23,7 +23,6 @@ import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
 import { buildRequestContext } from './plugins/request-context.js'
-import { routeToOwners } from './plugins/owner-routing.js'
 import { takeWorldTurns } from './plugins/world-turns.js'
 import { OneLineRequestLog } from './plugins/request-log.js'
 import { observeOperations, type Operations } from './plugins/operations.js'
@@ -185,6 +184,8 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   registerErrorHandling(app)
   if (hosting !== undefined && attached !== undefined) {
     const { ownership } = attached
+    // loaded only here: forwarding (reply-from and its undici) is a tenth of a file-backed start-up
+    const { routeToOwners } = await import('./plugins/owner-routing.js')
     await routeToOwners(app, attached.hosted, ownership, hosting.instance)
     app.addHook('onListen', (done) => {
       ownership.address = config.instanceUrl ?? addressOf(app, config.host)

@@ -42,7 +42,9 @@ const customOptionsOf = (options: unknown) => (options as { customOptions?: unkn
 
 /** Ajv's compiler, but a validator the build precompiled for the same schema and options is loaded instead. */
 const ajvOrPrecompiled = (ajv: Factory<Validate>): Factory<Validate> => (externalSchemas, options) => {
-  const compile = ajv(externalSchemas, options)
+  // Ajv itself is made only when a schema has no precompiled validator: its making is a few
+  // hundredths of a second of start-up, and most runs never need it
+  let compile: ((route: unknown) => Validate) | undefined
   return (route) => {
     const precompiled = loadPrecompiled(validatorKey(customOptionsOf(options), route as ValidatorUse['route']))
     if (precompiled !== undefined) {
@@ -50,6 +52,7 @@ const ajvOrPrecompiled = (ajv: Factory<Validate>): Factory<Validate> => (externa
       return precompiled
     }
     validatorsReady.compiled++
+    compile ??= ajv(externalSchemas, options)
     return compile(route)
   }
 }

@@ -160,7 +160,9 @@ t.test('what the bundle loads at start-up: lazily imported modules stay in their
   }
   // (the fixture validator's module is loaded by the control plane's checks; its schemas compile on first use)
   for (const lazy of ['dist/src/fixture/generate.js', 'dist/src/plugins/openapi-docs.js', 'dist/src/import/commands.js',
-    'dist/src/domain/item-validator.js']) {
+    'dist/src/domain/item-validator.js',
+    // hosted mode's forwarding (reply-from and its own undici) and its worlds: a tenth of a file-backed start-up
+    'dist/src/plugins/owner-routing.js', 'dist/src/domain/worlds/hosting.js']) {
     t.ok(outputOf(lazy) !== undefined, `${lazy} is a chunk of its own`)
     t.notOk(serve.has(lazy), `serve does not load ${lazy} before it is needed`)
   }

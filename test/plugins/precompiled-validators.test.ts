@@ -1,6 +1,6 @@
 import t from 'tap'
 import { AjvCompiler } from '@fastify/ajv-compiler'
-import { listValidatorsMade, validatorsReady, VALIDATOR_OPTIONS, type ValidatorUse } from '../../src/plugins/lazy-validators.js'
+import { lazyValidatorFactory, listValidatorsMade, validatorsReady, VALIDATOR_OPTIONS, type ValidatorUse } from '../../src/plugins/lazy-validators.js'
 import { loadPrecompiled, validatorKey } from '../../src/plugins/precompiled-validators.js'
 import { ClientCreateRequestSchema } from '../../src/schemas/writes.js'
 import { AGENCY, DEMO, build } from '../helpers/app.js'
@@ -61,4 +61,17 @@ t.test('first requests of every kind load their validators instead of compiling 
   t.equal(control.statusCode, 200)
   t.ok(validatorsReady.loaded > before.loaded, `${validatorsReady.loaded - before.loaded} validators loaded`)
   t.equal(validatorsReady.compiled, before.compiled, 'none compiled on the spot')
+})
+
+t.test('a schema the build did not precompile is compiled by Ajv on its first use, and validates as Ajv does', async (t) => {
+  type Factory = (externalSchemas: unknown, options: unknown) => (route: unknown) => Validate
+  const make = (lazyValidatorFactory() as Factory)({}, { customOptions: VALIDATOR_OPTIONS })
+  const schema = { type: 'object', properties: { Note: { type: 'string', maxLength: 3 } }, required: ['Note'] }
+  const before = { ...validatorsReady }
+  const validate = make({ schema, method: 'POST', url: '/not-precompiled', httpPart: 'body' })
+  t.equal(validatorsReady.compiled, before.compiled, 'nothing compiled until the first request')
+  t.equal(validate({ Note: 'abc' }), true)
+  t.equal(validate({ Note: 'abcd' }), false)
+  t.match(validate.errors, [{ instancePath: '/Note', keyword: 'maxLength' }], 'Ajv\'s errors, read off the function Fastify holds')
+  t.equal(validatorsReady.compiled, before.compiled + 1, 'compiled once, on its first use')
 })
