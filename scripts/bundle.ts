@@ -52,7 +52,7 @@ async function bundle (analyze: boolean): Promise<void> {
     entryPoints: { cli: join(ROOT, 'dist', 'src', 'cli.js') },
     outdir: BUNDLE_DIR,
     bundle: true,
-    // the CLI's dynamic imports (server, fixture validator, generator, docs, importer) stay lazy chunks
+    // the CLI's dynamic imports (server, fixture validator, generator, docs, importer, hosted mode) stay lazy chunks
     splitting: true,
     format: 'esm',
     platform: 'node',
