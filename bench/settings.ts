@@ -104,7 +104,7 @@ export function settingsOf (argv: string[]): Settings | null {
     clients: quick ? 2000 : 100_000,
     connections: parsed.connections === undefined ? null : Math.round(positive('connections', parsed.connections, 10)),
     syncConnections: 10,
-    // five: a round the host's other work slowed (rounds of one scenario ranged 0.5 to 1.2) moves a median of three
+    // five: a round the host's other work slowed (one scenario's rounds ranged from 0.4 to 1.3 in a run) moves a median of three
     rounds: Math.round(positive('rounds', parsed.rounds, quick ? 2 : 5)),
     measure: quick && parsed.duration === undefined ? { amount: 300 } : { seconds: duration },
     warmup: quick ? null : { seconds: 2 },
