@@ -131,6 +131,11 @@ export function createClientRepository (sql: UnitOfWork) {
     "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ?",
     (_modified, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
   )
+  // the same for a live client only: the write that moves it learns from the row count whether it is there
+  const touchLive = sql.clientCommand<[string, number, number, number]>(
+    "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ? AND deleted = 0",
+    (_modified, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
+  )
 
   const insertPolicy = sql.clientCommand<[number, number, string, string, number]>(
     'INSERT OR IGNORE INTO policies (agency_id, client_number, policy_id, policy_number, policy_index) VALUES (?, ?, ?, ?, ?)',
@@ -217,6 +222,9 @@ export function createClientRepository (sql: UnitOfWork) {
     touchClient (agencyId: number, clientNumber: number, modified: string, modifiedMs: number): void {
       touch.run(modified, modifiedMs, agencyId, clientNumber)
     },
+    /** touchClient for a live client; false, nothing written, when the client is not there or deleted. */
+    touchLiveClient: (agencyId: number, clientNumber: number, modified: string, modifiedMs: number): boolean =>
+      touchLive.run(modified, modifiedMs, agencyId, clientNumber).changes === 1,
 
     insertPolicy (agencyId: number, clientNumber: number, p: PolicyKey): void {
       insertPolicy.run(agencyId, clientNumber, p.policyId, p.policyNumber, p.policyIndex)

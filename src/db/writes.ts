@@ -76,6 +76,12 @@ export function createWriteRepository (sql: UnitOfWork) {
     `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
   )
+  // the same, unless the agency already has a write of this kind and RefId: the unique key's own
+  // lookup answers that, so a new write costs no separate query of the RefId
+  const insertNew = sql.command<InsertParams>(
+    `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agency_id, kind, ref_id) DO NOTHING`
+  )
   const markApplied = sql.command<[string, number]>("UPDATE writes SET status = 'applied', applied_at = ? WHERE seq = ?")
   const insertContent = sql.command<[number, Buffer]>('INSERT INTO attachment_content (write_seq, content) VALUES (?, ?)')
   const content = sql.query<[number], { content: Buffer }>('SELECT content FROM attachment_content WHERE write_seq = ?')
@@ -89,6 +95,13 @@ export function createWriteRepository (sql: UnitOfWork) {
     insertWrite: (w: Omit<WriteRow, 'seq'>): number => Number(insert.run(
       w.agencyId, w.clientNumber, w.kind, w.refId, w.integration, w.apiVersion, w.status, w.fingerprint, w.receivedAt, w.appliedAt, JSON.stringify(w.data)
     ).lastInsertRowid),
+    /** Inserts a write unless its agency has one of this kind and RefId; returns its sequence number, or undefined when it was not inserted. */
+    insertNewWrite (w: Omit<WriteRow, 'seq'>): number | undefined {
+      const result = insertNew.run(
+        w.agencyId, w.clientNumber, w.kind, w.refId, w.integration, w.apiVersion, w.status, w.fingerprint, w.receivedAt, w.appliedAt, JSON.stringify(w.data)
+      )
+      return result.changes === 0 ? undefined : Number(result.lastInsertRowid)
+    },
     listWrites: (agencyId: number, f: WriteFilter = {}): WriteRow[] =>
       filtered.all({ agencyId, kind: f.kind ?? null, status: f.status ?? null, clientNumber: f.clientNumber ?? null }).map(toWrite),
     listAllWrites: (): WriteRow[] => all.all().map(toWrite),

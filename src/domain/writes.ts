@@ -57,6 +57,9 @@ function canonical (value: unknown): string {
   return JSON.stringify(value)
 }
 
+/** Thrown inside a write's transaction to roll it back when its RefId was used before (nothing of it is kept). */
+const REPEATED = Symbol('RefId used before')
+
 const round2 = (n: number) => Math.round(n * 100) / 100
 
 /**
@@ -75,6 +78,13 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
   /** The same check when nothing of the client is needed: its row is not read. */
   function checkLive (agencyId: number, clientNumber: number): void {
     if (!repos.clients.isLiveClient(agencyId, clientNumber)) throw clientNotFound(clientNumber)
+  }
+
+  /** A write with field errors is refused: with a 404 when its client is not there (that answer comes first), else a 400. */
+  function refuseInvalid (agencyId: number, clientNumber: number, errors: FieldError[]): void {
+    if (errors.length === 0) return
+    checkLive(agencyId, clientNumber)
+    throw validationFailed(errors)
   }
 
   /** Moves the client's details.modified to now (every applied write does). */
@@ -119,49 +129,61 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
 
   /**
    * Records one write: the same RefId again answers as before (409 when the body differs);
-   * otherwise it is applied now, or kept pending while the agency is disconnected.
+   * otherwise it is applied now, or kept pending while the agency is disconnected. The client must
+   * be live: its check is the write that moves its `modified` (or, pending, a read), and a RefId
+   * used before is told by the insert itself, so a new write reads nothing first. The order of the
+   * answers stays: the client (404), the RefId (200 or 409), the world's room (507).
    */
   function record (agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
     origin: Origin, content?: { bytes: Buffer, sha256: string }): Outcome {
     const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : content.sha256 }))
-    const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
-    if (existing !== undefined) {
+    const now = clock.iso()
+    const applied = agency.connected
+    // a read before the insert in the transaction could not wait for the lock of another writer of the file
+    if (!applied) checkLive(agency.agencyId, clientNumber)
+    try {
+      repos.transaction(() => {
+        const seq = repos.writes.insertNewWrite({
+          agencyId: agency.agencyId,
+          clientNumber,
+          kind,
+          refId,
+          integration: origin.integration,
+          apiVersion: origin.apiVersion,
+          status: applied ? 'applied' : 'pending',
+          fingerprint,
+          receivedAt: now,
+          appliedAt: applied ? now : null,
+          data
+        })
+        if (seq === undefined) throw REPEATED
+        if (applied && !repos.clients.touchLiveClient(agency.agencyId, clientNumber, now, Date.parse(now))) throw clientNotFound(clientNumber)
+        if (content !== undefined) {
+          room(content.bytes.length)
+          repos.writes.insertContent(seq, content.bytes)
+        }
+      })
+    } catch (e) {
+      if (e !== REPEATED) throw e
+      // rolled back, having written nothing: answered as the first time
+      checkLive(agency.agencyId, clientNumber)
+      const existing = repos.writes.getWrite(agency.agencyId, kind, refId)
+      if (existing === undefined) throw new Error(`the write ${kind} ${refId} of agency ${agency.agencyId} was there and is not`)
       if (existing.fingerprint !== fingerprint) {
         throw conflict(`RefId ${refId} was already used for a different ${kind === 'log' ? 'log note' : kind}; use a new RefId for a new ${kind === 'log' ? 'log note' : kind}`)
       }
       return existing.status === 'applied' ? 'created' : 'saved'
     }
-    if (content !== undefined) room(content.bytes.length)
-    const now = clock.iso()
-    const applied = agency.connected
-    repos.transaction(() => {
-      const seq = repos.writes.insertWrite({
-        agencyId: agency.agencyId,
-        clientNumber,
-        kind,
-        refId,
-        integration: origin.integration,
-        apiVersion: origin.apiVersion,
-        status: applied ? 'applied' : 'pending',
-        fingerprint,
-        receivedAt: now,
-        appliedAt: applied ? now : null,
-        data
-      })
-      if (content !== undefined) repos.writes.insertContent(seq, content.bytes)
-      if (applied) touch(agency.agencyId, clientNumber, now)
-    })
     return applied ? 'created' : 'saved'
   }
 
   return {
     logNote (agency: AgencyRow, clientNumber: number, cmd: LogNoteCommand, origin: Origin): Outcome {
-      checkLive(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['Task.DueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
       checkTask(agency.agencyId, cmd.task, 'Task.', errors)
-      if (errors.length > 0) throw validationFailed(errors)
+      refuseInvalid(agency.agencyId, clientNumber, errors)
       const { refId, ...data } = cmd
       return record(agency, clientNumber, 'log', refId, data, origin)
     },
@@ -176,12 +198,11 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
 
     /** `contentSha256`: the content's SHA-256 (hex) when it was computed away from the event loop (attachments.ts). */
     attachment (agency: AgencyRow, clientNumber: number, cmd: AttachmentCommand, origin: Origin, contentSha256?: string): Outcome {
-      checkLive(agency.agencyId, clientNumber)
       const errors: FieldError[] = []
       checkTimes([['TS', cmd.ts], ['TaskDueDate', cmd.task?.dueDate]], errors)
       checkPolicy(agency.agencyId, clientNumber, cmd.policyId, 'PolicyId', errors)
       checkTask(agency.agencyId, cmd.task, 'Task', errors)
-      if (errors.length > 0) throw validationFailed(errors)
+      refuseInvalid(agency.agencyId, clientNumber, errors)
       const { refId, content, ...rest } = cmd
       const digest = contentSha256 ?? sha256(content)
       const data = { ...rest, size: content.length, sha256: digest, contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }

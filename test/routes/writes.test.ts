@@ -122,6 +122,48 @@ t.test('repeated RefId: same body is not duplicated, a different body is 409', a
   t.equal((await writes(app, AGENCY.main, '?kind=log')).length, 1)
 })
 
+t.test('a client that is not live answers 404 before anything else about the write, and nothing of it is kept', async (t) => {
+  const app = await build(t)
+  const [c, other] = [liveClient(AGENCY.main, 0), liveClient(AGENCY.main, 1)]
+  const gone = main().clients.find((x) => x.deleted)!
+  const count = async () => (await writes(app, AGENCY.main, '?kind=log')).length
+  const before = await count()
+
+  // a new RefId: refused by the write that would move modified, and rolled back with it
+  let res = await post(app, `${AGENCY.main}/client/${gone.clientNumber}/log`, logNote())
+  t.equal(res.statusCode, 404)
+  t.equal(await count(), before, 'no write kept for a deleted client')
+  res = await post(app, `${AGENCY.main}/client/999999/log`, logNote())
+  t.equal(res.statusCode, 404)
+  t.equal(await count(), before, 'no write kept for a client that never was')
+  res = await post(app, `${AGENCY.disconnected}/client/999999/log`, logNote())
+  t.equal(res.statusCode, 404, 'nor kept pending for a disconnected agency')
+  t.equal((await writes(app, AGENCY.disconnected)).length, 0)
+  const file = attachment(Buffer.from('%PDF-1.4 demo'))
+  res = await app.inject({ method: 'POST', url: `/vendor/agency/${AGENCY.main}/client/${gone.clientNumber}/attachment?version=4.0`, headers: { ...auth, ...file.headers }, payload: file.payload })
+  t.equal(res.statusCode, 404, 'an attachment too')
+  t.equal((await writes(app, AGENCY.main, '?kind=attachment')).length, 0)
+
+  // the domain's field errors (a policy not the client's): the missing client is answered first
+  const strangePolicy = { ...logNote(), policyId: randomUUID() }
+  res = await post(app, `${AGENCY.main}/client/${gone.clientNumber}/log`, strangePolicy)
+  t.equal(res.statusCode, 404, 'not the 400 of its PolicyId')
+  res = await post(app, `${AGENCY.main}/client/${c.clientNumber}/log`, strangePolicy)
+  t.equal(res.statusCode, 400, 'a live client gets the 400')
+  t.match(res.json().detail, /PolicyId/)
+
+  // a RefId used before, once its client is deleted: 404, with either body
+  const body = logNote()
+  t.equal((await post(app, `${AGENCY.main}/client/${other.clientNumber}/log`, body)).statusCode, 200)
+  const deleted = await app.inject({ method: 'DELETE', url: `/_sandbox/agencies/${AGENCY.main}/clients/${other.clientNumber}` })
+  t.equal(deleted.statusCode, 200)
+  t.equal((await post(app, `${AGENCY.main}/client/${other.clientNumber}/log`, body)).statusCode, 404, 'the same body')
+  t.equal((await post(app, `${AGENCY.main}/client/${other.clientNumber}/log`, { ...body, note: 'another' })).statusCode, 404, 'another body')
+  t.equal(await count(), before + 1)
+  // the RefId is still the agency's: on a live client the same body answers as before, another 409
+  t.equal((await post(app, `${AGENCY.main}/client/${c.clientNumber}/log`, body)).statusCode, 409, 'a RefId is the agency\'s, not the client\'s')
+})
+
 t.test('disconnected agency: 202 pending, applied in order on reconnect, modified moved', async (t) => {
   const app = await build(t)
   const [a, b] = [liveClient(AGENCY.disconnected, 0), liveClient(AGENCY.disconnected, 1)]
