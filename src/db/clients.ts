@@ -127,15 +127,11 @@ export function createClientRepository (sql: UnitOfWork) {
   )
   const deletedFlag = sql.query<[number, number], number>('SELECT deleted FROM clients WHERE agency_id = ? AND client_number = ?').pluck()
   // details.modified moved in place, by SQLite: the row's JSON is never parsed and written again here
-  const touch = sql.clientCommand<[string, number, number, number]>(
-    "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ?",
-    (_modified, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
-  )
+  const TOUCH = "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ?"
+  const touchedClient = (_modified: string, _modifiedMs: number, agencyId: number, clientNumber: number) => [agencyId, clientNumber] as const
+  const touch = sql.clientCommand<[string, number, number, number]>(TOUCH, touchedClient)
   // the same for a live client only: the write that moves it learns from the row count whether it is there
-  const touchLive = sql.clientCommand<[string, number, number, number]>(
-    "UPDATE clients SET details = json_set(details, '$.modified', ?), modified_ms = ? WHERE agency_id = ? AND client_number = ? AND deleted = 0",
-    (_modified, _modifiedMs, agencyId, clientNumber) => [agencyId, clientNumber]
-  )
+  const touchLive = sql.clientCommand<[string, number, number, number]>(`${TOUCH} AND deleted = 0`, touchedClient)
 
   const insertPolicy = sql.clientCommand<[number, number, string, string, number]>(
     'INSERT OR IGNORE INTO policies (agency_id, client_number, policy_id, policy_number, policy_index) VALUES (?, ?, ?, ?, ?)',

@@ -72,16 +72,14 @@ export function createWriteRepository (sql: UnitOfWork) {
   type InsertParams = [agencyId: number, clientNumber: number, kind: WriteKind, refId: string, integration: string, apiVersion: string,
     status: WriteStatus, fingerprint: string, receivedAt: string, appliedAt: string | null, data: string]
   // parameters by position, in the order of the columns: binding by name looks each one up in an object, on every write
-  const insert = sql.command<InsertParams>(
-    `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
+  const INSERT = `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-  )
+  const insertParams = (w: Omit<WriteRow, 'seq'>): InsertParams =>
+    [w.agencyId, w.clientNumber, w.kind, w.refId, w.integration, w.apiVersion, w.status, w.fingerprint, w.receivedAt, w.appliedAt, JSON.stringify(w.data)]
+  const insert = sql.command<InsertParams>(INSERT)
   // the same, unless the agency already has a write of this kind and RefId: the unique key's own
   // lookup answers that, so a new write costs no separate query of the RefId
-  const insertNew = sql.command<InsertParams>(
-    `INSERT INTO writes (agency_id, client_number, kind, ref_id, integration, api_version, status, fingerprint, received_at, applied_at, data)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (agency_id, kind, ref_id) DO NOTHING`
-  )
+  const insertNew = sql.command<InsertParams>(`${INSERT} ON CONFLICT (agency_id, kind, ref_id) DO NOTHING`)
   const markApplied = sql.command<[string, number]>("UPDATE writes SET status = 'applied', applied_at = ? WHERE seq = ?")
   const insertContent = sql.command<[number, Buffer]>('INSERT INTO attachment_content (write_seq, content) VALUES (?, ?)')
   const content = sql.query<[number], { content: Buffer }>('SELECT content FROM attachment_content WHERE write_seq = ?')
@@ -92,14 +90,10 @@ export function createWriteRepository (sql: UnitOfWork) {
       return r === undefined ? undefined : toWrite(r)
     },
     /** Inserts a write; returns its sequence number (arrival order). */
-    insertWrite: (w: Omit<WriteRow, 'seq'>): number => Number(insert.run(
-      w.agencyId, w.clientNumber, w.kind, w.refId, w.integration, w.apiVersion, w.status, w.fingerprint, w.receivedAt, w.appliedAt, JSON.stringify(w.data)
-    ).lastInsertRowid),
+    insertWrite: (w: Omit<WriteRow, 'seq'>): number => Number(insert.run(...insertParams(w)).lastInsertRowid),
     /** Inserts a write unless its agency has one of this kind and RefId; returns its sequence number, or undefined when it was not inserted. */
     insertNewWrite (w: Omit<WriteRow, 'seq'>): number | undefined {
-      const result = insertNew.run(
-        w.agencyId, w.clientNumber, w.kind, w.refId, w.integration, w.apiVersion, w.status, w.fingerprint, w.receivedAt, w.appliedAt, JSON.stringify(w.data)
-      )
+      const result = insertNew.run(...insertParams(w))
       return result.changes === 0 ? undefined : Number(result.lastInsertRowid)
     },
     listWrites: (agencyId: number, f: WriteFilter = {}): WriteRow[] =>

@@ -160,7 +160,7 @@ t.test('a client that is not live answers 404 before anything else about the wri
   t.equal((await post(app, `${AGENCY.main}/client/${other.clientNumber}/log`, body)).statusCode, 404, 'the same body')
   t.equal((await post(app, `${AGENCY.main}/client/${other.clientNumber}/log`, { ...body, note: 'another' })).statusCode, 404, 'another body')
   t.equal(await count(), before + 1)
-  // the RefId is still the agency's: on a live client the same body answers as before, another 409
+  // the RefId stays the agency's: sent for another client, it names a different write (409)
   t.equal((await post(app, `${AGENCY.main}/client/${c.clientNumber}/log`, body)).statusCode, 409, 'a RefId is the agency\'s, not the client\'s')
 })
 
