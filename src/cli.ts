@@ -12,9 +12,32 @@ export const EXIT = { ok: 0, failed: 1, usage: 2 } as const
 
 class UsageError extends Error {}
 
+/**
+ * `--name VALUE` as `--name=VALUE` when VALUE starts with a dash and names no option: parseArgs
+ * calls such a value ambiguous, and a token or a secret may begin with one (a base64url token
+ * does once in 64). A missing value before the next option stays an error.
+ */
+function dashedValues (args: string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const out: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--') return out.concat(args.slice(i))
+    const name = /^--([a-z][a-z-]*)$/.exec(args[i])?.[1]
+    const value = args[i + 1]
+    const namesOption = (arg: string) => arg === '-h' || arg === '--' || (/^--[a-z][a-z-]*(=|$)/.test(arg) && Object.hasOwn(options, arg.slice(2).split('=')[0]))
+    if (name !== undefined && options[name]?.type === 'string' && value !== undefined && value.startsWith('-') && !namesOption(value)) {
+      out.push(`--${name}=${value}`)
+      i++
+    } else {
+      out.push(args[i])
+    }
+  }
+  return out
+}
+
 function parse (args: string[], options: ParseArgsConfig['options']): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
   try {
-    const { values, positionals } = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true })
+    const all = { ...options, help: { type: 'boolean', short: 'h' } } satisfies ParseArgsConfig['options']
+    const { values, positionals } = parseArgs({ args: dashedValues(args, all), options: all, allowPositionals: true, strict: true })
     return { values: values as Record<string, string | boolean | undefined>, positionals }
   } catch (e) {
     throw new UsageError((e as Error).message)

@@ -105,6 +105,10 @@ t.test('agency-sandbox report: formats, --fail-on, exit codes', async (t) => {
     t.match(noToken.stderr, 'protects its control API: pass --token (its SANDBOX_CONTROL_TOKEN, a tenant\'s token or the world\'s)')
     const badToken = await runCli(['report', '--url', url, '--session', String(clean), '--token', 'nope'])
     t.match(badToken.stderr, 'refused the control token')
+    // a token may begin with a dash (a base64url one does once in 64): it is the option's value, not a usage error
+    const dashed = await runCli(['report', '--url', url, '--session', String(clean), '--token', '-Xy_9dashed'])
+    t.equal(dashed.code, 1, dashed.stderr)
+    t.match(dashed.stderr, 'refused the control token')
     // a port that was free a moment ago: nothing listens there
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
@@ -130,7 +134,8 @@ t.test('agency-sandbox report: usage errors exit 2 and name the option', async (
     [['--url', 'http://127.0.0.1:9', '--session', '1', '--fail-on', 'info'], '--fail-on must be error or warning'],
     [['--url', 'http://127.0.0.1:9', '--session', '1', '--world', 'w1/../x'], '--world must be a world id (w and ten letters or digits, as POST /_sandbox/worlds answers) or default, got \'w1/../x\''],
     [['--url', 'http://127.0.0.1:9', '--session', '1', 'extra'], 'report takes no positional arguments'],
-    [['--url', 'http://127.0.0.1:9', '--session', '1', '--colour'], 'Unknown option \'--colour\'']
+    [['--url', 'http://127.0.0.1:9', '--session', '1', '--colour'], 'Unknown option \'--colour\''],
+    [['--url', 'http://127.0.0.1:9', '--session', '1', '--token', '--world', 'default'], 'Option \'--token\' argument is ambiguous']
   ]
   for (const [args, message] of cases) {
     const run = await runCli(['report', ...args])
