@@ -18,12 +18,12 @@ class UsageError extends Error {}
  * does once in 64). A missing value before the next option stays an error.
  */
 function dashedValues (args: string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const namesOption = (arg: string) => arg === '-h' || arg === '--' || (/^--[a-z][a-z-]*(=|$)/.test(arg) && Object.hasOwn(options, arg.slice(2).split('=')[0]))
   const out: string[] = []
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--') return out.concat(args.slice(i))
     const name = /^--([a-z][a-z-]*)$/.exec(args[i])?.[1]
     const value = args[i + 1]
-    const namesOption = (arg: string) => arg === '-h' || arg === '--' || (/^--[a-z][a-z-]*(=|$)/.test(arg) && Object.hasOwn(options, arg.slice(2).split('=')[0]))
     if (name !== undefined && options[name]?.type === 'string' && value !== undefined && value.startsWith('-') && !namesOption(value)) {
       out.push(`--${name}=${value}`)
       i++
