@@ -57,6 +57,9 @@ function canonical (value: unknown): string {
   return JSON.stringify(value)
 }
 
+/** What recording a write did: its outcome, and whether its RefId was used before (answered as then, nothing new kept). */
+interface Recorded { outcome: Outcome; repeat: boolean }
+
 /** Thrown inside a write's transaction to roll it back when its RefId was used before (nothing of it is kept). */
 const REPEATED = Symbol('RefId used before')
 
@@ -135,7 +138,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
    * answers stays: the client (404), the RefId (200 or 409), the world's room (507).
    */
   function record (agency: AgencyRow, clientNumber: number, kind: WriteKind, refId: string, data: Record<string, unknown>,
-    origin: Origin, content?: { bytes: Buffer, sha256: string }): Outcome {
+    origin: Origin, content?: { bytes: Buffer, sha256: string }): Recorded {
     const fingerprint = sha256(canonical({ clientNumber, data, content: content === undefined ? null : content.sha256 }))
     const now = clock.iso()
     const applied = agency.connected
@@ -172,9 +175,9 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       if (existing.fingerprint !== fingerprint) {
         throw conflict(`RefId ${refId} was already used for a different ${kind === 'log' ? 'log note' : kind}; use a new RefId for a new ${kind === 'log' ? 'log note' : kind}`)
       }
-      return existing.status === 'applied' ? 'created' : 'saved'
+      return { outcome: existing.status === 'applied' ? 'created' : 'saved', repeat: true }
     }
-    return applied ? 'created' : 'saved'
+    return { outcome: applied ? 'created' : 'saved', repeat: false }
   }
 
   return {
@@ -185,7 +188,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       checkTask(agency.agencyId, cmd.task, 'Task.', errors)
       refuseInvalid(agency.agencyId, clientNumber, errors)
       const { refId, ...data } = cmd
-      return record(agency, clientNumber, 'log', refId, data, origin)
+      return record(agency, clientNumber, 'log', refId, data, origin).outcome
     },
 
     /**
@@ -206,7 +209,7 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
       const { refId, content, ...rest } = cmd
       const digest = contentSha256 ?? sha256(content)
       const data = { ...rest, size: content.length, sha256: digest, contentType: MIME_TYPES[cmd.fileExt] ?? 'application/octet-stream' }
-      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest })
+      return record(agency, clientNumber, 'attachment', refId, data, origin, { bytes: content, sha256: digest }).outcome
     },
 
     /**
@@ -245,14 +248,14 @@ export function createWrites (repos: Pick<Repositories, 'agencies' | 'clients' |
         if (errors.length > 0) return { refId: item.refId, code: 400, message: errors.map((e) => `${e.field}: ${e.message}`).join('; ') }
         const { refId, ...rest } = item
         const data = { ...rest, payMethod: item.payMethod ?? 'Other', officeId: item.officeId ?? client.officeId }
-        const before = repos.writes.getWrite(agency.agencyId, 'receipt', refId)
+        let repeat: boolean
         try {
-          record(agency, clientNumber, 'receipt', refId, data, origin)
+          repeat = record(agency, clientNumber, 'receipt', refId, data, origin).repeat
         } catch (e) {
           if (e instanceof ApiError && e.status === 409) return { refId, code: 409, message: e.detail }
           throw e
         }
-        return before === undefined ? { refId, code: 200, message: null } : { refId, code: 200, message: 'duplicate refId; already recorded' }
+        return repeat ? { refId, code: 200, message: 'duplicate refId; already recorded' } : { refId, code: 200, message: null }
       }))
       return { outcome: agency.connected ? 'created' : 'saved', answers }
     },
