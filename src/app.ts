@@ -19,6 +19,7 @@ import { WorldRegistry } from './domain/worlds/registry.js'
 import type { Fixture } from './fixture/schema.js'
 import { quickStamp, stampOf } from './fixture/stamp.js'
 import { childLoggerFactory, loggerOptions, startupWarnings } from './logger.js'
+import { logLinesDropped } from './log-stream.js'
 import { clientErrorHandler, registerErrorHandling, sendError, toApiError } from './plugins/errors.js'
 import { vendorPipeline } from './plugins/vendor.js'
 import { observeVendorTraffic } from './plugins/observe.js'
@@ -218,6 +219,7 @@ function operationsOf (worlds: WorldRegistry, hosting: Hosting | undefined, atta
   if (hosting !== undefined) storageMetrics(metrics, hosting.storage)
   if (attached !== undefined) metrics.gauge('sandbox_worlds_owned', 'Worlds this instance owns now (hosted mode): their leases held, renewed together', () => [{ value: attached.ownership.count }])
   if (options.processMetrics === true) metrics.withProcessMetrics()
+  metrics.counter('sandbox_log_lines_dropped_total', 'Log lines dropped because standard output was not read (LOG_BUFFER_BYTES) or was gone', () => [{ value: logLinesDropped() }])
   return {
     metrics,
     drain: new Drain(),

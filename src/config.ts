@@ -4,6 +4,7 @@ import { publicKeyEntry, verifyingKeysOf } from './domain/examiner/verify-report
 import { join, resolve } from 'node:path'
 import { DEFAULT_JOURNAL_BYTES } from './domain/journal.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT, MAX_HEAP_GROWTH_PERCENT } from './heap-growth.js'
+import { DEFAULT_LOG_BUFFER_BYTES, MAX_LOG_BUFFER_BYTES, MIN_LOG_BUFFER_BYTES } from './log-stream.js'
 import { MAX_MAX_WORLDS, MAX_WORLD_TTL_SECONDS, MAX_WORLDS_BYTES } from './schemas/worlds.js'
 import { MAX_REQUESTS_IN_PROGRESS, REQUESTS_IN_PROGRESS } from './domain/worlds/request-turns.js'
 import { PACKAGE_VERSION, ROOT } from './package-root.js'
@@ -25,6 +26,8 @@ export interface Config {
   logLevel: string
   /** Pretty, human-readable logs (default: when stdout is a terminal). */
   prettyLogs: boolean
+  /** What log lines waiting for standard output may take (log-stream.ts). */
+  logBufferBytes: number
   migrationsDir: string
   version: string
   /** When set, every control call but health needs `Authorization: Bearer <token>`. */
@@ -121,6 +124,7 @@ export const SETTINGS = [
   { env: 'SANDBOX_RESET_ON_START', default: 'false', meaning: 'true: seed from the fixture at every start, even over existing data' },
   { env: 'LOG_LEVEL', default: 'info', meaning: `one of ${LOG_LEVELS.join(', ')}` },
   { env: 'LOG_PRETTY', default: 'when stdout is a terminal', meaning: 'true: readable logs; false: JSON lines' },
+  { env: 'LOG_BUFFER_BYTES', default: String(DEFAULT_LOG_BUFFER_BYTES), meaning: `JSON log lines that may wait in memory while standard output is not read, in bytes (${MIN_LOG_BUFFER_BYTES} to ${MAX_LOG_BUFFER_BYTES}); past it lines are dropped and counted` },
   { env: 'SANDBOX_CONTROL_TOKEN', default: '(none)', meaning: 'when set, control calls need Authorization: Bearer <token>' },
   { env: 'SANDBOX_ALLOWED_HOSTS', default: '(none)', meaning: 'host names the control API answers besides localhost and IP addresses (comma-separated; .example.com: its subdomains too; *: any)' },
   { env: 'SANDBOX_JOURNAL_SIZE', default: '1000', meaning: 'request journal entries kept (oldest dropped)' },
@@ -138,7 +142,6 @@ export const SETTINGS = [
   { env: 'SANDBOX_INSTANCE_URL', default: 'http://<host>:<port> listened on', meaning: 'hosted mode: the URL the other instances forward a world\'s requests to this one by (0.0.0.0: the machine\'s host name)' },
   { env: 'SANDBOX_HOSTED_LEASE_MS', default: String(DEFAULT_HOSTED_LEASE_MS), meaning: `hosted mode: how long an owner holds its worlds without renewing (${MIN_HOSTED_LEASE_MS} to ${MAX_HOSTED_LEASE_MS}): a stopped owner's worlds are taken over within it` },
   { env: 'SANDBOX_HOSTED_IDLE_RELEASE_SECONDS', default: String(DEFAULT_HOSTED_IDLE_RELEASE_SECONDS), meaning: 'hosted mode: idle seconds after which an instance gives up a world it owns, freeing its memory (0: kept)' },
-  { env: 'SANDBOX_DATABASE_URL', default: '(none: SQLite only)', meaning: 'postgres://user:password@host:port/database: hosted mode, any number of instances share the default world\'s data there' },
   { env: 'SANDBOX_PG_STATEMENT_TIMEOUT_MS', default: String(DEFAULT_PG_STATEMENT_TIMEOUT_MS), meaning: 'hosted mode: the longest a PostgreSQL statement or lock wait may take before the request answers 503 (statement_timeout and lock_timeout; the client gives up 500 ms later)' },
   { env: 'SANDBOX_PG_CONNECT_TIMEOUT_MS', default: String(DEFAULT_PG_CONNECT_TIMEOUT_MS), meaning: 'hosted mode: the longest a new PostgreSQL connection, or the wait for a free one, may take' },
   { env: 'SANDBOX_PG_START_WAIT_SECONDS', default: String(DEFAULT_PG_START_WAIT_SECONDS), meaning: 'hosted mode: how long a start waits for PostgreSQL to answer (tries again with backoff, a line each), then exits 1' },
@@ -278,6 +281,13 @@ function hostedLeaseFrom (env: Env): number {
   return ms
 }
 
+function logBufferBytesFrom (env: Env): number {
+  const range = `of bytes from ${MIN_LOG_BUFFER_BYTES} to ${MAX_LOG_BUFFER_BYTES} (1 GiB)`
+  const bytes = wholeNumber(env, 'LOG_BUFFER_BYTES', DEFAULT_LOG_BUFFER_BYTES, MAX_LOG_BUFFER_BYTES, range)
+  if (bytes < MIN_LOG_BUFFER_BYTES) throw new ConfigError(`LOG_BUFFER_BYTES=${bytes} is not a whole number ${range}`)
+  return bytes
+}
+
 /** Reads the settings from an environment-like object, with defaults; bad values throw ConfigError. */
 export function loadConfig (env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const portText = env.PORT ?? '8080'
@@ -315,6 +325,7 @@ export function loadConfig (env: Env = process.env, overrides: Partial<Config> =
     resetOnStart: env.SANDBOX_RESET_ON_START === undefined || env.SANDBOX_RESET_ON_START === '' ? false : parseBool('SANDBOX_RESET_ON_START', env.SANDBOX_RESET_ON_START),
     logLevel,
     prettyLogs: env.LOG_PRETTY === undefined ? process.stdout.isTTY === true : parseBool('LOG_PRETTY', env.LOG_PRETTY),
+    logBufferBytes: logBufferBytesFrom(env),
     migrationsDir: join(ROOT, 'migrations'),
     version: PACKAGE_VERSION,
     controlToken: token === undefined || token === '' ? undefined : token,

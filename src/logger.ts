@@ -2,8 +2,12 @@ import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import { pino } from 'pino'
 import type { Bindings, ChildLoggerOptions, FastifyChildLoggerFactory } from 'fastify/types/logger.js'
 import type { Config } from './config.js'
+import { stdoutLogStream } from './log-stream.js'
 
-/** pino options: readable on a terminal, JSON lines otherwise; credentials never logged. */
+/**
+ * pino options: readable on a terminal, JSON lines otherwise, to standard output bounded by
+ * LOG_BUFFER_BYTES (log-stream.ts); credentials never logged.
+ */
 export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
   if (config.logLevel === 'silent') return false
   return {
@@ -17,7 +21,7 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
           // The one-line request entry already says what these fields hold (JSON logs keep them as fields).
           transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,reqId,method,path,status,ms,integration,agency,world,tenant,url' } }
         }
-      : {})
+      : { stream: stdoutLogStream(config.logBufferBytes) })
   }
 }
 
@@ -25,10 +29,10 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
  * Warnings written before the app's logger exists (hosted mode waiting for PostgreSQL at start):
  * a JSON line like the logger's, or a plain line on a terminal; nothing when logs are silent.
  */
-export function startupWarnings (config: Pick<Config, 'logLevel' | 'prettyLogs'>): (line: string) => void {
+export function startupWarnings (config: Pick<Config, 'logLevel' | 'prettyLogs' | 'logBufferBytes'>): (line: string) => void {
   if (config.logLevel === 'silent') return () => undefined
   if (config.prettyLogs) return (line) => { process.stderr.write(`agency-sandbox: ${line}\n`) }
-  const logger = pino({ level: config.logLevel }, pino.destination({ fd: 1, sync: true }))
+  const logger = pino({ level: config.logLevel }, stdoutLogStream(config.logBufferBytes))
   return (line) => logger.warn(line)
 }
 
