@@ -4,7 +4,7 @@ import { HEADER_NAMES, type HeaderRecord } from '../../src/versions/attachment-h
 import type { CreateClientRequest } from '../../src/domain/create-client.js'
 import { recordReceipts } from '../../src/domain/receipts.js'
 import { pascalPath } from '../../src/domain/write-rules.js'
-import { OUTCOME_TEXT, type Outcome } from '../../src/domain/writes.js'
+import { OUTCOME_TEXT, type Outcome, type Writes } from '../../src/domain/writes.js'
 import { ApiError } from '../../src/errors.js'
 import { noteBodyBytes } from '../../src/http/body-buffers.js'
 import { fieldErrors } from '../../src/plugins/errors.js'
@@ -14,6 +14,13 @@ import { originOf, type OperationHandlers, type OperationRequest } from './opera
 export function answerOutcome (reply: FastifyReply, outcome: Outcome): void {
   reply.code(outcome === 'created' ? 200 : 202).type('text/plain; charset=utf-8').send(OUTCOME_TEXT[outcome])
 }
+
+/**
+ * Runs a write in the commit of this turn's writes to the request's world, with the world's
+ * writes as they are then (a reset meanwhile may have swapped its data): settles once committed.
+ */
+const committed = <T>(request: FastifyRequest, work: (writes: Writes) => T): Promise<T> =>
+  request.world.writeBatch.run(() => work(request.world.writes))
 
 /** Field names in errors as the spec's tables write them (`People[2].LastName`). */
 const pascalFields = (field: string, context: string) => (context === 'body' ? pascalPath(field) : field)
@@ -61,12 +68,12 @@ async function decompressedBody (request: FastifyRequest): Promise<Buffer> {
 export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receipts' | 'createClient'> = {
   logNote: ({ version, mapping }) => ({
     fieldName: pascalFields,
-    handler: (request, reply) => {
+    handler: async (request, reply) => {
       const { agency } = grantOf(request)
       const { clientId } = request.params
-      const { writes } = request.world
-      const command = mapping.map(request.body, (index) => writes.policyIdAt(agency.agencyId, clientId, index))
-      answerOutcome(reply, writes.logNote(agency, clientId, command, originOf(request, version)))
+      const command = mapping.map(request.body, (index) => request.world.writes.policyIdAt(agency.agencyId, clientId, index))
+      const origin = originOf(request, version)
+      answerOutcome(reply, await committed(request, (writes) => writes.logNote(agency, clientId, command, origin)))
     }
   }),
 
@@ -89,7 +96,8 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
         // a world at its bound refuses it before its digest is made
         request.world.writes.checkRoom(agency.agencyId, command.refId, content.length)
         const digest = await contentSha256(content)
-        answerOutcome(reply, request.world.writes.attachment(agency, clientId, command, originOf(request, version), digest))
+        const origin = originOf(request, version)
+        answerOutcome(reply, await committed(request, (writes) => writes.attachment(agency, clientId, command, origin, digest)))
       } finally {
         release()
       }
@@ -101,7 +109,7 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
     handler: async (request, reply) => {
       const warnings = (request.warnings ??= [])
       const { outcome, answers } = await recordReceipts(
-        () => request.world.writes, grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
+        (work) => committed(request, work), grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
       )
       return reply.code(outcome === 'created' ? 200 : 202).send(answers)
     }

@@ -131,7 +131,7 @@ export class UnitOfWork implements ChangeSignal {
    * better-sqlite3's transaction wrappers, made once (building one is not free): the outermost
    * runs the commit check before its COMMIT; a call inside an open transaction is a savepoint.
    */
-  private readonly outermost: (fn: () => unknown) => unknown
+  private readonly outermost: Database.Transaction<(fn: () => unknown) => unknown>
   private readonly savepoint: (fn: () => unknown) => unknown
 
   constructor (private readonly db: Db) {
@@ -291,7 +291,7 @@ export class UnitOfWork implements ChangeSignal {
    * outermost COMMIT the change is signalled once, if a command ran; a rollback signals nothing,
    * as nothing changed.
    */
-  transaction<T>(fn: () => T): T {
+  transaction<T>(fn: () => T, immediate = false): T {
     if (this.depth > 0) return this.nested(fn)
     this.depth = 1
     this.changed = false
@@ -301,7 +301,7 @@ export class UnitOfWork implements ChangeSignal {
     const kept = this.captured?.length ?? 0
     let result: T
     try {
-      result = this.outermost(fn) as T
+      result = (immediate ? this.outermost.immediate(fn) : this.outermost(fn)) as T
     } catch (e) {
       this.clients = []
       if (this.captured !== undefined) this.captured.length = kept
@@ -318,6 +318,26 @@ export class UnitOfWork implements ChangeSignal {
       for (const listener of this.listeners) listener(committed)
     }
     return result
+  }
+
+  /**
+   * Runs each of `works` as a savepoint of one transaction and commits them together: one commit,
+   * its pages and system calls, for all of them. Answers each work's outcome in order: a work that
+   * throws has undone only its own writes. The transaction takes the write lock as it begins
+   * (BEGIN IMMEDIATE): its works read before they write, and a read transaction could not wait
+   * for another writer of the file to become one. When SQLite ends the transaction itself (an
+   * I/O error, a full disk), or the commit fails, nothing of any work is applied and this throws.
+   */
+  together (works: ReadonlyArray<() => unknown>): Array<{ value: unknown } | { error: unknown }> {
+    return this.transaction(() => works.map((work) => {
+      try {
+        return { value: this.nested(work) }
+      } catch (error) {
+        // SQLite rolled the whole transaction back: the works before this one are undone too
+        if (!this.db.inTransaction) throw error
+        return { error }
+      }
+    }), true)
   }
 
   private nested<T>(fn: () => T): T {

@@ -1,5 +1,11 @@
 import type { Origin, Outcome, ReceiptAnswer, Writes } from './writes.js'
 
+/**
+ * Runs a write with the world's writes as they are when it commits (a reset meanwhile may have
+ * given the world new data), and settles once it is committed (worlds/write-batch.ts).
+ */
+export type WriteCommit = <T>(work: (writes: Writes) => T) => Promise<T>
+
 /** The agency the receipts are for, as the write service takes it. */
 type Agency = Parameters<Writes['receipts']>[0]
 
@@ -24,11 +30,10 @@ const withLiveSentence = (a: ReceiptAnswer): ReceiptAnswer =>
  * its schema still answers with the RefId it carried, when readable.
  */
 export async function recordReceipts (
-  writes: () => Writes, agency: Agency, clientNumber: number, items: readonly unknown[], origin: Origin, warnings: string[]
+  commit: WriteCommit, agency: Agency, clientNumber: number, items: readonly unknown[], origin: Origin, warnings: string[]
 ): Promise<{ outcome: Outcome, answers: ReceiptAnswer[] }> {
   const check = await loadReceiptCheck()
   const commands = items.map((raw, i) => check(raw, i, warnings))
-  // the world's writes after the wait: a reset meanwhile may have given the world new data
-  const { outcome, answers } = writes().receipts(agency, clientNumber, commands, origin)
+  const { outcome, answers } = await commit((writes) => writes.receipts(agency, clientNumber, commands, origin))
   return { outcome, answers: answers.map((a, i) => withLiveSentence(a.refId !== null ? a : { ...a, refId: refIdOf(items[i]) })) }
 }

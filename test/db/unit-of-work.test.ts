@@ -122,3 +122,33 @@ t.test('a commit names the tables its commands wrote, or any table when the SQL 
   sql.command<[string]>('DELETE FROM meta WHERE key = ?').run('a')
   t.same(tables, [['meta'], ['meta']])
 })
+
+t.test('works run together share one commit; each that throws undoes its own writes only', async (t) => {
+  const { db, sql, signals } = setup(t)
+  const insert = sql.command<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)')
+  const outcomes = sql.together([
+    () => { insert.run('first', '1'); return 'one' },
+    // a work that writes and then fails, outside any transaction of its own
+    () => { insert.run('undone', '1'); throw new Error('refused') },
+    () => { insert.run('last', '1'); return 'three' }
+  ])
+  t.same(outcomes.map((o) => ('value' in o ? o.value : (o.error as Error).message)), ['one', 'refused', 'three'])
+  t.equal(signals.count, 1, 'one commit')
+  t.same(db.prepare("SELECT key FROM meta WHERE key IN ('first', 'undone', 'last') ORDER BY key").pluck().all(), ['first', 'last'])
+})
+
+t.test('works run together: when SQLite ends the transaction, none of them is applied and it throws', async (t) => {
+  const { db, sql, signals } = setup(t)
+  const insert = sql.command<[string, string]>('INSERT INTO meta (key, value) VALUES (?, ?)')
+  let ranAfter = false
+  t.throws(() => sql.together([
+    () => insert.run('before', '1'),
+    // as an I/O error or a full disk does: SQLite rolls the whole transaction back
+    () => { db.exec('ROLLBACK'); throw new Error('disk full') },
+    () => { ranAfter = true; insert.run('after', '1') }
+  ]), /disk full/)
+  t.notOk(ranAfter, 'the works after it do not run')
+  t.equal(signals.count, 0)
+  t.notOk(db.inTransaction)
+  t.same(db.prepare("SELECT key FROM meta WHERE key IN ('before', 'after')").pluck().all(), [], 'nothing applied')
+})

@@ -12,6 +12,7 @@ import { SlidingWindow } from '../sliding-window.js'
 import { worldDeleted } from '../../errors.js'
 import { TokenHolders } from './control-tokens.js'
 import { RequestTurns } from './request-turns.js'
+import { WriteBatch } from './write-batch.js'
 import type { FixtureRunner } from './fixture-runner.js'
 import { pagesOf, sha256Hex, type WorldContent } from './starts.js'
 import { stateDocument } from './state-document.js'
@@ -60,6 +61,8 @@ export class World {
   /** Its requests in progress, bounded so that one world's traffic does not fill every turn of the event loop. */
   readonly requests: RequestTurns
   readonly simulator: ReturnType<typeof createSimulator>
+  /** Its partner writes of a turn, committed together (a world in a file; one in memory commits each at once). */
+  readonly writeBatch: WriteBatch = new WriteBatch(this)
   /** The world's examiner sessions (a field, not a getter: every partner request asks whether sessions record). */
   examiner: Examiner
   private data: WorldData
