@@ -11,16 +11,27 @@ import { fieldErrors } from '../../src/plugins/errors.js'
 import { grantOf } from '../../src/plugins/vendor.js'
 import { originOf, type OperationHandlers, type OperationRequest } from './operation.js'
 
-export function answerOutcome (reply: FastifyReply, outcome: Outcome): void {
-  reply.code(outcome === 'created' ? 200 : 202).type('text/plain; charset=utf-8').send(OUTCOME_TEXT[outcome])
+/**
+ * Answers a write's outcome. An async handler returns what this returns (the reply): Fastify then
+ * knows the answer is on its way, and does not send it again, empty, while an onSend hook of
+ * hosted mode still waits for the write's append.
+ */
+export function answerOutcome (reply: FastifyReply, outcome: Outcome): FastifyReply {
+  return reply.code(outcome === 'created' ? 200 : 202).type('text/plain; charset=utf-8').send(OUTCOME_TEXT[outcome])
 }
 
 /**
- * Runs a write in the commit of this turn's writes to the request's world, with the world's
- * writes as they are then (a reset meanwhile may have swapped its data): settles once committed.
+ * Runs a write and answers it. A world in a file commits it with the other writes of this turn
+ * (worlds/write-batch.ts), and it is answered once that commit is done. Any other world applies it
+ * at once, and it is answered in the same call, as it always was: hosted mode hands a turn's
+ * writes to the world's log as their answer is sent, and nothing comes between the two. The work
+ * gets the world's writes as they are when it runs (a reset meanwhile may have swapped its data).
  */
-const committed = <T>(request: FastifyRequest, work: (writes: Writes) => T): Promise<T> =>
-  request.world.writeBatch.run(() => work(request.world.writes))
+function answerWrite<T> (request: FastifyRequest, work: (writes: Writes) => T, answer: (value: T) => FastifyReply): FastifyReply | Promise<FastifyReply> {
+  const { writeBatch } = request.world
+  if (!writeBatch.batched) return answer(work(request.world.writes))
+  return writeBatch.run(() => work(request.world.writes)).then(answer)
+}
 
 /** Field names in errors as the spec's tables write them (`People[2].LastName`). */
 const pascalFields = (field: string, context: string) => (context === 'body' ? pascalPath(field) : field)
@@ -68,12 +79,12 @@ async function decompressedBody (request: FastifyRequest): Promise<Buffer> {
 export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receipts' | 'createClient'> = {
   logNote: ({ version, mapping }) => ({
     fieldName: pascalFields,
-    handler: async (request, reply) => {
+    handler: (request, reply) => {
       const { agency } = grantOf(request)
       const { clientId } = request.params
       const command = mapping.map(request.body, (index) => request.world.writes.policyIdAt(agency.agencyId, clientId, index))
       const origin = originOf(request, version)
-      answerOutcome(reply, await committed(request, (writes) => writes.logNote(agency, clientId, command, origin)))
+      return answerWrite(request, (writes) => writes.logNote(agency, clientId, command, origin), (outcome) => answerOutcome(reply, outcome))
     }
   }),
 
@@ -97,7 +108,7 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
         request.world.writes.checkRoom(agency.agencyId, command.refId, content.length)
         const digest = await contentSha256(content)
         const origin = originOf(request, version)
-        answerOutcome(reply, await committed(request, (writes) => writes.attachment(agency, clientId, command, origin, digest)))
+        return await answerWrite(request, (writes) => writes.attachment(agency, clientId, command, origin, digest), (outcome) => answerOutcome(reply, outcome))
       } finally {
         release()
       }
@@ -109,7 +120,7 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
     handler: async (request, reply) => {
       const warnings = (request.warnings ??= [])
       const { outcome, answers } = await recordReceipts(
-        (work) => committed(request, work), grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
+        (work) => request.world.writeBatch.run(() => work(request.world.writes)), grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
       )
       return reply.code(outcome === 'created' ? 200 : 202).send(answers)
     }

@@ -34,9 +34,14 @@ export class WriteBatch {
 
   constructor (private readonly world: BatchWorld) {}
 
+  /** True when the world's writes wait for the commit of their turn; false when each commits at once (a world in memory). */
+  get batched (): boolean {
+    return !this.world.db.memory
+  }
+
   /** Runs `work` (a write and its checks, synchronous) in this turn's commit; settles once that commit is done. */
   run<T> (work: () => T): Promise<T> {
-    if (this.world.db.memory) {
+    if (!this.batched) {
       try {
         return Promise.resolve(work())
       } catch (e) {
