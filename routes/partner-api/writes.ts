@@ -28,10 +28,13 @@ export function answerOutcome (reply: FastifyReply, outcome: Outcome): FastifyRe
  * gets the world's writes as they are when it runs (a reset meanwhile may have swapped its data).
  */
 function answerWrite<T> (request: FastifyRequest, work: (writes: Writes) => T, answer: (value: T) => FastifyReply): FastifyReply | Promise<FastifyReply> {
-  const { writeBatch } = request.world
-  if (!writeBatch.batched) return answer(work(request.world.writes))
-  return writeBatch.run(() => work(request.world.writes)).then(answer)
+  if (!request.world.writeBatch.batched) return answer(work(request.world.writes))
+  return commitWrite(request, work).then(answer)
 }
+
+/** The write in its world's commit of this turn (at once in a world in memory); settles once committed. */
+const commitWrite = <T>(request: FastifyRequest, work: (writes: Writes) => T): Promise<T> =>
+  request.world.writeBatch.run(() => work(request.world.writes))
 
 /** Field names in errors as the spec's tables write them (`People[2].LastName`). */
 const pascalFields = (field: string, context: string) => (context === 'body' ? pascalPath(field) : field)
@@ -120,7 +123,7 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
     handler: async (request, reply) => {
       const warnings = (request.warnings ??= [])
       const { outcome, answers } = await recordReceipts(
-        (work) => request.world.writeBatch.run(() => work(request.world.writes)), grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
+        (work) => commitWrite(request, work), grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
       )
       return reply.code(outcome === 'created' ? 200 : 202).send(answers)
     }
