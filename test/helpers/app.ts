@@ -61,7 +61,10 @@ async function hostedDatabase (t: Teardown): Promise<Partial<Config>> {
   await admin.connect()
   await admin.query(`CREATE DATABASE ${name}`)
   // counted by test/hosted/suite-on-postgres.test.ts: proof that the apps ran in hosted mode
-  await admin.query('CREATE TABLE IF NOT EXISTS hosted_test_apps (name text)')
+  // IF NOT EXISTS is no lock: two test processes creating it at once, one fails on PostgreSQL's catalogue (23505), and it is there
+  await admin.query('CREATE TABLE IF NOT EXISTS hosted_test_apps (name text)').catch((e: unknown) => {
+    if ((e as { code?: string }).code !== '23505' && (e as { code?: string }).code !== '42P07') throw e
+  })
   await admin.query('INSERT INTO hosted_test_apps (name) VALUES ($1)', [name])
   await admin.end()
   t.teardown(async () => {
