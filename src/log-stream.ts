@@ -18,7 +18,7 @@ export const DEFAULT_LOG_BUFFER_BYTES = 8 * 1024 * 1024
 export const MIN_LOG_BUFFER_BYTES = 16 * 1024
 export const MAX_LOG_BUFFER_BYTES = 1024 * 1024 * 1024
 /** How long the exit may wait for a full pipe to take the last lines. */
-export const EXIT_FLUSH_MS = 1000
+const EXIT_FLUSH_MS = 1000
 
 /** pino's number for warn: the notice of dropped lines reads as the logger's own lines do. */
 const WARN = 40

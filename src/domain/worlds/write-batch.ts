@@ -41,13 +41,8 @@ export class WriteBatch {
 
   /** Runs `work` (a write and its checks, synchronous) in this turn's commit; settles once that commit is done. */
   run<T> (work: () => T): Promise<T> {
-    if (!this.batched) {
-      try {
-        return Promise.resolve(work())
-      } catch (e) {
-        return Promise.reject(e)
-      }
-    }
+    // at once: the executor runs it now, and a throw is the rejection
+    if (!this.batched) return new Promise<T>((resolve) => resolve(work()))
     return new Promise<T>((resolve, reject) => {
       if (this.waiting.length === 0) setImmediate(this.commit)
       this.waiting.push({ work, resolve: resolve as (value: unknown) => void, reject })
