@@ -24,7 +24,7 @@ import { ROOT } from '../src/config.js'
 export const EXTERNAL: Readonly<Record<string, string>> = {
   'better-sqlite3': 'a native addon, found by `bindings` beside its own package',
   pino: 'starts its transports in worker threads from files of its own package',
-  'pino-pretty': 'loaded by name inside pino\'s transport worker',
+  'pino-pretty': 'loaded by name, and only for LOG_PRETTY=true',
   '@fastify/swagger': 'loaded only for the docs; kept beside Swagger UI, which it configures',
   '@fastify/swagger-ui': 'serves Swagger UI\'s static files from its package folder',
   '@faker-js/faker': 'large, and loaded only by generate, the simulator and the anonymiser'

@@ -32,7 +32,7 @@ class BoundedStdout {
   private noticeScheduled = false
   private exitDeadline: number | undefined
 
-  constructor (private maxBytes: number) {
+  constructor (private maxBytes: number, private format: ((line: string) => string) | undefined) {
     this.boom = new SonicBoom({
       fd: 1,
       sync: false,
@@ -47,8 +47,9 @@ class BoundedStdout {
     process.once('exit', () => this.flushAtExit())
   }
 
-  bound (bytes: number): void {
+  bound (bytes: number, format: ((line: string) => string) | undefined): void {
     this.maxBytes = bytes
+    this.format = format
     // a field of SonicBoom its types leave out
     ;(this.boom as Destination & { maxLength: number }).maxLength = bytes
   }
@@ -58,7 +59,7 @@ class BoundedStdout {
       this.dropped++
       return true
     }
-    return this.boom.write(line)
+    return this.boom.write(this.format === undefined ? line : this.format(line))
   }
 
   /** After the write that ended the stall: the notice goes behind the lines that waited. */
@@ -94,10 +95,13 @@ class BoundedStdout {
 
 let stdout: BoundedStdout | undefined
 
-/** The one writer of the process's standard output for logs, holding at most `maxBytes` unread. */
-export function stdoutLogStream (maxBytes: number): { write(line: string): boolean } {
-  if (stdout === undefined) stdout = new BoundedStdout(maxBytes)
-  else stdout.bound(maxBytes)
+/**
+ * The one writer of the process's standard output for logs, holding at most `maxBytes` unread;
+ * `format` turns each JSON line into the text written (LOG_PRETTY's readable lines).
+ */
+export function stdoutLogStream (maxBytes: number, format?: (line: string) => string): { write(line: string): boolean } {
+  if (stdout === undefined) stdout = new BoundedStdout(maxBytes, format)
+  else stdout.bound(maxBytes, format)
   return stdout
 }
 

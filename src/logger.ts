@@ -1,8 +1,25 @@
+import { createRequire } from 'node:module'
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import { pino } from 'pino'
 import type { Bindings, ChildLoggerOptions, FastifyChildLoggerFactory } from 'fastify/types/logger.js'
 import type { Config } from './config.js'
 import { stdoutLogStream } from './log-stream.js'
+
+/** pino-pretty, loaded only for readable logs: JSON logs never pay for its modules at start-up. */
+const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty')
+
+/**
+ * Readable lines (LOG_PRETTY), made on the event loop as each line is logged and written through
+ * the same bounded writer as JSON lines. In pino's transport worker, as before, they waited in a
+ * buffer of the worker's that no setting bounded, and a stalled reader held SIGTERM's exit 10 s.
+ */
+function prettyLines (): (line: string) => string {
+  return loadPretty().prettyFactory({
+    translateTime: 'HH:MM:ss.l',
+    // The one-line request entry already says what these fields hold (JSON logs keep them as fields).
+    ignore: 'pid,hostname,reqId,method,path,status,ms,integration,agency,world,tenant,url'
+  })
+}
 
 /**
  * pino options: readable on a terminal, JSON lines otherwise, to standard output bounded by
@@ -16,12 +33,7 @@ export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
       paths: ['req.headers.authorization', 'req.headers["proxy-authorization"]', 'headers.authorization', '*.clientSecret'],
       censor: '[redacted]'
     },
-    ...(config.prettyLogs
-      ? {
-          // The one-line request entry already says what these fields hold (JSON logs keep them as fields).
-          transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss.l', ignore: 'pid,hostname,reqId,method,path,status,ms,integration,agency,world,tenant,url' } }
-        }
-      : { stream: stdoutLogStream(config.logBufferBytes) })
+    stream: stdoutLogStream(config.logBufferBytes, config.prettyLogs ? prettyLines() : undefined)
   }
 }
 

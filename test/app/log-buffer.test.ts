@@ -3,7 +3,8 @@
  * never reads the pipe) costs at most LOG_BUFFER_BYTES of memory: lines past it are dropped and
  * counted, and a line says how many once the pipe is read again. SIGTERM still ends the process:
  * the last lines get a second to go out, not forever. Before, pino's destination kept every line
- * in memory and, at exit, retried the full pipe every 100 ms without end.
+ * in memory and, at exit, retried the full pipe every 100 ms without end; readable lines
+ * (LOG_PRETTY) waited in pino-pretty's worker, unbounded, and held the exit 10 s.
  */
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -21,9 +22,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 interface Stalled { child: ChildProcess, url: string, lines: string[], reader: Interface, exited: Promise<number | null> }
 
 /** `serve` whose standard output is read up to its listening line, then no more. */
-async function serveUnread (): Promise<Stalled> {
+async function serveUnread (pretty = false): Promise<Stalled> {
   const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { ...process.env, PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: 'false', LOG_LEVEL: 'info', SANDBOX_DRAIN_SECONDS: '0', LOG_BUFFER_BYTES: String(BUFFER_BYTES) },
+    env: { ...process.env, PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: String(pretty), LOG_LEVEL: 'info', SANDBOX_DRAIN_SECONDS: '0', LOG_BUFFER_BYTES: String(BUFFER_BYTES) },
     stdio: ['ignore', 'pipe', 'ignore']
   })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
@@ -33,11 +34,11 @@ async function serveUnread (): Promise<Stalled> {
     const timer = setTimeout(() => reject(new Error('no listening line in 15 s')), 15_000)
     reader.on('line', (line) => {
       lines.push(line)
-      const m = /"url":"(http:[^"]+)".*listening|listening.*"url":"(http:[^"]+)"/.exec(line)
+      const m = /"url":"(http:[^"]+)".*listening|listening.*"url":"(http:[^"]+)"|INFO: agency-sandbox \S+ listening on (http:\S+)/.exec(line)
       if (m !== null) {
         clearTimeout(timer)
         reader.pause()
-        resolve(m[1] ?? m[2])
+        resolve(m[1] ?? m[2] ?? m[3])
       }
     })
   })
@@ -108,6 +109,17 @@ t.test('once the logs are read again, a line says how many were dropped, and the
   t.ok(ms < EXIT_BOUND_MS, `ended ${ms} ms after the signal`)
   await sleep(100)
   t.ok(served.lines.some((l) => l.includes('shutting down')), 'the line of the shutdown was written')
+})
+
+t.test('LOG_PRETTY=true: readable lines are bounded alike, and SIGTERM ends the process', async (t) => {
+  const served = await serveUnread(true)
+  t.teardown(() => served.child.kill('SIGKILL'))
+  t.ok(served.lines.some((l) => /^\[[\d:.]+\] INFO: /.test(l)), 'readable lines, not JSON')
+  const { requests, dropped } = await fillTheBuffer(served.url)
+  t.ok(dropped > 0, `lines dropped after ${requests} requests: ${dropped}`)
+  const { code, ms } = await stop(served)
+  t.equal(code, 0)
+  t.ok(ms < EXIT_BOUND_MS, `ended ${ms} ms after the signal`)
 })
 
 t.test('LOG_BUFFER_BYTES outside its range stops the start with a message naming it', async (t) => {

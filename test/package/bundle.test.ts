@@ -102,7 +102,7 @@ t.test('serve from the bundle: the API, the console, the documents and Swagger U
   t.equal(await served.stop(), 0, 'stops cleanly on SIGTERM')
 })
 
-t.test('LOG_PRETTY=true: pino-pretty runs in pino\'s transport worker from the bundle', async (t) => {
+t.test('LOG_PRETTY=true: pino-pretty, left out of the bundle, formats the lines', async (t) => {
   const served = await serveBundle({ LOG_PRETTY: 'true' })
   t.teardown(() => served.stop())
   t.ok(served.lines.some((l) => /^\s+Console\s+http:\/\//.test(l)), 'the banner')
