@@ -52,13 +52,13 @@ export function createClients (reads: ClientReads) {
     /** Live clients among `numbers`, in request order, each once; unknown and deleted are left out. */
     batch (agencyId: number, numbers: number[]): ClientRow[] {
       checkBatch(numbers)
-      return reads.liveClients(agencyId, [...new Set(numbers)])
+      return reads.liveClients(agencyId, distinct(numbers))
     },
 
     /** What batch() finds, as the JSON array a 3.0/4.0 batch read answers (`groups` in that order). */
     batchJson (agencyId: number, numbers: number[], groups: readonly ClientGroup[]): EncodedJson {
       checkBatch(numbers)
-      return reads.batchJson(agencyId, [...new Set(numbers)], groups)
+      return reads.batchJson(agencyId, distinct(numbers), groups)
     },
 
     /** Live clients with a policy of exactly this number, ascending. */
@@ -98,5 +98,15 @@ export function checkBatchSize (count: number): void {
 }
 
 const checkBatch = (numbers: number[]) => checkBatchSize(numbers.length)
+
+/**
+ * The numbers once each, in their order. A list in ascending order, as a sync that batches the
+ * changed-ids listing sends it, is distinct as it is: one comparison a number instead of a Set
+ * (the Set of 200 was about 3% of a batch read whose clients are kept).
+ */
+function distinct (numbers: readonly number[]): readonly number[] {
+  for (let i = 1; i < numbers.length; i++) if (!(numbers[i] > numbers[i - 1])) return [...new Set(numbers)]
+  return numbers
+}
 
 export type Clients = ReturnType<typeof createClients>

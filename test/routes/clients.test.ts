@@ -189,6 +189,8 @@ t.test('batch read: 0, 1, 200 and 201 ids; bare arrays; unknown and deleted left
   res = await post({ ClientNumbers: [String(all[1]), all[0], all[1], 999999, deleted()[0].clientNumber] })
   t.equal(res.statusCode, 200, 'key casing and numeric strings are accepted')
   t.same(res.json().map((c: { clientNumber: number }) => c.clientNumber), [all[1], all[0]], 'request order, each once, unknown and deleted left out')
+  res = await post({ clientNumbers: [all[0], all[1], all[1], all[2]] })
+  t.same(res.json().map((c: { clientNumber: number }) => c.clientNumber), [all[0], all[1], all[2]], 'a number repeated in an ascending list, once')
 
   res = await post({ clientNumbers: [all[0]] }, '&include=Invoices,People')
   t.same(Object.keys(res.json()[0]), ['clientNumber', 'people', 'invoices'])
