@@ -154,6 +154,8 @@ export interface JsonDocument {
   value: unknown
   /** Paths of own `__proto__` keys, kept as data in `value`. */
   protoKeys: string[]
+  /** The document as text (after a byte order mark). */
+  text: string
 }
 
 /**
@@ -162,18 +164,20 @@ export interface JsonDocument {
  * Own `__proto__` keys stay data and are listed, for the caller to report.
  */
 export function parseJsonDocument (bytes: Buffer, maxValues = Infinity): JsonDocument {
-  const text = bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes
-  const scan = scanJson(text, MAX_JSON_DEPTH, maxValues)
+  const document = bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes
+  const scan = scanJson(document, MAX_JSON_DEPTH, maxValues)
   if (scan === 'too-deep') throw jsonTooDeep(MAX_JSON_DEPTH)
   if (scan === 'too-many-values') throw jsonTooManyValues(maxValues)
   let value: unknown
+  let text: string
   try {
     // Decoding can also fail (a text too long for one string): every failure is the caller's 4xx.
-    value = JSON.parse(text.toString('utf8'))
+    text = document.toString('utf8')
+    value = JSON.parse(text)
   } catch (e) {
     throw invalidJson((e as Error).message)
   }
-  return { value, protoKeys: mayHoldProtoKey(text) ? protoKeyPaths(value) : [] }
+  return { value, protoKeys: mayHoldProtoKey(document) ? protoKeyPaths(value) : [], text }
 }
 
 /**
@@ -182,13 +186,18 @@ export function parseJsonDocument (bytes: Buffer, maxValues = Infinity): JsonDoc
  * later copy of the body safe); so is a text holding a NUL or a lone surrogate (unstorableText).
  */
 export function parseJsonBody (bytes: Buffer, maxValues = Infinity): unknown {
-  const { value, protoKeys } = parseJsonDocument(bytes, maxValues)
+  return parseJsonBodyText(bytes, maxValues).value
+}
+
+/** parseJsonBody, with the body's text. */
+function parseJsonBodyText (bytes: Buffer, maxValues: number): { value: unknown, text: string } {
+  const { value, protoKeys, text } = parseJsonDocument(bytes, maxValues)
   if (protoKeys.length > 0) throw invalidField(protoKeys[0], 'is not a known field')
   // every text a caller sends arrives here (names, fault rules, notes, client fields, fixtures):
   // one check keeps what SQLite would store and PostgreSQL refuse out of both
   const bad = holdsEscapes(bytes) ? unstorableText(value) : undefined
   if (bad !== undefined) throw invalidField(bad.field, bad.message)
-  return value
+  return { value, text }
 }
 
 /** Only JSON whitespace (stops at the first other byte). */
@@ -223,6 +232,12 @@ const bodyBytes = new WeakMap<FastifyRequest, Buffer>()
 /** The bytes of the request's JSON body as posted (undefined: none, another content type, or a scope that keeps none). */
 export const postedBytes = (request: FastifyRequest): Buffer | undefined => bodyBytes.get(request)
 
+/** The text of each JSON body parsed here, while its request lives (JSON.stringify of 200 ids took longer than the rest of a journal entry). */
+const bodyTexts = new WeakMap<FastifyRequest, string>()
+
+/** The request's JSON body as it was sent (undefined: none, or not parsed here): what the journal keeps of it. */
+export const sentJsonText = (request: FastifyRequest): string | undefined => bodyTexts.get(request)
+
 /**
  * Makes `application/json` bodies of this scope (and the scopes it registers) go through
  * parseJsonBody, read as bytes, with the value budget of the route's body limit. Every other
@@ -239,7 +254,9 @@ export function useJsonBodies (app: FastifyInstance, { emptyIsAbsent, unparsedAb
       return emptyIsAbsent ? done(null, undefined) : done(emptyJsonBody(), undefined)
     }
     try {
-      done(null, parseJsonBody(bytes, maxValues))
+      const { value, text } = parseJsonBodyText(bytes, maxValues)
+      bodyTexts.set(request, text)
+      done(null, value)
     } catch (e) {
       done(e as Error, undefined)
     }

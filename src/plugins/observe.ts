@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FaultRule } from '../domain/faults.js'
 import { capPath, pathOf } from '../domain/glob.js'
 import { capWarnings, detachedCopy, MAX_BODY_TEXT, type AnswerLost, type RecordedBody } from '../domain/journal.js'
+import { sentJsonText } from '../http/json-body.js'
 import { versionOf } from '../versions/index.js'
 import { sha256Hex as sha256 } from '../sha256.js'
 import { isConsoleRequest } from './console-cookie.js'
@@ -57,11 +58,14 @@ function journalBody (request: FastifyRequest): RecordedBody | undefined {
     const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => !PRIVATE_HEADERS.has(k)))
     return { about: { binary: true, bytes: body.length, gzip: body.length > 1 && body[0] === 0x1f && body[1] === 0x8b, sha256: sha256(body), headers } }
   }
-  let text: string
-  try {
-    text = JSON.stringify(body)
-  } catch {
-    return declaredBytes(request) // not representable as JSON again; the size is what is left to tell
+  // the text as sent; a body that is not the parsed JSON's (none such now) is written out again
+  let text = sentJsonText(request)
+  if (text === undefined) {
+    try {
+      text = JSON.stringify(body)
+    } catch {
+      return declaredBytes(request) // not representable as JSON again; the size is what is left to tell
+    }
   }
   if (!authenticated) return { about: { bytes: Buffer.byteLength(text), sha256: sha256(text) } }
   if (text.length <= MAX_BODY_TEXT) return { json: text }

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
@@ -103,6 +104,12 @@ t.test('bodies are kept compactly: whole JSON when small, the start of the text 
   // an unknown operation is answered 404 without authentication, after its body was read
   t.match(unknownRoute, { status: 404, integration: null })
   t.same(unknownRoute.body, { bytes: 7, sha256: '015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862' }, 'a body read without authentication: size and SHA-256 only')
+
+  // the text as sent, not the parsed JSON written out again: its size and digest are the body's own
+  const spaced = '{ "a": [1, 2],\n  "b": "\\u00e9" }'
+  await app.inject({ method: 'POST', url: '/vendor/no-such-operation', headers: { 'content-type': 'application/json' }, payload: spaced })
+  const [entry] = (await ctl(app, 'GET', '/requests?limit=1')).json()
+  t.same(entry.body, { bytes: spaced.length, sha256: createHash('sha256').update(spaced).digest('hex') }, 'the size and digest of the bytes sent')
 })
 
 t.test('1,000 POSTs of a 64 KB body answered 403 are refused before their bodies are read; the journal keeps their declared size', { timeout: 300_000 }, async (t) => {
