@@ -232,7 +232,7 @@ const bodyBytes = new WeakMap<FastifyRequest, Buffer>()
 /** The bytes of the request's JSON body as posted (undefined: none, another content type, or a scope that keeps none). */
 export const postedBytes = (request: FastifyRequest): Buffer | undefined => bodyBytes.get(request)
 
-/** The text of each JSON body parsed here, while its request lives (JSON.stringify of 200 ids took longer than the rest of a journal entry). */
+/** The text of each JSON body parsed here, while its request lives: the bytes sent, not the parsed value written out again. */
 const bodyTexts = new WeakMap<FastifyRequest, string>()
 
 /** The request's JSON body as it was sent (undefined: none, or not parsed here): what the journal keeps of it. */

@@ -58,7 +58,7 @@ function journalBody (request: FastifyRequest): RecordedBody | undefined {
     const headers = Object.fromEntries(Object.entries(request.headers).filter(([k]) => !PRIVATE_HEADERS.has(k)))
     return { about: { binary: true, bytes: body.length, gzip: body.length > 1 && body[0] === 0x1f && body[1] === 0x8b, sha256: sha256(body), headers } }
   }
-  // the text as sent; a body that is not the parsed JSON's (none such now) is written out again
+  // the text as sent; a body our JSON parser did not read (no partner route has one now) is written out
   let text = sentJsonText(request)
   if (text === undefined) {
     try {
