@@ -21,10 +21,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface Stalled { child: ChildProcess, url: string, lines: string[], reader: Interface, exited: Promise<number | null> }
 
+function withoutForcedColour (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { FORCE_COLOR: _forced, ...rest } = env
+  return rest
+}
+
 /** `serve` whose standard output is read up to its listening line, then no more. */
 async function serveUnread (pretty = false): Promise<Stalled> {
   const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { ...process.env, PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: String(pretty), LOG_LEVEL: 'info', SANDBOX_DRAIN_SECONDS: '0', LOG_BUFFER_BYTES: String(BUFFER_BYTES) },
+    // readable lines without colours, whatever the environment forces, so that the listening line is found
+    env: { ...withoutForcedColour(process.env), NO_COLOR: '1', PORT: '0', SANDBOX_DB: ':memory:', LOG_PRETTY: String(pretty), LOG_LEVEL: 'info', SANDBOX_DRAIN_SECONDS: '0', LOG_BUFFER_BYTES: String(BUFFER_BYTES) },
     stdio: ['ignore', 'pipe', 'ignore']
   })
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
