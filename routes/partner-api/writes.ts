@@ -11,13 +11,16 @@ import { fieldErrors } from '../../src/plugins/errors.js'
 import { grantOf } from '../../src/plugins/vendor.js'
 import { originOf, type OperationHandlers, type OperationRequest } from './operation.js'
 
+/** A write's status: 200 when it was created, 202 when it waits for its agency to connect. */
+const outcomeStatus = (outcome: Outcome): number => (outcome === 'created' ? 200 : 202)
+
 /**
  * Answers a write's outcome. An async handler returns what this returns (the reply): Fastify then
  * knows the answer is on its way, and does not send it again, empty, while an onSend hook of
  * hosted mode still waits for the write's append.
  */
 export function answerOutcome (reply: FastifyReply, outcome: Outcome): FastifyReply {
-  return reply.code(outcome === 'created' ? 200 : 202).type('text/plain; charset=utf-8').send(OUTCOME_TEXT[outcome])
+  return reply.code(outcomeStatus(outcome)).type('text/plain; charset=utf-8').send(OUTCOME_TEXT[outcome])
 }
 
 /**
@@ -125,7 +128,7 @@ export const writeHandlers: OperationHandlers<'logNote' | 'attachment' | 'receip
       const { outcome, answers } = await recordReceipts(
         (work) => commitWrite(request, work), grantOf(request).agency, request.params.clientId, request.body, originOf(request, version), warnings
       )
-      return reply.code(outcome === 'created' ? 200 : 202).send(answers)
+      return reply.code(outcomeStatus(outcome)).send(answers)
     }
   }),
 
