@@ -210,7 +210,8 @@ t.test('deleting a tenant deletes its worlds (their credentials answer 401) and 
   const a2 = await createWorldAs(app, bearer(a.token))
   const b1 = await createWorldAs(app, bearer(b.token))
   t.equal((await agenciesOf(app, a1)).statusCode, 200)
-  t.equal((await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${a.id}`, headers: ADMIN })).statusCode, 204)
+  const deleted = await app.inject({ method: 'DELETE', url: `/_sandbox/tenants/${a.id}`, headers: ADMIN })
+  t.equal(deleted.statusCode, 204, deleted.body)
   for (const world of [a1, a2]) {
     t.equal((await agenciesOf(app, world)).statusCode, 401, `${world.id}: its credentials answer 401`)
     t.equal((await app.inject({ url: `/_sandbox/worlds/${world.id}`, headers: ADMIN })).statusCode, 404, `${world.id}: gone`)

@@ -175,10 +175,18 @@ export class Catalogue {
 }
 
 function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
-  const deleteLogs = async (ids: string[]) => {
+  /**
+   * Deletes worlds, their owners' rows locked first and in the order of their ids, as a renewal
+   * (owners.ts) and an append (world-log.ts) lock them: a deletion then waits for them, where the
+   * other order deadlocks (PostgreSQL cancels one: the deletion answered 503).
+   */
+  const deleteWorlds = async (ids: string[]): Promise<string[]> => {
+    await client.query('SELECT 1 FROM world_owners WHERE world_id = ANY($1) ORDER BY world_id FOR UPDATE', [ids])
+    const { rows } = await client.query<{ world_id: string }>('DELETE FROM sandbox_worlds WHERE world_id = ANY($1) RETURNING world_id', [ids])
     await client.query('DELETE FROM world_log WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM world_owners WHERE world_id = ANY($1)', [ids])
     await client.query('DELETE FROM sandbox_world_starts s WHERE NOT EXISTS (SELECT 1 FROM sandbox_worlds w WHERE w.start_digest = s.digest)')
+    return rows.map((r) => r.world_id)
   }
   return {
     version,
@@ -222,13 +230,12 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
     },
     async deleteWorlds (ids) {
       if (ids.length === 0) return []
-      const { rows } = await client.query<{ world_id: string }>('DELETE FROM sandbox_worlds WHERE world_id = ANY($1) RETURNING world_id', [ids])
-      await deleteLogs(ids)
-      return rows.map((r) => r.world_id)
+      return await deleteWorlds(ids)
     },
     async deleteTenant (id) {
-      const worlds = await client.query<{ world_id: string }>('DELETE FROM sandbox_worlds WHERE tenant_id = $1 RETURNING world_id', [id])
-      await deleteLogs(worlds.rows.map((r) => r.world_id))
+      // its worlds cannot change meanwhile: every change of the catalogue holds its lock
+      const worlds = await client.query<{ world_id: string }>('SELECT world_id FROM sandbox_worlds WHERE tenant_id = $1', [id])
+      await deleteWorlds(worlds.rows.map((r) => r.world_id))
       const { rowCount } = await client.query('DELETE FROM sandbox_tenants WHERE tenant_id = $1', [id])
       return (rowCount ?? 0) > 0
     },

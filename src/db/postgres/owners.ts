@@ -29,12 +29,16 @@ const CLAIM = `
 /**
  * Renews the leases this instance holds at their epochs, and writes the facts and last uses given
  * (the catalogue's, which its sweep of idle worlds reads); answers the worlds still this instance's.
+ * The owners' rows are locked first, in the order of their ids, as a deletion of worlds locks them
+ * (catalogue.ts): one waits for the other instead of deadlocking with it.
  */
 const RENEW = `
-  WITH renewed AS (
+  WITH locked AS MATERIALIZED (
+    SELECT world_id FROM world_owners WHERE world_id = ANY($3::text[]) AND instance = $1 ORDER BY world_id FOR UPDATE
+  ), renewed AS (
     UPDATE world_owners o SET expires_at = now() + $2::int * interval '1 millisecond', facts = coalesce(h.facts, o.facts)
     FROM unnest($3::text[], $4::bigint[], $5::jsonb[]) AS h(world_id, epoch, facts)
-    WHERE o.world_id = h.world_id AND o.epoch = h.epoch AND o.instance = $1
+    WHERE o.world_id = h.world_id AND o.epoch = h.epoch AND o.instance = $1 AND o.world_id IN (SELECT world_id FROM locked)
     RETURNING o.world_id
   ), used AS (
     UPDATE sandbox_worlds w SET last_used_ms = greatest(w.last_used_ms, u.ms)
