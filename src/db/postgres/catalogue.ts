@@ -181,6 +181,7 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
    * other order deadlocks (PostgreSQL cancels one: the deletion answered 503).
    */
   const deleteWorlds = async (ids: string[]): Promise<string[]> => {
+    if (ids.length === 0) return []
     await client.query('SELECT 1 FROM world_owners WHERE world_id = ANY($1) ORDER BY world_id FOR UPDATE', [ids])
     const { rows } = await client.query<{ world_id: string }>('DELETE FROM sandbox_worlds WHERE world_id = ANY($1) RETURNING world_id', [ids])
     await client.query('DELETE FROM world_log WHERE world_id = ANY($1)', [ids])
@@ -228,10 +229,7 @@ function changeOn (client: pg.PoolClient, version: number): CatalogueChange {
       const { rows } = await client.query<{ max_worlds: number }>('SELECT max_worlds FROM sandbox_tenants WHERE tenant_id = $1', [id])
       return rows[0]?.max_worlds
     },
-    async deleteWorlds (ids) {
-      if (ids.length === 0) return []
-      return await deleteWorlds(ids)
-    },
+    deleteWorlds,
     async deleteTenant (id) {
       // its worlds cannot change meanwhile: every change of the catalogue holds its lock
       const worlds = await client.query<{ world_id: string }>('SELECT world_id FROM sandbox_worlds WHERE tenant_id = $1', [id])
