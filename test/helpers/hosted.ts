@@ -1,9 +1,24 @@
 import type { Test } from 'tap'
+import { join } from 'node:path'
+import type pg from 'pg'
+import { ROOT } from '../../src/config.js'
+import { migratePostgres } from '../../src/db/postgres/migrate.js'
+import { openPool } from '../../src/db/postgres/world-log.js'
 import { postgresBinaries, startScratchPostgres, type ScratchPostgres } from '../../scripts/scratch-postgres.js'
 import { serveProcess, type Served } from './process.js'
 
 /** Why a test of two instances over PostgreSQL is skipped: the server is not installed here. */
 export const withoutPostgres = postgresBinaries() === undefined ? 'PostgreSQL is not installed (.ci/run installs Debian\'s postgresql)' : false
+
+/** A throw-away PostgreSQL cluster with the project's migrations applied, and a pool over it, both gone at the test's end. */
+export async function migratedPostgres (t: Test): Promise<{ postgres: ScratchPostgres, pool: pg.Pool }> {
+  const postgres = await startScratchPostgres()
+  t.teardown(() => postgres.destroy())
+  const pool = openPool({ url: postgres.url })
+  t.teardown(async () => await pool.end())
+  await migratePostgres(pool, join(ROOT, 'migrations', 'postgres'))
+  return { postgres, pool }
+}
 
 /**
  * A throw-away PostgreSQL cluster for the test file, and `serve` processes over it in hosted

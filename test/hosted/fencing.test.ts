@@ -5,23 +5,15 @@
  * claim waits for an append in flight and comes after it; a lease given back is taken at once.
  */
 import t from 'tap'
-import { join } from 'node:path'
-import { ROOT } from '../../src/config.js'
-import { migratePostgres } from '../../src/db/postgres/migrate.js'
 import { Owners } from '../../src/db/postgres/owners.js'
-import { Fenced, openPool, WorldLog } from '../../src/db/postgres/world-log.js'
-import { startScratchPostgres } from '../../scripts/scratch-postgres.js'
-import { sleep, withoutPostgres } from '../helpers/hosted.js'
+import { Fenced, WorldLog } from '../../src/db/postgres/world-log.js'
+import { migratedPostgres, sleep, withoutPostgres } from '../helpers/hosted.js'
 
 const LEASE_MS = 500
 const entry = (text: string) => ({ kind: 'commit' as const, body: Buffer.from(text), records: null, state: null })
 
 t.test('leases and the fence', { skip: withoutPostgres }, async (t) => {
-  const postgres = await startScratchPostgres()
-  t.teardown(() => postgres.destroy())
-  const pool = openPool({ url: postgres.url })
-  t.teardown(async () => await pool.end())
-  await migratePostgres(pool, join(ROOT, 'migrations', 'postgres'))
+  const { pool } = await migratedPostgres(t)
   const [x, y] = [new Owners(pool, 'x', LEASE_MS), new Owners(pool, 'y', LEASE_MS)]
   const [logX, logY] = [new WorldLog(pool, 'x'), new WorldLog(pool, 'y')]
   const seqs = async () => (await pool.query<{ seq: string, instance: string }>("SELECT seq, instance FROM world_log WHERE world_id = 'w' ORDER BY seq")).rows.map((r) => `${r.seq}:${r.instance}`)

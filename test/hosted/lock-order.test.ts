@@ -6,15 +6,10 @@
  * of a tenant answered 503 and its worlds stayed).
  */
 import t from 'tap'
-import { join } from 'node:path'
 import pg from 'pg'
-import { ROOT } from '../../src/config.js'
 import { Catalogue, type WorldRow } from '../../src/db/postgres/catalogue.js'
-import { migratePostgres } from '../../src/db/postgres/migrate.js'
 import { Owners } from '../../src/db/postgres/owners.js'
-import { openPool } from '../../src/db/postgres/world-log.js'
-import { startScratchPostgres } from '../../scripts/scratch-postgres.js'
-import { sleep, withoutPostgres } from '../helpers/hosted.js'
+import { migratedPostgres, sleep, withoutPostgres } from '../helpers/hosted.js'
 
 const LEASE_MS = 60_000
 
@@ -23,11 +18,7 @@ const worldRow = (id: string, tenantId: string): WorldRow => ({
 })
 
 t.test('the catalogue and the owners lock in one order', { skip: withoutPostgres }, async (t) => {
-  const postgres = await startScratchPostgres()
-  t.teardown(() => postgres.destroy())
-  const pool = openPool({ url: postgres.url })
-  t.teardown(async () => await pool.end())
-  await migratePostgres(pool, join(ROOT, 'migrations', 'postgres'))
+  const { postgres, pool } = await migratedPostgres(t)
   const catalogue = new Catalogue(pool)
   const owners = new Owners(pool, 'x', LEASE_MS)
   const addTenant = async (tenantId: string, worldIds: string[]) => {
