@@ -139,7 +139,9 @@ function bindObject (value: Record<string, unknown>, object: TSchema, context: C
   const names = namesOf(object)
   const out: Record<string, unknown> = {}
   const givenAs = new Map<string, string>()
-  for (const [key, v] of Object.entries(value)) {
+  // keys, not entries: Object.entries of a query (an object without a prototype) was half its binding
+  for (const key of Object.keys(value)) {
+    const v = value[key]
     const name = names.get(key.toLowerCase())
     const where = at === '' ? key : `${at}.${key}`
     if (name === undefined) {
