@@ -200,7 +200,7 @@ export async function buildApp (config: Config, options: AppOptions = {}): Promi
   // The root leads to the console, where everything else is linked.
   app.get('/', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
   app.get('/_sandbox', { schema: { hide: true } }, (_request, reply) => reply.redirect('/_sandbox/ui/'))
-  observeVendorTraffic(app)
+  observeVendorTraffic(app, requestLog)
 
   serveDocuments(app, config.version, (docsApp, describe) => registerApi(docsApp, worlds, config, describe))
   await registerApi(app, worlds, config)

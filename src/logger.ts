@@ -21,12 +21,17 @@ function prettyLines (): (line: string) => string {
   })
 }
 
+/** Where silent logs go: nowhere (no file descriptor, no buffer). */
+const NOWHERE = { write (): void {} }
+
 /**
  * pino options: readable on a terminal, JSON lines otherwise, to standard output bounded by
- * LOG_BUFFER_BYTES (log-stream.ts); credentials never logged.
+ * LOG_BUFFER_BYTES (log-stream.ts); credentials never logged. Silent logs are a logger too, at
+ * level silent: Fastify tells the request log each completed request only when it has one, and
+ * the journal and the metrics are kept there (request-log.ts).
  */
 export function loggerOptions (config: Config): FastifyServerOptions['logger'] {
-  if (config.logLevel === 'silent') return false
+  if (config.logLevel === 'silent') return { level: 'silent', stream: NOWHERE }
   return {
     level: config.logLevel,
     redact: {

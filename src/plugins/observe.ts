@@ -6,6 +6,7 @@ import { sentJsonText } from '../http/json-body.js'
 import { versionOf } from '../versions/index.js'
 import { sha256Hex as sha256 } from '../sha256.js'
 import { isConsoleRequest } from './console-cookie.js'
+import type { OneLineRequestLog } from './request-log.js'
 import { examineRequest } from './examine.js'
 import { worldOf } from './request-world.js'
 
@@ -170,7 +171,7 @@ function record (request: FastifyRequest, status: number, durationMs: number, re
  * Answers that will never arrive are recorded as they are sent, with the status they had (the
  * request context's onSend hook asks): a fault's dropAnswer (the request was handled, then its
  * connection is closed instead), and a request whose client closed the connection first
- * (onResponse never comes for either). False when the answer goes on as usual.
+ * (the request log's completion never comes for either). False when the answer goes on as usual.
  */
 export function recordLostAnswer (request: FastifyRequest, reply: FastifyReply): 'dropped' | 'recorded' | false {
   if ((request.answerLost === null && request.raw.socket?.destroyed !== true) || request.journaled || !isVendor(request)) return false
@@ -186,7 +187,7 @@ export function recordLostAnswer (request: FastifyRequest, reply: FastifyReply):
 }
 
 /** When a partner request's answer is sent (or is lost): the world's request journal and examiner sessions. */
-export function observeVendorTraffic (app: FastifyInstance): void {
+export function observeVendorTraffic (app: FastifyInstance, requestLog: OneLineRequestLog): void {
   app.decorateRequest('sentBody', undefined)
   app.decorateRequest('faultId', null)
   app.decorateRequest('answerLost', null)
@@ -212,12 +213,11 @@ export function observeVendorTraffic (app: FastifyInstance): void {
     done()
   })
 
-  // A callback hook, not an async one: it runs on every request.
-  app.addHook('onResponse', (request, reply, done) => {
+  // Every answer sent, as it completes (the request log's first step, which Fastify calls then).
+  requestLog.journal = (request, reply) => {
     // Only a 429's Retry-After is judged (the examiner's retry-after-ignored rule).
     if (isVendor(request) && !request.journaled) {
       record(request, reply.statusCode, reply.elapsedTime, reply.statusCode === 429 && (request.world ?? worldOf(request, request.server.worlds)).examiner.recording ? reply.getHeader('retry-after') : undefined)
     }
-    done()
-  })
+  }
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { draining } from '../errors.js'
 import type { SandboxMetrics } from '../metrics/registry.js'
 import { UNMATCHED_ROUTE, type RouteStats } from '../metrics/requests.js'
@@ -18,6 +18,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route about this instance (health, metrics): it needs no world's data, and never waits for PostgreSQL. */
     instance?: boolean
+    /** The route's request counts by method, made as it is registered. */
+    requestStats?: ReadonlyMap<string, RouteStats>
   }
 }
 
@@ -65,26 +67,27 @@ export function observeOperations (app: FastifyInstance, operations: Operations,
     const world = request.world ?? worldOf(request, app.worlds)
     requests.count(stats, reply.statusCode, world, world.tenantId ?? request.callerTenant ?? '', reply.elapsedTime / 1000)
   }
-  // each route counts its own requests, with its counts at hand (no lookup of the route per request)
+  // each route's counts are made as it is registered and kept in its config: no lookup by its path per request
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method]
-    const stats = new Map(methods.map((method) => [String(method), requests.routeStats(route.url, String(method))]))
-    const only = methods.length === 1 ? stats.get(String(methods[0])) : undefined
-    const counted: onResponseHookHandler = (request, reply, done) => {
-      count(only ?? stats.get(request.method) ?? requests.routeStats(route.url, request.method), request, reply)
-      done()
-    }
-    route.onResponse = [...hooksOf(route.onResponse), counted]
+    const requestStats = new Map(methods.map((method) => [String(method), requests.routeStats(route.url, String(method))]))
+    route.config = { ...route.config, requestStats }
   })
   const unmatched = new Map<string, RouteStats>()
+  // as each request completes (the request log's step after the journal's): its count, and its end for the drain
   requestLog.completed = (request: FastifyRequest, reply: FastifyReply) => {
     drain.done(reply)
-    // no route's hook counted it
-    if (request.is404) {
-      let stats = unmatched.get(request.method)
-      if (stats === undefined) unmatched.set(request.method, stats = requests.routeStats(UNMATCHED_ROUTE, request.method))
-      count(stats, request, reply)
-    }
+    const { config } = request.routeOptions
+    const stats = config.requestStats === undefined
+      ? unmatchedStats(request.method)
+      : config.requestStats.get(request.method) ?? requests.routeStats(config.url, request.method)
+    count(stats, request, reply)
+  }
+  /** The counts of requests no route matched (a 404 of the router), by method. */
+  function unmatchedStats (method: string): RouteStats {
+    let stats = unmatched.get(method)
+    if (stats === undefined) unmatched.set(method, stats = requests.routeStats(UNMATCHED_ROUTE, method))
+    return stats
   }
   return admit
 }
@@ -93,5 +96,3 @@ export function observeOperations (app: FastifyInstance, operations: Operations,
 export function tenantOf (request: FastifyRequest): string {
   return request.world?.tenantId ?? request.callerTenant ?? ''
 }
-
-const hooksOf = <T>(hooks: T | T[] | undefined): T[] => hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]

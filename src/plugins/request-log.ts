@@ -7,6 +7,7 @@ import { tenantOf } from './operations.js'
 const isConsoleCall = (request: FastifyRequest) => request.url.startsWith('/_sandbox/ui') || isConsoleRequest(request)
 
 type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean }
+type Completion = (request: FastifyRequest, reply: FastifyReply) => void
 
 /**
  * Fastify's request logging, one line per request: at info the method, path, status,
@@ -17,13 +18,31 @@ type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => bo
  * authenticated.
  */
 export class OneLineRequestLog extends LogController {
-  /** What else is done as each request completes (the operations hook: operations.ts), before its line is logged. */
-  completed: ((request: FastifyRequest, reply: FastifyReply) => void) | undefined
+  /**
+   * What is done as each request completes, before its line is logged: first its journal and
+   * examiner records (observe.ts), then its count and its end for the drain (operations.ts).
+   * Fastify calls requestCompleted at every answer sent (the app always has a logger, silent
+   * included: src/logger.ts), so these need no onResponse hooks of their own (which cost a read
+   * a few percent more).
+   */
+  journal: Completion | undefined
+  completed: Completion | undefined
 
   override incomingRequest (): void {}
 
-  override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    this.completed?.(request, reply)
+  override requestCompleted (failure: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    let error = failure
+    // a step that throws is logged as the request's error, as Fastify logs a hook's, and the others still run
+    try {
+      this.journal?.(request, reply)
+    } catch (e) {
+      error ??= e as Error
+    }
+    try {
+      this.completed?.(request, reply)
+    } catch (e) {
+      error ??= e as Error
+    }
     const failed = error !== null && error !== undefined
     const log = request.log as LevelLog
     // above info (LOG_LEVEL=warn) only errors are logged: nothing else is looked at

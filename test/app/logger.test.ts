@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { FastifyBaseLogger } from 'fastify'
 import { childLoggerFactory } from '../../src/logger.js'
+import { OneLineRequestLog } from '../../src/plugins/request-log.js'
 
 const ORDER = ['trace', 'debug', 'info', 'warn', 'error', 'fatal']
 
@@ -68,4 +69,25 @@ t.test("a request logger whose child cannot say its levels (a partner's own logg
   t.same(lines, [['failed']], 'the child is made')
   t.equal(log.isLevelEnabled?.('info'), false, 'info: as the parent says')
   t.equal(log.isLevelEnabled?.('error'), true)
+})
+
+t.test('a completion step that throws is logged as the request\'s error, and the steps after it still run', async (t) => {
+  const { logger, record } = recorder('info')
+  const requestLog = new OneLineRequestLog()
+  const ran: string[] = []
+  requestLog.journal = () => {
+    ran.push('journal')
+    throw new Error('journal broke')
+  }
+  requestLog.completed = () => { ran.push('count') }
+  const request = { log: logger, url: '/vendor/agency/1/clients?version=4.0', method: 'GET', params: { agencyId: '1' }, headers: {}, world: undefined, callerTenant: undefined }
+  const reply = { statusCode: 200, elapsedTime: 1.5 }
+  // Fastify calls this from the response's 'finish' listener: a throw there would end the process
+  t.doesNotThrow(() => requestLog.requestCompleted(null, request as never, reply as never))
+  t.same(ran, ['journal', 'count'])
+  t.equal(record.lines.length, 1)
+  const [level, , line] = record.lines[0] as [string, unknown, { err?: Error, status: number }]
+  t.equal(level, 'error')
+  t.equal(line.err?.message, 'journal broke')
+  t.equal(line.status, 200)
 })
