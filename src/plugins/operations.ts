@@ -75,7 +75,7 @@ export function observeOperations (app: FastifyInstance, operations: Operations,
   })
   const unmatched = new Map<string, RouteStats>()
   // as each request completes (the request log's step after the journal's): its count, and its end for the drain
-  requestLog.completed = (request: FastifyRequest, reply: FastifyReply) => {
+  requestLog.operations = (request: FastifyRequest, reply: FastifyReply) => {
     drain.done(reply)
     const { config } = request.routeOptions
     const stats = config.requestStats === undefined

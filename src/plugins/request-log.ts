@@ -9,6 +9,16 @@ const isConsoleCall = (request: FastifyRequest) => request.url.startsWith('/_san
 type LevelLog = FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean }
 type Completion = (request: FastifyRequest, reply: FastifyReply) => void
 
+/** Runs a completion step; what it throws is given back, to be logged as the request's error (as Fastify logs a hook's), and the next step still runs. */
+function runStep (step: Completion | undefined, request: FastifyRequest, reply: FastifyReply): Error | undefined {
+  try {
+    step?.(request, reply)
+  } catch (e) {
+    return e as Error
+  }
+  return undefined
+}
+
 /**
  * Fastify's request logging, one line per request: at info the method, path, status,
  * milliseconds, integration, agency, world and tenant (and, bound by Fastify, the request id:
@@ -26,23 +36,14 @@ export class OneLineRequestLog extends LogController {
    * a few percent more).
    */
   journal: Completion | undefined
-  completed: Completion | undefined
+  operations: Completion | undefined
 
   override incomingRequest (): void {}
 
   override requestCompleted (failure: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    let error = failure
-    // a step that throws is logged as the request's error, as Fastify logs a hook's, and the others still run
-    try {
-      this.journal?.(request, reply)
-    } catch (e) {
-      error ??= e as Error
-    }
-    try {
-      this.completed?.(request, reply)
-    } catch (e) {
-      error ??= e as Error
-    }
+    const journalError = runStep(this.journal, request, reply)
+    const operationsError = runStep(this.operations, request, reply)
+    const error = failure ?? journalError ?? operationsError
     const failed = error !== null && error !== undefined
     const log = request.log as LevelLog
     // above info (LOG_LEVEL=warn) only errors are logged: nothing else is looked at

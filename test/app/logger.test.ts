@@ -79,7 +79,7 @@ t.test('a completion step that throws is logged as the request\'s error, and the
     ran.push('journal')
     throw new Error('journal broke')
   }
-  requestLog.completed = () => { ran.push('count') }
+  requestLog.operations = () => { ran.push('count') }
   const request = { log: logger, url: '/vendor/agency/1/clients?version=4.0', method: 'GET', params: { agencyId: '1' }, headers: {}, world: undefined, callerTenant: undefined }
   const reply = { statusCode: 200, elapsedTime: 1.5 }
   // Fastify calls this from the response's 'finish' listener: a throw there would end the process
