@@ -46,7 +46,8 @@ export class RequestCounts {
 
   /**
    * One request answered (`seconds` after it arrived) by the route of `stats` (routeStats: each
-   * route's hook holds its own), about `world`, by `tenant` ('' none; usually the world's).
+   * route's config holds its own, made as it is registered), about `world`, by `tenant` ('' none;
+   * usually the world's).
    */
   count (stats: RouteStats, status: number, world: CountedWorld, tenant: string, seconds: number): void {
     stats.buckets.observe(seconds)
