@@ -6,13 +6,31 @@ import { EncodedJson } from '../read-model/index.js'
 /** The bytes of an encoded answer, as the reply's serializer: sent unchanged, never serialized. */
 const encodedBody = (answer: EncodedJson) => answer.body
 
-/** A chunked answer as the reply's serializer: a stream of its chunks, which Fastify pipes to the response. */
-function chunkedBody (answer: EncodedJson): Readable {
-  const stream = new Readable({ read () {} })
-  for (const chunk of answer.chunks!) stream.push(chunk)
-  stream.push(null)
-  return stream
+/**
+ * A chunked answer as the reply's serializer: a stream Fastify pipes to the response, whose pipe
+ * writes every chunk to the corked response and ends it, so the headers and all the chunks leave
+ * in one write. Piping chunk by chunk wrote each on its own, with a stream's events around each.
+ */
+class ChunkedAnswer extends Readable {
+  constructor (private readonly chunks: readonly Buffer[]) {
+    super()
+  }
+
+  override _read (): void {}
+
+  override pipe<T extends NodeJS.WritableStream> (destination: T): T {
+    const response = destination as unknown as ServerResponse
+    response.cork()
+    for (const chunk of this.chunks) response.write(chunk)
+    response.end()
+    // the stream ends as one with nothing left to read, so Fastify sees it finish, not fail
+    this.push(null)
+    this.resume()
+    return destination
+  }
 }
+
+const chunkedBody = (answer: EncodedJson): Readable => new ChunkedAnswer(answer.chunks!)
 
 /** Answers whose bytes are lent, by their response, until it closes. */
 const lentAnswers = new WeakMap<ServerResponse, EncodedJson>()
