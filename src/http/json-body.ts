@@ -73,6 +73,19 @@ export function scanJson (bytes: Uint8Array, maxDepth: number, maxValues = Infin
   return 'ok'
 }
 
+/**
+ * Whether the text opens at most `max` objects and arrays, counting brackets inside strings too:
+ * then it cannot nest deeper than `max`. Found by indexOf (native, fast), so most bodies skip
+ * the byte-by-byte scan; it stops at the first bracket past `max`.
+ */
+function opensAtMost (bytes: Buffer, max: number): boolean {
+  let opened = 0
+  for (const bracket of [OPEN_OBJECT, OPEN_ARRAY]) {
+    for (let at = bytes.indexOf(bracket); at >= 0; at = bytes.indexOf(bracket, at + 1)) if (++opened > max) return false
+  }
+  return true
+}
+
 /** True when the JSON text nests objects and arrays deeper than `max` outside strings. */
 export const nestsDeeperThan = (bytes: Uint8Array, max: number): boolean => scanJson(bytes, max) === 'too-deep'
 
@@ -98,11 +111,14 @@ export function protoKeyPaths (value: unknown, limit = 20, path = '', out: strin
   return out
 }
 
+const ESCAPE = Buffer.from('\\u')
+const PROTO_BYTES = Buffer.from(PROTO)
+
 /** Whether the text holds an escape (`\\u`), the only way JSON can spell a NUL or a lone surrogate. */
-const holdsEscapes = (bytes: Buffer) => bytes.includes('\\u')
+const holdsEscapes = (bytes: Buffer) => bytes.includes(ESCAPE)
 
 /** Whether the text can hold a `__proto__` key at all (escapes can spell it), so most bodies skip the walk. */
-const mayHoldProtoKey = (bytes: Buffer) => bytes.includes(PROTO) || holdsEscapes(bytes)
+const mayHoldProtoKey = (bytes: Buffer) => bytes.includes(PROTO_BYTES) || holdsEscapes(bytes)
 
 /**
  * A NUL character, or a surrogate that is not half of a pair (with the `u` flag a pair is one code
@@ -165,7 +181,8 @@ export interface JsonDocument {
  */
 export function parseJsonDocument (bytes: Buffer, maxValues = Infinity): JsonDocument {
   const document = bytes.subarray(0, 3).equals(UTF8_BOM) ? bytes.subarray(3) : bytes
-  const scan = scanJson(document, MAX_JSON_DEPTH, maxValues)
+  // a document of fewer bytes than maxValues holds fewer values: only its depth can be too much
+  const scan = document.length < maxValues && opensAtMost(document, MAX_JSON_DEPTH) ? 'ok' : scanJson(document, MAX_JSON_DEPTH, maxValues)
   if (scan === 'too-deep') throw jsonTooDeep(MAX_JSON_DEPTH)
   if (scan === 'too-many-values') throw jsonTooManyValues(maxValues)
   let value: unknown

@@ -104,6 +104,10 @@ t.test('a body holds at most one value per 16 bytes of its limit; at most 200 fi
   let res = await app.inject({ ...batch, payload: empties(40_000) })
   t.equal(res.statusCode, 400)
   t.match(res.json(), { detail: `The JSON holds more than ${maxValues} values (objects, arrays and items); this endpoint accepts at most ${maxValues}`, errors: [{ field: '(body)' }] })
+  // numbers alone (no object or array among them) count as well: 80,000 of them are refused alike
+  res = await app.inject({ ...batch, payload: `{"clientNumbers":[${Array.from({ length: 80_000 }, () => '1').join(',')}]}` })
+  t.equal(res.statusCode, 400)
+  t.match(res.json(), { detail: `The JSON holds more than ${maxValues} values (objects, arrays and items); this endpoint accepts at most ${maxValues}` }, 'numbers count as values')
   // 20,000 would fit the budget, but a batch that long is refused by its length before its items
   // are looked at; 200 bad items (the most a batch takes) are validated, and 200 fields listed.
   res = await app.inject({ ...batch, payload: empties(20_000) })
@@ -117,6 +121,7 @@ t.test('a body holds at most one value per 16 bytes of its limit; at most 200 fi
   t.equal(scanJson(Buffer.from('[1,2,3]'), 64, 4), 'ok', 'an array of three counts four')
   t.equal(scanJson(Buffer.from('[1,2,3]'), 64, 3), 'too-many-values')
   t.equal(scanJson(Buffer.from('{"a":"x,y,z"}'), 64, 2), 'ok', 'commas inside strings do not count')
+  t.same(parseJsonBody(Buffer.from(`{"note":"${'[{'.repeat(100)}"}`)), { note: '[{'.repeat(100) }, 'brackets inside a string do not nest')
 })
 
 t.test('POST /_sandbox/agencies validates like a fixture: unknown fields named, at most 200 errors', async (t) => {
