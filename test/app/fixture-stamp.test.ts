@@ -1,5 +1,5 @@
-import t from 'tap'
-import { copyFileSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
+import t, { type Test } from 'tap'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
@@ -9,9 +9,10 @@ import { serveProcess } from '../helpers/process.js'
 
 const DEMO_FILE = join(ROOT, 'fixtures', 'demo.json')
 
-/** A temp dir holding a copy of the demo fixture and a copy whose main agency is renamed. */
-function fixtures () {
+/** A temp dir, removed at teardown, holding a copy of the demo fixture and a copy whose main agency is renamed. */
+function fixtures (t: Test) {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-stamp-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const demo = join(dir, 'demo.json')
   copyFileSync(DEMO_FILE, demo)
   const other = join(dir, 'other.json')
@@ -31,7 +32,7 @@ async function start (db: string, fixtures: string, resetOnStart = false) {
 }
 
 t.test('the database remembers which fixture seeded it, by content', async (t) => {
-  const f = fixtures()
+  const f = fixtures(t)
   t.match(await start(f.db, f.demo), { seededNow: true, mismatch: undefined, main: 'Harbor Insurance Group' })
   t.match(await start(f.db, f.demo), { seededNow: false, mismatch: undefined }, 'the same file: silent')
 
@@ -55,7 +56,7 @@ t.test('the database remembers which fixture seeded it, by content', async (t) =
 })
 
 t.test('a reset with a posted document is not the start-up fixture', async (t) => {
-  const f = fixtures()
+  const f = fixtures(t)
   const app = await buildApp(testConfig({ db: f.db, fixtures: f.demo }))
   t.teardown(() => app.close())
   const doc = JSON.parse(readFileSync(f.other, 'utf8')) as object
@@ -65,7 +66,7 @@ t.test('a reset with a posted document is not the start-up fixture', async (t) =
 })
 
 t.test('serve says it loudly, in the log and with the fix; --reset-on-start re-seeds', async (t) => {
-  const f = fixtures()
+  const f = fixtures(t)
   const first = await serveProcess({ SANDBOX_DB: f.db, SANDBOX_FIXTURES: f.demo })
   first.child.kill('SIGTERM')
   await first.exited

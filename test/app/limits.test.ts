@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap'
 import { request } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -359,6 +359,7 @@ t.test('a __proto__ key in a fixture is reported as an unknown field', async (t)
 t.test('agency-sandbox validate reports a __proto__ key with its path', async (t) => {
   const app = await build(t)
   const dir = mkdtempSync(join(tmpdir(), 'limits-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const file = join(dir, 'proto.json')
   writeFileSync(file, await stateWithProto(app))
   const out = await runCli(['validate', file])

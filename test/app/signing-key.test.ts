@@ -1,6 +1,6 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../../src/config.js'
@@ -14,6 +14,7 @@ import { runCli, serveProcess } from '../helpers/process.js'
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'signing-key-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const ed25519 = generateKeyPairSync('ed25519')
 const privatePem = ed25519.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string
 const publicPem = ed25519.publicKey.export({ type: 'spki', format: 'pem' }) as string

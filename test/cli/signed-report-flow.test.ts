@@ -1,6 +1,6 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCli, serveProcess } from '../helpers/process.js'
@@ -14,6 +14,7 @@ import { runCli, serveProcess } from '../helpers/process.js'
 
 const ADMIN = 'flow-admin-token'
 const dir = mkdtempSync(join(tmpdir(), 'signed-flow-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const keyFile = join(dir, 'signing-key.pem')
 writeFileSync(keyFile, String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' })))
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Report } from '../../src/schemas/examiner.js'
@@ -14,6 +14,7 @@ import { runCli, serveProcess } from '../helpers/process.js'
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'verify-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const write = (name: string, content: string | Buffer) => {
   const path = join(dir, name)
   writeFileSync(path, content)

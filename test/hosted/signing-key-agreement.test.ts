@@ -1,6 +1,6 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { signingKeyOf } from '../../src/domain/examiner/signature.js'
@@ -14,6 +14,7 @@ import { runCli } from '../helpers/process.js'
  */
 
 const dir = mkdtempSync(join(tmpdir(), 'agreed-key-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const keyFile = (name: string) => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
   const pem = String(privateKey.export({ type: 'pkcs8', format: 'pem' }))

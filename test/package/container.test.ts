@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'yaml'
@@ -75,6 +75,7 @@ t.test('docker-compose.yml: port, named volume, health check, settings with thei
 
 t.test('the app as the container runs it: HOST=0.0.0.0 and the database under a data folder', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-container-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const served = await serveProcess({ HOST: '0.0.0.0', SANDBOX_DB: join(dir, 'data', 'sandbox.db') })
   t.teardown(() => served.child.kill('SIGKILL'))
   t.match(served.url, /^http:\/\/127\.0\.0\.1:\d+$/)

@@ -203,10 +203,8 @@ t.test('disconnected agency: 202 pending, applied in order on reconnect, modifie
 })
 
 t.test('pending writes survive a restart', { skip: overPostgres }, async (t) => {
-  const { mkdtempSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
   const { join } = await import('node:path')
-  const db = join(mkdtempSync(join(tmpdir(), 'sandbox-pending-')), 'sandbox.db')
+  const db = join(t.testdir(), 'sandbox.db') // removed by tap when the test ends
   const first = await build(t, { config: { db } })
   const c = liveClient(AGENCY.disconnected)
   t.equal((await post(first, `${AGENCY.disconnected}/client/${c.clientNumber}/log`, logNote())).statusCode, 202)

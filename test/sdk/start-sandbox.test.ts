@@ -1,6 +1,6 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runInNewContext } from 'node:vm'
@@ -79,6 +79,7 @@ t.test('startSandbox with a fixture document of an earlier format converts it; a
 
 t.test('CLI generate: deterministic fixtures of any size, valid by the CLI validate', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sandbox-gen-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const a = join(dir, 'a.json')
   const b = join(dir, 'b.json')
   let res = await runCli(['generate', '--agencies', '2', '--clients', '150', '--seed', '9', '--out', a])

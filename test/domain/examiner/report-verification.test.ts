@@ -1,7 +1,7 @@
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import fc from 'fast-check'
@@ -114,6 +114,7 @@ const PYTHON = '/usr/bin/python3'
 t.test('a vendor checks a report with openssl alone, as docs/key-custody.md says', { skip: hasOpenssl ? false : 'needs openssl' }, async (t) => {
   const body = await servedReport(t)
   const dir = mkdtempSync(join(tmpdir(), 'openssl-recipe-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'public.pem'), publicPem)
   const recipe = opensslRecipe()
   const run = (report: string) => {
@@ -146,6 +147,7 @@ open(sys.argv[3], 'wb').write(signature)
 t.test('a third party verifies with any JCS writer: Python\'s json.dumps and openssl', { skip: !existsSync(PYTHON) || !hasOpenssl ? 'needs /usr/bin/python3 and openssl' : false }, async (t) => {
   const body = await servedReport(t)
   const dir = mkdtempSync(join(tmpdir(), 'third-party-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   writeFileSync(join(dir, 'public.pem'), publicPem)
   const check = (report: string) => {
     writeFileSync(join(dir, 'report.json'), report)
