@@ -44,9 +44,9 @@ function releaseOnClose (this: ServerResponse): void {
 /**
  * Sends answers that are already JSON (an EncodedJson a handler returns) as they are: no
  * serializer runs, the content type is JSON in UTF-8; a chunked answer's chunks are written in
- * one go, with its Content-Length. When the bytes are lent they are released once the response is over:
- * when the response has been handed to the kernel (Node emits 'close' after 'finish'), or when
- * its connection closed first (at once, if it closed before the answer was ready). Never
+ * one go, with its Content-Length. When the bytes are lent they are released once the response
+ * is over: when the response has been handed to the kernel (Node emits 'close' after 'finish'),
+ * or when its connection closed first (at once, if it closed before the answer was ready). Never
  * earlier: a slow reader's answer is still being written from that memory.
  */
 export function sendEncodedAnswers (app: FastifyInstance): void {
