@@ -165,8 +165,9 @@ t.test('pytest -n 2: SIGINT or SIGTERM to the controlling process during the run
       '    time.sleep(120)',
       ''
     ].join('\n'))
+    // TMPDIR: the controller's lock folder, which a SIGTERM leaves behind, goes with this test's files
     const host = spawn('/usr/bin/python3', ['-m', 'pytest', '-n', '2', '-q', '-p', 'no:cacheprovider'],
-      { cwd: folder, env: { ...env, AGENCY_SANDBOX_CMD: launcher.command }, stdio: ['ignore', 'ignore', 'inherit'] })
+      { cwd: folder, env: { ...env, AGENCY_SANDBOX_CMD: launcher.command, TMPDIR: folder }, stdio: ['ignore', 'ignore', 'inherit'] })
     const exited = new Promise((resolve) => host.once('exit', resolve))
     t.teardown(() => { host.kill('SIGKILL') })
     await until(() => existsSync(join(folder, 'ready-1')) && existsSync(join(folder, 'ready-2')), 'both tests running in their worlds')
