@@ -1,18 +1,17 @@
 import t, { type Test } from 'tap'
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { buildApp } from '../../src/app.js'
 import { ROOT } from '../../src/config.js'
 import { AGENCY, testConfig } from '../helpers/app.js'
 import { serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const DEMO_FILE = join(ROOT, 'fixtures', 'demo.json')
 
 /** A temp dir, removed at teardown, holding a copy of the demo fixture and a copy whose main agency is renamed. */
 function fixtures (t: Test) {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-stamp-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-stamp-')
   const demo = join(dir, 'demo.json')
   copyFileSync(DEMO_FILE, demo)
   const other = join(dir, 'other.json')

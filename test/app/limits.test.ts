@@ -1,8 +1,7 @@
 import t, { type Test } from 'tap'
 import { request } from 'node:http'
 import { connect, type AddressInfo } from 'node:net'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { ROOT } from '../../src/config.js'
@@ -14,6 +13,7 @@ import { MAX_FIELD_ERRORS } from '../../src/plugins/errors.js'
 import { AGENCY, DEMO, build } from '../helpers/app.js'
 import { runCli, serveProcess, type Served } from '../helpers/process.js'
 import { attachment, b64, logNote } from '../helpers/writes.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /*
  * Limits of what one request may send: body sizes (413, and the server never exits), JSON
@@ -358,8 +358,7 @@ t.test('a __proto__ key in a fixture is reported as an unknown field', async (t)
 
 t.test('agency-sandbox validate reports a __proto__ key with its path', async (t) => {
   const app = await build(t)
-  const dir = mkdtempSync(join(tmpdir(), 'limits-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'limits-')
   const file = join(dir, 'proto.json')
   writeFileSync(file, await stateWithProto(app))
   const out = await runCli(['validate', file])

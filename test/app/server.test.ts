@@ -1,10 +1,10 @@
 import t from 'tap'
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { startServer } from '../../src/server.js'
 import { DEMO, demoFixture, testConfig } from '../helpers/app.js'
 import { runCli, serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 t.test('over a real socket: health, then a 4.0 read with Basic auth', async (t) => {
   const server = await startServer(testConfig({ port: 0 }), { fixture: demoFixture() })
@@ -21,8 +21,7 @@ t.test('over a real socket: health, then a 4.0 read with Basic auth', async (t) 
 })
 
 t.test('the CLI serves, never logs credentials, stops cleanly on SIGTERM and keeps data', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-cli-')
   const db = join(dir, 'data', 'sandbox.db')
   const first = await serveProcess({ SANDBOX_DB: db })
   t.teardown(() => first.child.kill('SIGKILL'))
@@ -46,8 +45,7 @@ t.test('the CLI serves, never logs credentials, stops cleanly on SIGTERM and kee
 })
 
 t.test('a bad fixture fails start-up listing every error with its path', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-bad-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-bad-')
   const file = join(dir, 'bad.json')
   const fixture = demoFixture() as unknown as { agencies: { agencyId: unknown; defaultOfficeId: number; users: { username: string }[] }[] }
   fixture.agencies[0].agencyId = 'one'
@@ -60,8 +58,7 @@ t.test('a bad fixture fails start-up listing every error with its path', async (
 })
 
 t.test('validate and help exit codes', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-val-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-val-')
   const good = join(dir, 'good.json')
   writeFileSync(good, JSON.stringify(demoFixture()))
   let res = await runCli(['validate', good])

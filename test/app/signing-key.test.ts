@@ -1,11 +1,11 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { build } from '../helpers/app.js'
 import { runCli, serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /**
  * The signing key setting (SANDBOX_SIGNING_KEY, serve --signing-key): an Ed25519 private key,
@@ -13,8 +13,7 @@ import { runCli, serveProcess } from '../helpers/process.js'
  * and GET /_sandbox/signing-key, which hands its public key out.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'signing-key-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const dir = tempDir(t, 'signing-key-')
 const ed25519 = generateKeyPairSync('ed25519')
 const privatePem = ed25519.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string
 const publicPem = ed25519.publicKey.export({ type: 'spki', format: 'pem' }) as string

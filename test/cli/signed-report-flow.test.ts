@@ -1,9 +1,9 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runCli, serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /**
  * The signed-report flow of the README, end to end in a world, with real processes: a programme's
@@ -13,8 +13,7 @@ import { runCli, serveProcess } from '../helpers/process.js'
  */
 
 const ADMIN = 'flow-admin-token'
-const dir = mkdtempSync(join(tmpdir(), 'signed-flow-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const dir = tempDir(t, 'signed-flow-')
 const keyFile = join(dir, 'signing-key.pem')
 writeFileSync(keyFile, String(generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' })))
 

@@ -1,10 +1,10 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Report } from '../../src/schemas/examiner.js'
 import { runCli, serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /**
  * `agency-sandbox verify FILE --key keys.pem`, end to end: a sandbox process signs with a key made
@@ -13,8 +13,7 @@ import { runCli, serveProcess } from '../helpers/process.js'
  * every change, an unreadable file or a usage error.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'verify-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const dir = tempDir(t, 'verify-')
 const write = (name: string, content: string | Buffer) => {
   const path = join(dir, name)
   writeFileSync(path, content)

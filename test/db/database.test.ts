@@ -1,11 +1,11 @@
 import t from 'tap'
 import Database from 'better-sqlite3'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openDatabase, closeDatabase, listMigrations, migrate } from '../../src/db/database.js'
 import { ROOT } from '../../src/config.js'
 import { AGENCY, DEMO, build, testConfig } from '../helpers/app.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const migrationsDir = join(ROOT, 'migrations')
 
@@ -21,8 +21,7 @@ t.test('migrations apply from zero, in order, and re-running is a no-op', async 
 })
 
 t.test('a failing migration leaves the database at the previous version', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-mig-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-mig-')
   writeFileSync(join(dir, '001-ok.sql'), 'CREATE TABLE a (x INTEGER) STRICT;')
   writeFileSync(join(dir, '002-bad.sql'), 'CREATE TABLE b (x INTEGER) STRICT; INSERT INTO nowhere VALUES (1);')
   writeFileSync(join(dir, 'notes.txt'), 'not a migration')
@@ -36,8 +35,7 @@ t.test('a failing migration leaves the database at the previous version', async 
 })
 
 t.test('file databases use WAL and keep their data across restarts', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-db-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-db-')
   const file = join(dir, 'nested', 'sandbox.db')
   const first = await build(t, { config: { db: file } })
   t.equal(first.worlds.startUp.seededNow, true, 'first start seeds')

@@ -1,19 +1,14 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { CLI, runCli } from './process.js'
+import { tempDir as tempDirNamed } from './temp-dir.js'
 
 /** Sandbox processes and temporary files for the import and compare tests. */
 
 export const DEMO_AUTH = { clientId: 'abc', clientSecret: '123' }
 
-export function tempDir (t: { teardown(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'agency-import-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
+export const tempDir = (t: { teardown(fn: () => void): void }): string => tempDirNamed(t, 'agency-import-')
 
 export interface Sandbox { url: string }
 

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { generateKeyPairSync } from 'node:crypto'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { signingKeyOf } from '../../src/domain/examiner/signature.js'
 import { hostedInstances, withoutPostgres } from '../helpers/hosted.js'
 import { runCli } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /**
  * One signing key per programme: the first instance that signs records its key's id in
@@ -13,8 +13,7 @@ import { runCli } from '../helpers/process.js'
  * administrator's rotate-signing-key makes another key the programme's.
  */
 
-const dir = mkdtempSync(join(tmpdir(), 'agreed-key-'))
-t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const dir = tempDir(t, 'agreed-key-')
 const keyFile = (name: string) => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
   const pem = String(privateKey.export({ type: 'pkcs8', format: 'pem' }))

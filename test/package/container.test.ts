@@ -1,11 +1,11 @@
 import t from 'tap'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'yaml'
 import { ROOT, SETTINGS, loadConfig } from '../../src/config.js'
 import { DEMO } from '../helpers/app.js'
 import { serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 /** Dockerfile instructions as [KEYWORD, arguments], continuation lines joined. */
 function instructions (text: string): [string, string][] {
@@ -74,8 +74,7 @@ t.test('docker-compose.yml: port, named volume, health check, settings with thei
 })
 
 t.test('the app as the container runs it: HOST=0.0.0.0 and the database under a data folder', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-container-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-container-')
   const served = await serveProcess({ HOST: '0.0.0.0', SANDBOX_DB: join(dir, 'data', 'sandbox.db') })
   t.teardown(() => served.child.kill('SIGKILL'))
   t.match(served.url, /^http:\/\/127\.0\.0\.1:\d+$/)

@@ -1,11 +1,11 @@
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { runInNewContext } from 'node:vm'
 import { startSandbox, ControlError } from '../../src/index.js'
 import { runCli } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const basic = 'Basic ' + Buffer.from('abc:123').toString('base64')
 
@@ -78,8 +78,7 @@ t.test('startSandbox with a fixture document of an earlier format converts it; a
 })
 
 t.test('CLI generate: deterministic fixtures of any size, valid by the CLI validate', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-gen-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'sandbox-gen-')
   const a = join(dir, 'a.json')
   const b = join(dir, 'b.json')
   let res = await runCli(['generate', '--agencies', '2', '--clients', '150', '--seed', '9', '--out', a])

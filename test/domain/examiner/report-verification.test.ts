@@ -1,8 +1,7 @@
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
 import { generateKeyPairSync } from 'node:crypto'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { ROOT } from '../../../src/config.js'
@@ -10,6 +9,7 @@ import { signingKeyOf } from '../../../src/domain/examiner/signature.js'
 import { verifyReport, type ReportVerification } from '../../../src/index.js'
 import { build, type Teardown } from '../../helpers/app.js'
 import { endedReport } from '../../helpers/examiner.js'
+import { tempDir } from '../../helpers/temp-dir.js'
 
 /**
  * A signed report is checked as a file, strictly: the bytes the sandbox served and nothing else
@@ -113,8 +113,7 @@ const PYTHON = '/usr/bin/python3'
 
 t.test('a vendor checks a report with openssl alone, as docs/key-custody.md says', { skip: hasOpenssl ? false : 'needs openssl' }, async (t) => {
   const body = await servedReport(t)
-  const dir = mkdtempSync(join(tmpdir(), 'openssl-recipe-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'openssl-recipe-')
   writeFileSync(join(dir, 'public.pem'), publicPem)
   const recipe = opensslRecipe()
   const run = (report: string) => {
@@ -146,8 +145,7 @@ open(sys.argv[3], 'wb').write(signature)
 
 t.test('a third party verifies with any JCS writer: Python\'s json.dumps and openssl', { skip: !existsSync(PYTHON) || !hasOpenssl ? 'needs /usr/bin/python3 and openssl' : false }, async (t) => {
   const body = await servedReport(t)
-  const dir = mkdtempSync(join(tmpdir(), 'third-party-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const dir = tempDir(t, 'third-party-')
   writeFileSync(join(dir, 'public.pem'), publicPem)
   const check = (report: string) => {
     writeFileSync(join(dir, 'report.json'), report)
