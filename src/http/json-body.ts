@@ -73,6 +73,9 @@ export function scanJson (bytes: Uint8Array, maxDepth: number, maxValues = Infin
   return 'ok'
 }
 
+/** The bytes that open an object or an array (one list for every body, not one made per body). */
+const OPENINGS = [OPEN_OBJECT, OPEN_ARRAY] as const
+
 /**
  * Whether the text opens at most `max` objects and arrays, counting brackets inside strings too:
  * then it cannot nest deeper than `max`. Found by indexOf (native, fast), so most bodies skip
@@ -80,7 +83,7 @@ export function scanJson (bytes: Uint8Array, maxDepth: number, maxValues = Infin
  */
 function opensAtMost (bytes: Buffer, max: number): boolean {
   let opened = 0
-  for (const bracket of [OPEN_OBJECT, OPEN_ARRAY]) {
+  for (const bracket of OPENINGS) {
     for (let at = bytes.indexOf(bracket); at >= 0; at = bytes.indexOf(bracket, at + 1)) if (++opened > max) return false
   }
   return true
