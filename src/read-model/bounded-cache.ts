@@ -40,3 +40,37 @@ export class BoundedCache<K, V> {
     this.used = 0
   }
 }
+
+/**
+ * A BoundedCache keyed by two numbers (an agency and one of its clients), as maps of maps: a read
+ * makes no key text to make and hash, as a text key did for every read of a kept client.
+ */
+export class PairCache<V> {
+  private readonly maps = new Map<number, Map<number, V>>()
+  private used = 0
+
+  constructor (private readonly budget: number) {}
+
+  get (first: number, second: number): V | undefined {
+    return this.maps.get(first)?.get(second)
+  }
+
+  set (first: number, second: number, value: V): V {
+    if (this.used + 1 > this.budget) this.clear()
+    let inner = this.maps.get(first)
+    if (inner === undefined) this.maps.set(first, (inner = new Map()))
+    inner.set(second, value)
+    this.used++
+    return value
+  }
+
+  /** Forgets one entry (it stays counted until the cache starts over). */
+  delete (first: number, second: number): void {
+    this.maps.get(first)?.delete(second)
+  }
+
+  clear (): void {
+    this.maps.clear()
+    this.used = 0
+  }
+}

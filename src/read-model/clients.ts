@@ -1,7 +1,7 @@
 import type { ClientIdsQuery, ClientRepository, ClientRow, ConcatPiece } from '../db/index.js'
 import type { ClientGroup } from '../schemas/client.js'
 import { BatchAnswers } from './batch-answers.js'
-import { BoundedCache } from './bounded-cache.js'
+import { BoundedCache, PairCache } from './bounded-cache.js'
 import { clientJson, clientJsonPieces, clientsJson } from './client-json.js'
 import { EncodedJson } from './encoded.js'
 
@@ -9,7 +9,7 @@ export type ClientSources = Pick<
   ClientRepository, 'clientIds' | 'getClient' | 'liveClientsIn' | 'concatLiveClientsIn' | 'searchByPolicyNumber'
 >
 
-/** Clients (and policy-number searches) kept in memory; past this many, the cache starts over. */
+/** Clients kept in memory, and policy-number searches kept; past this many of each, that cache starts over. */
 const CLIENT_CACHE_ENTRIES = 2048
 /** Memory the changed-clients listings may take, unless the world says less. */
 const LISTING_CACHE_BYTES = 16 * 1024 * 1024
@@ -24,8 +24,10 @@ const ANSWER_CACHE_BYTES = 4 * 1024 * 1024
  * as the bytes sent (100,000 ids are 600 kB: repeating one costs no encoding).
  */
 export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number, answerCacheBytes?: number } = {}) {
-  /** Rows by agency and number, and search results by agency, generation and policy number; frozen, as every reader shares them. */
-  const rows = new BoundedCache<string, Readonly<ClientRow> | readonly Readonly<ClientRow>[] | undefined>(CLIENT_CACHE_ENTRIES)
+  /** Rows by agency and number (null: no such client); frozen, as every reader shares them. */
+  const rows = new PairCache<Readonly<ClientRow> | null>(CLIENT_CACHE_ENTRIES)
+  /** Search results by agency, generation and policy number; frozen too. */
+  const searches = new BoundedCache<string, readonly Readonly<ClientRow>[]>(CLIENT_CACHE_ENTRIES)
   /**
    * Per agency, a number a written client changes: listings and searches are kept under their
    * agency's generation, so a write to one client drops them all at once, however many, without
@@ -65,17 +67,17 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     return new EncodedJson(keep ? answerOf(kept, pieces, encode) : encode(kept, pieces))
   }
 
+  const load = (agencyId: number, clientNumber: number): Readonly<ClientRow> | null => {
+    const row = sources.getClient(agencyId, clientNumber)
+    return row === undefined ? null : Object.freeze(row)
+  }
   const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
-    const load = () => {
-      const row = sources.getClient(agencyId, clientNumber)
-      return row === undefined ? undefined : Object.freeze(row)
-    }
-    const row = (keep ? rows.getOrLoad(`${agencyId}|${clientNumber}`, load) : load()) as Readonly<ClientRow> | undefined
-    return row === undefined || row.deleted ? undefined : row
+    const row = keep ? rows.get(agencyId, clientNumber) ?? rows.set(agencyId, clientNumber, load(agencyId, clientNumber)) : load(agencyId, clientNumber)
+    return row === null || row.deleted ? undefined : row
   }
   const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] => {
     const load = () => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
-    return (keep ? rows.getOrLoad(`${agencyId}\u0000${generation(agencyId)}\u0000${policyNumber}`, load) : load()) as readonly Readonly<ClientRow>[]
+    return keep ? searches.getOrLoad(`${agencyId}\u0000${generation(agencyId)}\u0000${policyNumber}`, load) : load()
   }
 
   return {
@@ -115,13 +117,14 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
      * and its agency's listings and searches (which it may now join, leave or change), are dropped.
      */
     forget (agencyId: number, clientNumber: number): void {
-      rows.delete(`${agencyId}|${clientNumber}`)
+      rows.delete(agencyId, clientNumber)
       generations.set(agencyId, generation(agencyId) + 1)
       batches.forget(agencyId, clientNumber)
     },
 
     clear (): void {
       rows.clear()
+      searches.clear()
       listings.clear()
       batches.clear()
       generations.clear()
