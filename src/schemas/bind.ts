@@ -138,11 +138,12 @@ function bindObject (value: Record<string, unknown>, object: TSchema, context: C
   const properties = object.properties as Record<string, TSchema>
   const names = namesOf(object)
   const out: Record<string, unknown> = {}
-  const givenAs = new Map<string, string>()
+  /** Names given with a null that was dropped (absent from `out`, yet given): made at the first such key. */
+  let givenNull: Set<string> | undefined
   // keys, not entries: Object.entries of a query (an object without a prototype) was half its binding
   for (const key of Object.keys(value)) {
     const v = value[key]
-    const name = names.get(key.toLowerCase())
+    const name = nameOf(names, key)
     const where = at === '' ? key : `${at}.${key}`
     if (name === undefined) {
       // Headers carry far more than the schema names; an open body object keeps what it does not know.
@@ -153,23 +154,36 @@ function bindObject (value: Record<string, unknown>, object: TSchema, context: C
       }
       continue
     }
-    const first = givenAs.get(name)
-    if (first !== undefined && context.part === 'querystring') {
-      context.warnings.push(`query parameter ${key} repeats ${first}: the first value binds, the others are ignored`)
+    // a name is given twice (in two casings) when it is bound already, or was given with a null
+    if (Object.hasOwn(out, name) || givenNull?.has(name) === true) {
+      const first = firstKeyOf(value, names, name)
+      if (context.part === 'querystring') {
+        context.warnings.push(`query parameter ${key} repeats ${first}: the first value binds, the others are ignored`)
+      } else if (JSON.stringify(value[first]) === JSON.stringify(v)) {
+        context.warnings.push(`ignored duplicate key ${where} (same value as ${first})`)
+      } else {
+        context.faults.push({ pointer: `${pointer}/${name}`, message: `is given twice with different values (as ${first} and ${key}); send it once` })
+      }
       continue
     }
-    if (first !== undefined) {
-      if (JSON.stringify(value[first]) === JSON.stringify(v)) context.warnings.push(`ignored duplicate key ${where} (same value as ${first})`)
-      else context.faults.push({ pointer: `${pointer}/${name}`, message: `is given twice with different values (as ${first} and ${key}); send it once` })
-      continue
-    }
-    givenAs.set(name, key)
     const property = properties[name]
     // .NET binds a null as the property's absence; a required property is then reported missing.
-    if (v === null && !acceptsNull(property)) continue
+    if (v === null && !acceptsNull(property)) {
+      (givenNull ??= new Set()).add(name)
+      continue
+    }
     out[name] = bind(v, property, context, `${pointer}/${name}`, at === '' ? name : `${at}.${name}`)
   }
   return out
+}
+
+/** The schema's name for a key: as spelled, or in any case. */
+const nameOf = (names: Map<string, string>, key: string): string | undefined => names.get(key) ?? names.get(key.toLowerCase())
+
+/** The first key of `value` that names `name` (the one a repeat of it repeats). */
+function firstKeyOf (value: Record<string, unknown>, names: Map<string, string>, name: string): string {
+  for (const key of Object.keys(value)) if (nameOf(names, key) === name) return key
+  return name
 }
 
 const INTEGER_TEXT = /^-?[0-9]{1,15}$/
@@ -227,11 +241,12 @@ function fitsPattern (schema: TSchema, value: string): boolean {
 
 const nameMaps = new WeakMap<TSchema, Map<string, string>>()
 
-/** An object schema's property names by their lower-case spelling. */
+/** An object schema's property names by their own spelling and by their lower-case one. */
 function namesOf (object: TSchema): Map<string, string> {
   let names = nameMaps.get(object)
   if (names === undefined) {
-    names = new Map(Object.keys(object.properties as object).map((name) => [name.toLowerCase(), name]))
+    const own = Object.keys(object.properties as object)
+    names = new Map([...own.map((name): [string, string] => [name.toLowerCase(), name]), ...own.map((name): [string, string] => [name, name])])
     nameMaps.set(object, names)
   }
   return names
