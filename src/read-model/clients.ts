@@ -4,6 +4,7 @@ import { BatchAnswers } from './batch-answers.js'
 import { BoundedCache, PairCache } from './bounded-cache.js'
 import { clientJson, clientJsonPieces, clientsJson } from './client-json.js'
 import { EncodedJson } from './encoded.js'
+import { ListingCache } from './listing-cache.js'
 
 export type ClientSources = Pick<
   ClientRepository, 'clientIds' | 'getClient' | 'liveClientsIn' | 'concatLiveClientsIn' | 'searchByPolicyNumber'
@@ -29,13 +30,13 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
   /** Search results by agency, generation and policy number; frozen too. */
   const searches = new BoundedCache<string, readonly Readonly<ClientRow>[]>(CLIENT_CACHE_ENTRIES)
   /**
-   * Per agency, a number a written client changes: listings and searches are kept under their
-   * agency's generation, so a write to one client drops them all at once, however many, without
-   * a walk over what is kept (the entries of older generations wait for the cache to start over).
+   * Per agency, a number a written client changes: searches are kept under their agency's
+   * generation, so a write to one client drops them all at once, however many, without a walk
+   * over what is kept (the entries of older generations wait for the cache to start over).
    */
   const generations = new Map<number, number>()
   const generation = (agencyId: number) => generations.get(agencyId) ?? 0
-  const listings = new BoundedCache<string, Buffer>(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES, (json) => json.length)
+  const listings = new ListingCache(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES)
   const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
   /**
    * The answers of kept clients and kept searches as the bytes sent, by the kept row (or search
@@ -84,8 +85,7 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
       if (!keep) return new EncodedJson(JSON.stringify(sources.clientIds(agencyId, q)))
       // a listing since an instant too: partners poll with the same asOf until something changes
-      const key = `${agencyId}|${generation(agencyId)}|${q.deleted ? 1 : 0}|${q.officeId ?? ''}|${q.sinceMs ?? ''}`
-      return new EncodedJson(listings.getOrLoad(key, () => Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
+      return new EncodedJson(listings.get(agencyId, q) ?? listings.set(agencyId, q, Buffer.from(JSON.stringify(sources.clientIds(agencyId, q)))))
     },
 
     liveClient: client,
@@ -119,6 +119,7 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     forget (agencyId: number, clientNumber: number): void {
       rows.delete(agencyId, clientNumber)
       generations.set(agencyId, generation(agencyId) + 1)
+      listings.forget(agencyId)
       batches.forget(agencyId, clientNumber)
     },
 
