@@ -42,20 +42,21 @@ export class BoundedCache<K, V> {
 }
 
 /**
- * A BoundedCache keyed by two numbers (an agency and one of its clients), as maps of maps: a read
- * makes no key text to make and hash, as a text key did for every read of a kept client.
+ * A BoundedCache keyed by a number and a second key (an agency, and one of its clients or a
+ * policy number), as maps of maps: a read makes no key text to make and hash, as one key text
+ * joining both did for every read; an agency's entries are dropped at once.
  */
-export class PairCache<V> {
-  private readonly maps = new Map<number, Map<number, V>>()
+export class PairCache<K, V> {
+  private readonly maps = new Map<number, Map<K, V>>()
   private used = 0
 
   constructor (private readonly budget: number) {}
 
-  get (first: number, second: number): V | undefined {
+  get (first: number, second: K): V | undefined {
     return this.maps.get(first)?.get(second)
   }
 
-  set (first: number, second: number, value: V): V {
+  set (first: number, second: K, value: V): V {
     if (this.used + 1 > this.budget) this.clear()
     let inner = this.maps.get(first)
     if (inner === undefined) this.maps.set(first, (inner = new Map()))
@@ -65,8 +66,13 @@ export class PairCache<V> {
   }
 
   /** Forgets one entry (it stays counted until the cache starts over). */
-  delete (first: number, second: number): void {
+  delete (first: number, second: K): void {
     this.maps.get(first)?.delete(second)
+  }
+
+  /** Forgets every entry under `first` (they stay counted until the cache starts over). */
+  deleteAll (first: number): void {
+    this.maps.delete(first)
   }
 
   clear (): void {

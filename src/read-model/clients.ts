@@ -1,7 +1,7 @@
 import type { ClientIdsQuery, ClientRepository, ClientRow, ConcatPiece } from '../db/index.js'
 import type { ClientGroup } from '../schemas/client.js'
 import { BatchAnswers } from './batch-answers.js'
-import { BoundedCache, PairCache } from './bounded-cache.js'
+import { PairCache } from './bounded-cache.js'
 import { clientJson, clientJsonPieces, clientsJson } from './client-json.js'
 import { EncodedJson } from './encoded.js'
 import { ListingCache } from './listing-cache.js'
@@ -26,23 +26,15 @@ const ANSWER_CACHE_BYTES = 4 * 1024 * 1024
  */
 export function createClientReads (sources: ClientSources, budgets: { batchCacheBytes?: number, listingCacheBytes?: number, answerCacheBytes?: number } = {}) {
   /** Rows by agency and number (null: no such client); frozen, as every reader shares them. */
-  const rows = new PairCache<Readonly<ClientRow> | null>(CLIENT_CACHE_ENTRIES)
-  /** Search results by agency, generation and policy number; frozen too. */
-  const searches = new BoundedCache<string, readonly Readonly<ClientRow>[]>(CLIENT_CACHE_ENTRIES)
-  /**
-   * Per agency, a number a written client changes: searches are kept under their agency's
-   * generation, so a write to one client drops them all at once, however many, without a walk
-   * over what is kept (the entries of older generations wait for the cache to start over).
-   */
-  const generations = new Map<number, number>()
-  const generation = (agencyId: number) => generations.get(agencyId) ?? 0
+  const rows = new PairCache<number, Readonly<ClientRow> | null>(CLIENT_CACHE_ENTRIES)
+  /** Search results by agency and policy number, frozen too: a write to one client drops its agency's, however many. */
+  const searches = new PairCache<string, readonly Readonly<ClientRow>[]>(CLIENT_CACHE_ENTRIES)
   const listings = new ListingCache(budgets.listingCacheBytes ?? LISTING_CACHE_BYTES)
   const batches = new BatchAnswers(sources, budgets.batchCacheBytes)
   /**
    * The answers of kept clients and kept searches as the bytes sent, by the kept row (or search
-   * result) and the pieces of their groups: a write that drops the row, or moves its agency's
-   * searches to a new generation, drops them with it (the next read keeps a new one); past the
-   * budget, they start over.
+   * result) and the pieces of their groups: a write that drops the row, or its agency's
+   * searches, drops them with it (the next read keeps a new one); past the budget, they start over.
    */
   const answerBudget = budgets.answerCacheBytes ?? ANSWER_CACHE_BYTES
   let answers = new WeakMap<Kept, Map<readonly ConcatPiece[], Buffer>>()
@@ -76,10 +68,9 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     const row = keep ? rows.get(agencyId, clientNumber) ?? rows.set(agencyId, clientNumber, load(agencyId, clientNumber)) : load(agencyId, clientNumber)
     return row === null || row.deleted ? undefined : row
   }
-  const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] => {
-    const load = () => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
-    return keep ? searches.getOrLoad(`${agencyId}\u0000${generation(agencyId)}\u0000${policyNumber}`, load) : load()
-  }
+  const search = (agencyId: number, policyNumber: string) => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
+  const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] =>
+    keep ? searches.get(agencyId, policyNumber) ?? searches.set(agencyId, policyNumber, search(agencyId, policyNumber)) : search(agencyId, policyNumber)
 
   return {
     changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {
@@ -118,8 +109,8 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
      */
     forget (agencyId: number, clientNumber: number): void {
       rows.delete(agencyId, clientNumber)
-      generations.set(agencyId, generation(agencyId) + 1)
-      listings.forget(agencyId)
+      searches.deleteAll(agencyId)
+      listings.deleteAll(agencyId)
       batches.forget(agencyId, clientNumber)
     },
 
@@ -128,7 +119,6 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
       searches.clear()
       listings.clear()
       batches.clear()
-      generations.clear()
     }
   }
 }

@@ -4,7 +4,7 @@ import type { ClientIdsQuery } from '../db/index.js'
  * Changed-clients listings as the bytes sent, by agency, then by filter (deleted or not, the
  * office), then by the instant they list changes since: a poll looks them up by numbers and a
  * short text, where one key text joining them all had to be made and hashed for every poll. A
- * write to one of an agency's clients drops that agency's listings (forget); past the byte budget
+ * write to one of an agency's clients drops that agency's listings (deleteAll); past the byte budget
  * everything starts over, and a listing dropped stays counted until then.
  */
 export class ListingCache {
@@ -29,7 +29,7 @@ export class ListingCache {
     return json
   }
 
-  forget (agencyId: number): void {
+  deleteAll (agencyId: number): void {
     this.byAgency.delete(agencyId)
   }
 

@@ -18,7 +18,7 @@ t.test('a listing is kept for its agency, filter and instant only', async (t) =>
   t.equal(cache.get(1001, { ...all, officeId: 1 }), undefined, 'another office')
   t.equal(cache.get(1001, { ...all, sinceMs: 1 }), undefined, 'another instant')
   t.equal(cache.get(1002, all)?.toString(), '[7]', 'another agency')
-  cache.forget(1001)
+  cache.deleteAll(1001)
   t.equal(cache.get(1001, all), undefined, 'forgotten with its agency')
   t.equal(cache.get(1001, { ...all, deleted: true }), undefined)
   t.equal(cache.get(1002, all)?.toString(), '[7]', 'the other agency keeps its listings')
@@ -33,9 +33,9 @@ t.test('listings start over when one more would pass the byte budget', async (t)
   t.equal(cache.get(1001, all), undefined, 'started over')
   t.equal(cache.get(1002, all), undefined)
   t.equal(cache.get(1003, all)?.toString(), '[4]', 'the new one is kept')
-  // forgetting does not give the bytes back: setting again and again cannot pass the budget
+  // deleting does not give the bytes back: setting again and again cannot pass the budget
   for (let i = 0; i < 20; i++) {
-    cache.forget(1004)
+    cache.deleteAll(1004)
     cache.set(1004, all, json('[5]'))
   }
   t.equal(cache.get(1003, all), undefined, 'started over again as forgotten listings added up')

@@ -2,7 +2,7 @@ import t from 'tap'
 import { PairCache } from '../../src/read-model/bounded-cache.js'
 
 t.test('a pair cache answers by both numbers, and forgets one entry', async (t) => {
-  const cache = new PairCache<string | null>(10)
+  const cache = new PairCache<number, string | null>(10)
   cache.set(1001, 7, 'a')
   cache.set(1002, 7, 'b')
   cache.set(1001, 8, null)
@@ -15,10 +15,15 @@ t.test('a pair cache answers by both numbers, and forgets one entry', async (t) 
   t.equal(cache.get(1001, 7), undefined, 'deleted')
   t.equal(cache.get(1002, 7), 'b', 'the other agency keeps its entry')
   cache.delete(1004, 1)
+  cache.set(1001, 10, 'c')
+  cache.deleteAll(1001)
+  t.equal(cache.get(1001, 8), undefined, 'an agency\'s entries are deleted at once')
+  t.equal(cache.get(1001, 10), undefined)
+  t.equal(cache.get(1002, 7), 'b', 'the other agency keeps its entry again')
 })
 
 t.test('a pair cache starts over when one more entry would pass its budget', async (t) => {
-  const cache = new PairCache<number>(3)
+  const cache = new PairCache<number, number>(3)
   for (let n = 1; n <= 3; n++) cache.set(1, n, n)
   t.same([1, 2, 3].map((n) => cache.get(1, n)), [1, 2, 3], 'three kept')
   cache.set(2, 4, 4)
