@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AccessRepository, AgencyRepository, AgencyRow, IntegrationRow } from '../db/index.js'
 import type { AgencyEntry } from '../schemas/agency.js'
 import type { Scope } from '../schemas/common.js'
-import { BoundedCache } from './bounded-cache.js'
+import { BoundedCache, PairCache } from './bounded-cache.js'
 
 /** What an integration may do with one agency. */
 export interface Grant {
@@ -35,7 +35,8 @@ export function createAccessReads (sources: AccessSources) {
    * wrong secret always takes the constant-time comparison.
    */
   const accepted = new BoundedCache<string, IntegrationRow>(1000)
-  const grants = new BoundedCache<string, Grant | undefined>(10_000)
+  /** Grants by agency and Client Id (null: none). */
+  const grants = new PairCache<string, Grant | null>(10_000)
   const agencies = new BoundedCache<number, AgencyRow | undefined>(10_000)
 
   const loadIntegration = (clientId: string) => {
@@ -44,6 +45,14 @@ export function createAccessReads (sources: AccessSources) {
   }
   const agency = (agencyId: number, keep: boolean) =>
     keep ? agencies.getOrLoad(agencyId, () => sources.agencies.getAgency(agencyId)) : sources.agencies.getAgency(agencyId)
+
+  const loadGrant = (clientId: string, agencyId: number, keep: boolean): Grant | null => {
+    const subscription = sources.access.getSubscription(clientId, agencyId)
+    if (subscription === undefined || subscription.optedOut) return null
+    const row = agency(agencyId, keep)
+    if (row === undefined || !row.active) return null
+    return Object.freeze({ agency: Object.freeze(row), scopes: new Set(subscription.scopes) })
+  }
 
   return {
     credentials (clientId: string, clientSecret: string, keep: boolean): IntegrationRow | undefined {
@@ -57,14 +66,8 @@ export function createAccessReads (sources: AccessSources) {
     },
 
     grant (clientId: string, agencyId: number, keep: boolean): Grant | undefined {
-      const load = (): Grant | undefined => {
-        const subscription = sources.access.getSubscription(clientId, agencyId)
-        if (subscription === undefined || subscription.optedOut) return undefined
-        const row = agency(agencyId, keep)
-        if (row === undefined || !row.active) return undefined
-        return Object.freeze({ agency: Object.freeze(row), scopes: new Set(subscription.scopes) })
-      }
-      return keep ? grants.getOrLoad(agencyId + '\u0000' + clientId, load) : load()
+      const grant = keep ? grants.get(agencyId, clientId) ?? grants.set(agencyId, clientId, loadGrant(clientId, agencyId, keep)) : loadGrant(clientId, agencyId, keep)
+      return grant ?? undefined
     },
 
     agencyList (clientId: string, keep: boolean): AgencyEntry[] {
