@@ -42,8 +42,8 @@ export class BoundedCache<K, V> {
 }
 
 /**
- * A BoundedCache keyed by a number and a second key (an agency, and one of its clients or a
- * policy number), as maps of maps: a read makes no key text to make and hash, as one key text
+ * A cache bounded as BoundedCache is (by entries), keyed by a number and a second key (an agency,
+ * and one of its clients or a policy number), as maps of maps: a read makes no key text to make and hash, as one key text
  * joining both did for every read; an agency's entries are dropped at once.
  */
 export class PairCache<K, V> {

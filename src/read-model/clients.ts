@@ -60,17 +60,17 @@ export function createClientReads (sources: ClientSources, budgets: { batchCache
     return new EncodedJson(keep ? answerOf(kept, pieces, encode) : encode(kept, pieces))
   }
 
-  const load = (agencyId: number, clientNumber: number): Readonly<ClientRow> | null => {
+  const readClient = (agencyId: number, clientNumber: number): Readonly<ClientRow> | null => {
     const row = sources.getClient(agencyId, clientNumber)
     return row === undefined ? null : Object.freeze(row)
   }
   const client = (agencyId: number, clientNumber: number, keep: boolean): Readonly<ClientRow> | undefined => {
-    const row = keep ? rows.get(agencyId, clientNumber) ?? rows.set(agencyId, clientNumber, load(agencyId, clientNumber)) : load(agencyId, clientNumber)
+    const row = keep ? rows.get(agencyId, clientNumber) ?? rows.set(agencyId, clientNumber, readClient(agencyId, clientNumber)) : readClient(agencyId, clientNumber)
     return row === null || row.deleted ? undefined : row
   }
-  const search = (agencyId: number, policyNumber: string) => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
+  const readSearch = (agencyId: number, policyNumber: string) => Object.freeze(sources.searchByPolicyNumber(agencyId, policyNumber).map((r) => Object.freeze(r)))
   const policyHolders = (agencyId: number, policyNumber: string, keep: boolean): readonly Readonly<ClientRow>[] =>
-    keep ? searches.get(agencyId, policyNumber) ?? searches.set(agencyId, policyNumber, search(agencyId, policyNumber)) : search(agencyId, policyNumber)
+    keep ? searches.get(agencyId, policyNumber) ?? searches.set(agencyId, policyNumber, readSearch(agencyId, policyNumber)) : readSearch(agencyId, policyNumber)
 
   return {
     changedIdsJson (agencyId: number, q: ClientIdsQuery, keep: boolean): EncodedJson {

@@ -1,11 +1,12 @@
 import type { ClientIdsQuery } from '../db/index.js'
 
 /**
- * Changed-clients listings as the bytes sent, by agency, then by filter (deleted or not, the
- * office), then by the instant they list changes since: a poll looks them up by numbers and a
- * short text, where one key text joining them all had to be made and hashed for every poll. A
- * write to one of an agency's clients drops that agency's listings (deleteAll); past the byte budget
- * everything starts over, and a listing dropped stays counted until then.
+ * Changed-clients listings as the bytes sent, bounded by their bytes, as maps of maps like a
+ * PairCache with a third level: by agency, then by filter (deleted or not, the office), then by
+ * the instant they list changes since. A poll looks them up by numbers and a short text, where one
+ * key text joining them all had to be made and hashed for every poll. A write to one of an
+ * agency's clients drops that agency's listings (deleteAll); past the byte budget everything
+ * starts over, and a listing dropped stays counted until then.
  */
 export class ListingCache {
   private readonly byAgency = new Map<number, Map<string, Map<number, Buffer>>>()
