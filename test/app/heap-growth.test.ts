@@ -7,6 +7,7 @@ import t from 'tap'
 import { ConfigError, loadConfig, ROOT } from '../../src/config.js'
 import { DEFAULT_HEAP_GROWTH_PERCENT } from '../../src/heap-growth.js'
 import { serveProcess } from '../helpers/process.js'
+import { tempDir } from '../helpers/temp-dir.js'
 
 const run = promisify(execFile)
 const HEAP_GROWTH = pathToFileURL(join(ROOT, 'dist', 'src', 'heap-growth.js')).href
@@ -51,7 +52,7 @@ t.test('limitHeapGrowth keeps the old generation near its live size (V8 alone le
 })
 
 t.test('serve sets the memory settings of its own process: heap growth (0 leaves V8 alone) and expose-gc for body buffers', { timeout: 60_000 }, async (t) => {
-  const dir = t.testdir()
+  const dir = tempDir(t, 'sandbox-heap-growth-')
   // Reports every V8 flag the process sets, whichever module sets it.
   const spy = join(dir, 'flag-spy.mjs')
   writeFileSync(spy, `

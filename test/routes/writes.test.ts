@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { gzipSync } from 'node:zlib'
 import { AGENCY, build, DEMO, demoFixture, NORTHWIND, overPostgres } from '../helpers/app.js'
 import { attachment, b64, createClientBody, logNote, receipt } from '../helpers/writes.js'
+import { tempDir } from '../helpers/temp-dir.js'
 import { Clock } from '../../src/domain/clock.js'
 import type { FastifyInstance } from 'fastify'
 
@@ -204,7 +205,7 @@ t.test('disconnected agency: 202 pending, applied in order on reconnect, modifie
 
 t.test('pending writes survive a restart', { skip: overPostgres }, async (t) => {
   const { join } = await import('node:path')
-  const db = join(t.testdir(), 'sandbox.db') // removed by tap when the test ends
+  const db = join(tempDir(t, 'sandbox-pending-'), 'sandbox.db')
   const first = await build(t, { config: { db } })
   const c = liveClient(AGENCY.disconnected)
   t.equal((await post(first, `${AGENCY.disconnected}/client/${c.clientNumber}/log`, logNote())).statusCode, 202)
